@@ -1,0 +1,56 @@
+"""posenc: positional encodings, computed and compared in pure numpy.
+
+The stable public API (documented in README.md):
+
+    sinusoidal(positions, d_model, *, base=10000.0, layout="interleaved") -> (n, d_model)
+    rope_frequencies(head_dim, *, base=10000.0, scaling=None, seq_len=None) -> (inv_freq, attention_factor)
+    apply_rope(x, positions, inv_freq, *, layout="half_split", attention_factor=1.0) -> like x
+    t5_bucket(relative_position, *, bidirectional=True, num_buckets=32, max_distance=128) -> int array
+    alibi_slopes(n_heads) -> (n_heads,)
+    alibi_bias(n, n_heads, *, causal=True) -> (n_heads, n, n)
+    rope_decay_bound(distances, head_dim, *, base=10000.0) -> (m,)
+
+plus the registry (SCHEMES, get_scheme), per-kind evaluation (encode, rope_for, bias,
+signature) and the analyses (position_scores, growth, collisions, shift_operator, ...).
+``import posenc`` never imports streamlit (posenc.ui is the only Streamlit-aware part).
+"""
+
+from posenc._validate import MEMORY_CAP_BYTES
+from posenc.attention import permutation_equivariance, tokenize
+from posenc.compare import comparison_table, measure_scheme
+from posenc.geometry import (
+    closest_pair,
+    collisions,
+    count_close_pairs,
+    first_return,
+    frequency_spectrum,
+    growth,
+    length_dependence,
+    shift_operator,
+    sinusoid_shift_matrix,
+    token_embedding_norm,
+)
+from posenc.learned import learned_lookup, minilm_metadata, minilm_table, random_table
+from posenc.naive import index_over_length, raw_index, sincos_pair, single_sine
+from posenc.registry import SCHEMES, ParamSpec, Scheme, get_scheme
+from posenc.relative import alibi_bias, alibi_slopes, causal_mask, nope_bias, t5_bias, t5_bucket, t5_bucket_matrix
+from posenc.rope import apply_rope, default_inv_freq, rope_decay_bound, rope_frequencies, rope_offset_scores
+from posenc.schemes import bias, encode, probe_vector, rope_for, signature
+from posenc.scores import dense_scores, offset_profile, position_scores, translation_invariance
+from posenc.sinusoidal import sinusoid_frequencies, sinusoid_wavelengths, sinusoidal
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MEMORY_CAP_BYTES", "SCHEMES", "ParamSpec", "Scheme", "get_scheme",
+    "sinusoidal", "sinusoid_frequencies", "sinusoid_wavelengths",
+    "raw_index", "index_over_length", "single_sine", "sincos_pair",
+    "learned_lookup", "minilm_table", "minilm_metadata", "random_table",
+    "t5_bucket", "t5_bucket_matrix", "t5_bias", "alibi_slopes", "alibi_bias", "causal_mask", "nope_bias",
+    "rope_frequencies", "apply_rope", "rope_decay_bound", "rope_offset_scores", "default_inv_freq",
+    "encode", "rope_for", "bias", "signature", "probe_vector",
+    "position_scores", "offset_profile", "dense_scores", "translation_invariance",
+    "growth", "length_dependence", "closest_pair", "count_close_pairs", "collisions", "first_return",
+    "shift_operator", "sinusoid_shift_matrix", "frequency_spectrum", "token_embedding_norm",
+    "permutation_equivariance", "tokenize", "comparison_table", "measure_scheme",
+]

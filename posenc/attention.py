@@ -1,0 +1,177 @@
+"""A tiny seeded single-head self-attention, to show that attention alone sees a bag of tokens.
+
+axes: n tokens, d model width, i query, j key.
+
+    Q = X Wq,  K = X Wk,  V = X Wv,  A = softmax(Q K^T / sqrt(d) + B),  out = A V
+
+Every reduction (dot products, softmax sums, the weighted sum, mean pooling) uses math.fsum,
+which is correctly rounded and therefore independent of summation order.  That makes
+permutation equivariance *exact*: with no positional signal, permuting the tokens permutes the
+outputs bit for bit, and the mean-pooled vectors are identical (difference 0.0, not 1e-17).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+
+import numpy as np
+
+from posenc import relative, rope
+from posenc._validate import check_int
+from posenc.registry import get_scheme
+from posenc.schemes import bias_offsets, encode, rope_for
+
+MAX_TOKENS = 64
+TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words and punctuation marks: "The dog bit the man." -> the dog bit the man ."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    tokens = TOKEN_RE.findall(text.lower())
+    if not tokens:
+        raise ValueError("text must contain at least one word")
+    if len(tokens) > MAX_TOKENS:
+        raise ValueError(f"text must have at most {MAX_TOKENS} tokens, got {len(tokens)}")
+    return tokens
+
+
+def token_embeddings(tokens: list[str], d_model: int) -> np.ndarray:
+    """A seeded embedding per distinct token (seed = crc32 of the token), shape (n, d_model).
+
+    Entries are normal(0, 1); the same token always gets the same row, on every machine.
+    """
+    d = check_int("d_model", d_model, lo=1, hi=1024)
+    rows = {t: np.random.default_rng(zlib.crc32(t.encode("utf-8"))).standard_normal(d) for t in set(tokens)}
+    return np.vstack([rows[t] for t in tokens])  # (n, d)
+
+
+def _weights(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    scale = 1.0 / math.sqrt(d)
+    return tuple(rng.normal(0.0, scale, size=(d, d)) for _ in range(3))  # Wq, Wk, Wv (d, d)
+
+
+def _exact_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B with every entry a correctly rounded sum (math.fsum): (n, k) @ (k, m) -> (n, m)."""
+    out = np.empty((A.shape[0], B.shape[1]))
+    Bt = np.ascontiguousarray(B.T)
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            out[i, j] = math.fsum(A[i] * Bt[j])
+    return out
+
+
+def attend(X: np.ndarray, *, seed: int = 0, positions=None, rotary=None, bias=None) -> dict:
+    """Single-head attention over X (n, d): {"logits": (n, n), "weights": (n, n), "out": (n, d)}.
+
+    ``rotary`` = (inv_freq, attention_factor, layout) rotates Q and K at ``positions``;
+    ``bias`` (n, n) is added to the logits (-inf masks).
+    """
+    n, d = X.shape
+    Wq, Wk, Wv = _weights(d, seed)
+    Q, K, V = _exact_matmul(X, Wq), _exact_matmul(X, Wk), _exact_matmul(X, Wv)  # (n, d) each
+    if rotary is not None:
+        inv, af, layout = rotary
+        Q = rope.apply_rope(Q, positions, inv, layout=layout, attention_factor=af)
+        K = rope.apply_rope(K, positions, inv, layout=layout, attention_factor=af)
+    logits = _exact_matmul(Q, K.T) / math.sqrt(d)  # (n, n)
+    if bias is not None:
+        logits = logits + bias
+    weights = np.empty_like(logits)
+    for i in range(n):
+        row = logits[i]
+        e = np.exp(row - np.max(row))  # masked -inf -> 0
+        weights[i] = e / math.fsum(e)
+    out = _exact_matmul(weights, V)  # (n, d)
+    return {"logits": logits, "weights": weights, "out": out}
+
+
+def _mean_pool(out: np.ndarray) -> np.ndarray:
+    return np.array([math.fsum(out[:, c]) / out.shape[0] for c in range(out.shape[1])])
+
+
+def match_permutation(tokens_a: list[str], tokens_b: list[str]) -> list[int] | None:
+    """perm with tokens_b[i] == tokens_a[perm[i]] (repeated tokens matched in order), else None."""
+    if sorted(tokens_a) != sorted(tokens_b):
+        return None
+    used: dict[str, list[int]] = {}
+    for idx, t in enumerate(tokens_a):
+        used.setdefault(t, []).append(idx)
+    return [used[t].pop(0) for t in tokens_b]
+
+
+def _position_inputs(scheme: str | None, n: int, d: int, params: dict) -> dict:
+    if scheme is None:
+        return {}
+    kind = get_scheme(scheme).kind
+    pos = np.arange(n, dtype=np.float64)
+    if kind == "additive":
+        return {"pe": encode(scheme, pos, d, seq_len=n, **params)}
+    if kind == "rotary":
+        inv, af = rope_for(scheme, d, seq_len=n, **params)
+        layout = get_scheme(scheme).validate_params(params)["layout"]
+        return {"positions": pos, "rotary": (inv, af, layout)}
+    i = np.arange(n)
+    offsets = (i[None, :] - i[:, None]).ravel()  # (n*n,) j - i
+    if scheme == "t5":
+        p = get_scheme("t5").validate_params(params)
+        W = relative.t5_random_table(p["num_buckets"], 1, seed=0)[:, 0]  # untrained stand-in
+        b = relative.t5_bucket(offsets, bidirectional=p["bidirectional"], num_buckets=p["num_buckets"], max_distance=p["max_distance"])
+        return {"bias": W[b].reshape(n, n)}
+    return {"bias": bias_offsets(scheme, offsets, 8, **params)[0].reshape(n, n)}  # head 0
+
+
+def model_width(scheme: str | None, d_model: int) -> int:
+    """The width the demo runs at: the MiniLM table fixes 384, everything else uses d_model."""
+    return 384 if scheme == "learned_minilm" else d_model
+
+
+def permutation_equivariance(
+    sentence_a: str,
+    sentence_b: str,
+    *,
+    scheme: str | None = None,
+    d_model: int = 16,
+    seed: int = 0,
+    **params,
+) -> dict:
+    """Run the tiny attention on two sentences, without (scheme=None) or with a scheme.
+
+    Returns {"tokens_a", "tokens_b", "same_bag": bool, "permutation": list|None,
+    "logits_a" (n, n), "logits_b" (n, n), "out_a" (n, d), "out_b" (n, d),
+    "max_diff_permuted": max |out_b - out_a[perm]| (None if not the same bag),
+    "max_diff_logits": max |logits_b - logits_a[perm][:, perm]| over finite entries,
+    "max_diff_pooled": max |mean(out_a) - mean(out_b)|, "d_model": int}.
+    """
+    ta, tb = tokenize(sentence_a), tokenize(sentence_b)
+    d = model_width(scheme, check_int("d_model", d_model, lo=2, hi=256))
+    seed = check_int("seed", seed, lo=0, hi=2**32 - 1)
+    runs = []
+    for toks in (ta, tb):
+        X = token_embeddings(toks, d)  # (n, d)
+        extra = _position_inputs(scheme, len(toks), d, params)
+        if "pe" in extra:
+            X = X + extra.pop("pe")
+        runs.append(attend(X, seed=seed, **extra))
+    a, b = runs
+    perm = match_permutation(ta, tb)
+    diff_out = diff_logits = None
+    if perm is not None:
+        P = np.asarray(perm)
+        diff_out = float(np.max(np.abs(b["out"] - a["out"][P])))
+        la, lb = a["logits"][P][:, P], b["logits"]
+        both = np.isfinite(la) & np.isfinite(lb)
+        diff_logits = float(np.max(np.abs(lb[both] - la[both]))) if both.any() else 0.0
+        if not np.array_equal(np.isfinite(la), np.isfinite(lb)):
+            diff_logits = math.inf  # a mask moved: the logits are not a permutation
+    pooled = float(np.max(np.abs(_mean_pool(a["out"]) - _mean_pool(b["out"]))))
+    return {
+        "tokens_a": ta, "tokens_b": tb, "same_bag": perm is not None, "permutation": perm,
+        "logits_a": a["logits"], "logits_b": b["logits"], "out_a": a["out"], "out_b": b["out"],
+        "max_diff_permuted": diff_out, "max_diff_logits": diff_logits, "max_diff_pooled": pooled,
+        "d_model": d,
+    }

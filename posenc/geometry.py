@@ -1,0 +1,221 @@
+"""Analyses of the position signature: growth, length dependence, collisions, the shift operator,
+and the frequency spectrum.
+
+axes: n positions, k signature width, d encoding width, h frequency pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+from scipy.spatial import cKDTree
+
+from posenc import learned, rope
+from posenc._validate import check_float, check_int, check_memory, check_positions
+from posenc.registry import get_scheme
+from posenc.schemes import encode, rope_for, signature
+from posenc.sinusoidal import sinusoid_wavelengths
+
+# Typical token embedding scale: GPT-2 and BERT initialise every entry as normal(0, 0.02),
+# so a token row has norm about 0.02 * sqrt(d) and max |value| about 0.02 * sqrt(2 ln d).
+TOKEN_INIT_STD = 0.02
+MAX_COLLISION_POINTS = 2_000_000
+
+
+def token_embedding_norm(d_model: int) -> float:
+    """Expected norm of a freshly initialised token embedding row: 0.02 * sqrt(d_model)."""
+    d = check_int("d_model", d_model, lo=1)
+    return TOKEN_INIT_STD * math.sqrt(d)
+
+
+def growth(key: str, positions, d: int, **params) -> dict:
+    """Norm and max |value| of the signature at each position.
+
+    Returns {"positions": (n,), "norm": (n,), "max_abs": (n,), "defined": (n,) bool,
+    "token_norm": float}.  Positions a learned table has no row for are not defined: their
+    norm and max_abs are NaN and ``defined`` is False (the table ends; nothing is invented).
+    """
+    pos = check_positions(positions, lo=0)
+    defined = np.ones(pos.size, dtype=bool)
+    if key.startswith("learned"):
+        defined = pos < learned.MINILM_MAX_LEN
+    norm = np.full(pos.size, np.nan)
+    max_abs = np.full(pos.size, np.nan)
+    if defined.any():
+        sig = signature(key, pos[defined], d, **params)  # (n_def, k)
+        finite = np.where(np.isfinite(sig), sig, 0.0)
+        norm[defined] = np.linalg.norm(finite, axis=1)
+        max_abs[defined] = np.abs(finite).max(axis=1)
+    return {"positions": pos, "norm": norm, "max_abs": max_abs, "defined": defined, "token_norm": token_embedding_norm(d)}
+
+
+def length_dependence(key: str, position: int, lengths, d: int, **params) -> dict:
+    """The signature of one position inside sequences of several lengths.
+
+    Returns {"lengths": (L,), "signatures": (L, k), "max_change": float}: max_change is the
+    largest |difference| of any component between any two lengths (0 = length-invariant).
+    Lengths at or below ``position`` are rejected (the position would not exist).
+    """
+    p = check_int("position", position, lo=0)
+    Ls = check_positions(lengths, name="lengths", integer=True, lo=p + 1, hi=10**8).astype(np.int64)
+    if Ls.size == 0:
+        raise ValueError("lengths must contain at least one length")
+    rows = [signature(key, [p], d, seq_len=int(L), **params)[0] for L in Ls]
+    sig = np.vstack(rows)  # (L, k)
+    change = float(np.max(sig.max(axis=0) - sig.min(axis=0))) if sig.size else 0.0
+    return {"lengths": Ls, "signatures": sig, "max_change": change}
+
+
+def closest_pair(points) -> dict:
+    """Exact closest pair of distinct rows of ``points`` (n, k), via a KD-tree.
+
+    Returns {"distance": float, "i": int, "j": int} with i < j.  Exact duplicates give
+    distance 0.  Never forms an (n, n) matrix.
+    """
+    X = _points(points)
+    if X.shape[0] < 2:
+        raise ValueError(f"points must have at least 2 rows for a closest pair, got {X.shape[0]}")
+    tree = cKDTree(X)
+    dist, idx = tree.query(X, k=2, workers=-1)  # (n, 2): self (or a duplicate) and its nearest
+    rows = np.arange(X.shape[0])
+    other = np.where(idx[:, 1] != rows, idx[:, 1], idx[:, 0])
+    best = int(np.argmin(dist[:, 1]))
+    i, j = sorted((best, int(other[best])))
+    return {"distance": float(dist[best, 1]), "i": i, "j": j}
+
+
+def count_close_pairs(points, eps: float) -> int:
+    """Number of unordered pairs of distinct rows within distance ``eps`` (inclusive)."""
+    X = _points(points)
+    eps = check_float("eps", eps, lo=0.0, hi=1e12)
+    tree = cKDTree(X)
+    ordered = int(tree.count_neighbors(tree, eps))  # includes each point with itself
+    return (ordered - X.shape[0]) // 2
+
+
+def _points(points) -> np.ndarray:
+    X = np.asarray(points, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"points must be a finite (n, k) array, got shape {X.shape}")
+    if X.shape[0] > MAX_COLLISION_POINTS:
+        raise ValueError(f"points must have at most {MAX_COLLISION_POINTS:,} rows, got {X.shape[0]:,}")
+    return X
+
+
+def collisions(key: str, n: int, d: int, *, eps: float = 1e-2, **params) -> dict:
+    """Closest pair and near-collisions among positions 0 .. n-1 of scheme ``key``.
+
+    Returns {"n", "distance", "i", "j", "pairs_within_eps", "eps"}.
+    """
+    n = check_int("n", n, lo=2, hi=MAX_COLLISION_POINTS)
+    sig = signature(key, np.arange(n), d, seq_len=n, **params)  # (n, k)
+    best = closest_pair(sig)
+    return {"n": n, **best, "pairs_within_eps": count_close_pairs(sig, eps), "eps": float(eps)}
+
+
+def first_return(key: str, d: int, *, eps: float, start: int = 0, limit: int = 100_000, **params) -> dict:
+    """The first position p > start whose signature lies within ``eps`` of position ``start``'s.
+
+    Returns {"position": int or None, "distance": float} (None if none up to ``limit``).
+    """
+    start = check_int("start", start, lo=0)
+    limit = check_int("limit", limit, lo=start + 1, hi=10**7)
+    eps = check_float("eps", eps, lo=0.0, hi=1e12)
+    pos = np.arange(start, limit + 1)
+    sig = signature(key, pos, d, seq_len=limit + 1, **params)  # (n, k)
+    dist = np.linalg.norm(sig[1:] - sig[0], axis=1)
+    hits = np.flatnonzero(dist <= eps)
+    if hits.size == 0:
+        return {"position": None, "distance": float(dist.min())}
+    return {"position": int(pos[1 + hits[0]]), "distance": float(dist[hits[0]])}
+
+
+def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **params) -> dict:
+    """Least-squares fit of M_k with PE(p + k) = M_k PE(p) for an additive scheme.
+
+    Fits on ``n_fit`` positions spread across the longest wavelength (so every frequency turns
+    at least once and the fit is well conditioned); learned tables use rows 0 .. max_len-1-k.
+    Returns {"M": (d, d), "residual": max |PE(p+k) - M PE(p)|, "orthogonality": max |M M^T - I|,
+    "off_block": max |M| outside the 2x2 diagonal blocks, "positions": (n_fit,)}.
+    For the sinusoid with even d, M_k is block-diagonal rotations and residual < 1e-10.
+    """
+    scheme = get_scheme(key)
+    if scheme.kind != "additive":
+        raise ValueError(f"shift_operator needs an additive scheme; {key!r} is {scheme.kind}")
+    d = check_int("d", d, lo=1, hi=1024)
+    n_fit = check_int("n_fit", n_fit if n_fit is not None else max(4 * d, 64), lo=2, hi=100_000)
+    check_memory("shift fit", (n_fit, d))
+    if key.startswith("learned"):
+        k = check_int("k", k, lo=0, hi=learned.MINILM_MAX_LEN - 2)
+        pos = np.arange(learned.MINILM_MAX_LEN - k, dtype=np.float64)
+    else:
+        k = check_float("k", k, lo=-1e6, hi=1e6)
+        p = scheme.validate_params(params)
+        span = float(sinusoid_wavelengths(d, base=p["base"]).max()) if key == "sinusoidal" else 2 * math.pi / p.get("omega", 1.0)
+        pos = np.linspace(0.0, span, n_fit)
+        if key == "index_over_length":
+            pos = np.arange(min(n_fit, 10**6), dtype=np.float64)
+    seq = int(pos.max() + abs(k)) + 1
+    X = encode(key, pos, d, seq_len=seq, **params)  # (n_fit, d)
+    Y = encode(key, pos + k, d, seq_len=seq, **params)  # (n_fit, d)
+    Mt, *_ = scipy.linalg.lstsq(X, Y)  # X @ M^T = Y
+    M = Mt.T
+    residual = float(np.max(np.abs(X @ Mt - Y)))
+    ortho = float(np.max(np.abs(M @ M.T - np.eye(d))))
+    mask = np.ones((d, d), dtype=bool)
+    for b in range(0, d - d % 2, 2):
+        mask[b : b + 2, b : b + 2] = False
+    if d % 2:
+        mask[-1, -1] = False
+    off_block = float(np.max(np.abs(M[mask]))) if mask.any() else 0.0
+    return {"M": M, "residual": residual, "orthogonality": ortho, "off_block": off_block, "positions": pos}
+
+
+def sinusoid_shift_matrix(k: float, d: int, *, base: float = 10000.0) -> np.ndarray:
+    """The closed form of M_k for the interleaved sinusoid (even d): (d, d) block rotations.
+
+    Block i acting on (sin, cos) is [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]].
+    """
+    d = check_int("d", d, lo=2, hi=1024)
+    if d % 2:
+        raise ValueError(f"d must be even for the closed-form shift matrix, got {d}")
+    w = 2 * np.pi / sinusoid_wavelengths(d, base=base)
+    M = np.zeros((d, d))
+    for i, wi in enumerate(w):
+        c, s = math.cos(k * wi), math.sin(k * wi)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def frequency_spectrum(key: str, d: int, *, context: int, seq_len: int | None = None, **params) -> dict:
+    """Per-pair frequency, wavelength and scaling of a sinusoidal or rotary scheme.
+
+    Returns {"pair": (h,), "omega": (h,), "wavelength": (h,), "full_turn": (h,) bool
+    (wavelength <= context), "scale": (h,) omega / unscaled omega (1 for the sinusoid),
+    "attention_factor": float}.
+    """
+    scheme = get_scheme(key)
+    context = check_int("context", context, lo=1, hi=10**9)
+    if key == "sinusoidal":
+        p = scheme.validate_params(params)
+        wl = sinusoid_wavelengths(d, base=p["base"])[: max(d // 2, 1)]
+        omega, scale, af = 2 * np.pi / wl, np.ones_like(wl), 1.0
+    elif scheme.kind == "rotary":
+        p = scheme.validate_params(params)
+        omega, af = rope_for(key, d, seq_len=seq_len, **params)
+        scale = omega / rope.default_inv_freq(d, p["base"])
+        wl = 2 * np.pi / omega
+    else:
+        raise ValueError(f"frequency_spectrum needs the sinusoid or a rotary scheme; {key!r} is {scheme.kind}")
+    return {
+        "pair": np.arange(omega.size),
+        "omega": omega,
+        "wavelength": wl,
+        "full_turn": wl <= context,
+        "scale": scale,
+        "attention_factor": float(af),
+    }

@@ -1,0 +1,163 @@
+"""Relative position biases added to the attention logits: T5 buckets, ALiBi, NoPE's mask.
+
+axes: H heads, n positions, i query, j key, m offsets.
+
+Sign conventions (they differ between papers; we keep each reference's own):
+- T5 takes relative_position = j - i (key minus query), as Hugging Face's T5Attention does.
+- ALiBi uses the distance i - j >= 0 under a causal mask (Press et al., arXiv:2108.12409).
+Bias tensors have shape (H, n, n); Hugging Face adds a leading batch axis of 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from posenc._validate import check_bool, check_int, check_memory, check_positions
+
+MAX_HEADS = 1024
+MAX_BUCKETS = 4096
+MAX_DISTANCE = 10**7
+MAX_N = 10**6
+
+
+# ----------------------------------------------------------------------------- T5
+
+def t5_bucket(relative_position, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """T5's bucket of each relative position j - i; int64 array shaped like the input.
+
+    HF T5Attention._relative_position_bucket (from mesh_tensorflow):
+    bidirectional: half the buckets for each sign; |rel| < max_exact maps one-to-one, larger
+    distances share log-spaced buckets up to max_distance, then the last bucket.
+    causal: future keys (rel > 0) collapse to bucket 0.
+    """
+    bidirectional = check_bool("bidirectional", bidirectional)
+    nb = check_int("num_buckets", num_buckets, lo=2, hi=MAX_BUCKETS)
+    md = check_int("max_distance", max_distance, lo=1, hi=MAX_DISTANCE)
+    rel_in = np.asarray(relative_position)
+    rel = check_positions(rel_in.reshape(-1), name="relative_position", integer=True).astype(np.int64)
+    ret = np.zeros_like(rel)
+    if bidirectional:
+        nb //= 2
+        ret += (rel > 0).astype(np.int64) * nb
+        dist = np.abs(rel)
+    else:
+        dist = -np.minimum(rel, 0)
+    max_exact = nb // 2
+    if max_exact < 1:
+        raise ValueError(f"num_buckets must be >= {4 if bidirectional else 2} here, got {num_buckets}")
+    if md <= max_exact:
+        raise ValueError(
+            f"max_distance must be an integer in [{max_exact + 1}, {MAX_DISTANCE}] for num_buckets = "
+            f"{num_buckets} (it must exceed the {max_exact} exact buckets), got {md}"
+        )
+    is_small = dist < max_exact
+    # log(n / max_exact) / log(max_distance / max_exact) * (num_buckets - max_exact), truncated
+    # (== floor, the value is >= 0 where used); max(n, 1) guards log(0) in the unused branch.
+    ratio = np.log(np.maximum(dist, 1) / max_exact) / np.log(md / max_exact)
+    large = max_exact + np.floor(ratio * (nb - max_exact)).astype(np.int64)
+    large = np.minimum(large, nb - 1)
+    out = ret + np.where(is_small, dist, large)
+    return out.reshape(rel_in.shape).astype(np.int64)
+
+
+def t5_bucket_matrix(n: int, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """Bucket id of every (query i, key j) pair, shape (n, n) int64: bucket(j - i)."""
+    n = check_int("n", n, lo=1, hi=MAX_N)
+    check_memory("bucket matrix", (n, n))
+    offsets = np.arange(-(n - 1), n)  # (2n - 1,) offsets j - i
+    buckets = t5_bucket(offsets, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    i = np.arange(n)
+    return buckets[(i[None, :] - i[:, None]) + (n - 1)]  # (n, n)
+
+
+def t5_random_table(num_buckets: int = 32, n_heads: int = 8, *, seed: int = 0) -> np.ndarray:
+    """An untrained T5 bias table W, shape (num_buckets, H): normal, std 1 (seeded).
+
+    posenc ships no trained T5 weights, so demos that need numbers use this seeded stand-in and
+    say so; bias[h, i, j] = W[bucket(j - i), h].
+    """
+    nb = check_int("num_buckets", num_buckets, lo=2, hi=MAX_BUCKETS)
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    seed = check_int("seed", seed, lo=0, hi=2**32 - 1)
+    return np.random.default_rng(seed).normal(0.0, 1.0, size=(nb, H))
+
+
+def t5_bias(n: int, table, *, bidirectional: bool = True, max_distance: int = 128) -> np.ndarray:
+    """T5 bias tensor, shape (H, n, n): bias[h, i, j] = table[bucket(j - i), h].
+
+    ``table`` has shape (num_buckets, H), like HF's relative_attention_bias.weight.
+    """
+    W = np.asarray(table, dtype=np.float64)
+    if W.ndim != 2 or not np.all(np.isfinite(W)):
+        raise ValueError(f"table must be a finite (num_buckets, n_heads) array, got shape {W.shape}")
+    n = check_int("n", n, lo=1, hi=MAX_N)
+    check_memory("T5 bias", (W.shape[1], n, n))
+    buckets = t5_bucket_matrix(n, bidirectional=bidirectional, num_buckets=W.shape[0], max_distance=max_distance)
+    return np.moveaxis(W[buckets], -1, 0)  # (H, n, n)
+
+
+# ----------------------------------------------------------------------------- ALiBi
+
+def _slopes_power_of_2(n: int) -> np.ndarray:
+    # m_k = 2 ** (-8 (k + 1) / n), i.e. start = ratio = 2 ** (-8 / n)
+    return np.exp2(-8.0 * np.arange(1, n + 1) / n)
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """ALiBi head slopes, shape (H,): the paper's geometric sequence 2^(-8/H), 2^(-16/H), ...
+
+    For H not a power of two, take the 2^floor(log2 H) sequence and append the odd-position
+    slopes of the 2^(floor(log2 H) + 1) sequence (ofirpress/attention_with_linear_biases,
+    get_slopes; HF BLOOM and MPT agree).
+    """
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    if H & (H - 1) == 0:
+        return _slopes_power_of_2(H)
+    c = 1 << (H.bit_length() - 1)  # largest power of two below H
+    return np.concatenate([_slopes_power_of_2(c), alibi_slopes(2 * c)[0::2][: H - c]])
+
+
+def alibi_offset_bias(distances, n_heads: int) -> np.ndarray:
+    """-m_h * |distance| for each head and distance, shape (H, m)."""
+    dist = check_positions(distances, name="distances")
+    slopes = alibi_slopes(n_heads)  # (H,)
+    check_memory("ALiBi offsets", (slopes.size, dist.size))
+    return -np.multiply.outer(slopes, np.abs(dist))  # (H, m)
+
+
+def alibi_bias(n: int, n_heads: int, *, causal: bool = True) -> np.ndarray:
+    """ALiBi bias, shape (H, n, n).
+
+    causal: -m_h * (i - j) on and below the diagonal and -inf above it (the paper's form).
+    symmetric (causal=False): -m_h * |i - j| with no mask (issue #5; data2vec 2.0).
+    """
+    n = check_int("n", n, lo=1, hi=MAX_N)
+    causal = check_bool("causal", causal)
+    slopes = alibi_slopes(n_heads)  # (H,)
+    check_memory("ALiBi bias", (slopes.size, n, n))
+    i = np.arange(n)
+    dist = (i[:, None] - i[None, :]).astype(np.float64)  # (n, n) i - j
+    bias = -slopes[:, None, None] * np.abs(dist)[None]  # (H, n, n)
+    if causal:
+        bias[:, dist < 0] = -np.inf
+    return bias
+
+
+# ----------------------------------------------------------------------------- NoPE
+
+def causal_mask(n: int) -> np.ndarray:
+    """0 on and below the diagonal, -inf above it; shape (n, n).  NoPE's only order signal."""
+    n = check_int("n", n, lo=1, hi=MAX_N)
+    check_memory("causal mask", (n, n))
+    i = np.arange(n)
+    return np.where(i[None, :] > i[:, None], -np.inf, 0.0)
+
+
+def nope_bias(n: int, n_heads: int = 1, *, causal: bool = True) -> np.ndarray:
+    """NoPE (no positional encoding): zero bias, plus the causal mask when causal; (H, n, n)."""
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    causal = check_bool("causal", causal)
+    n = check_int("n", n, lo=1, hi=MAX_N)
+    check_memory("NoPE bias", (H, n, n))
+    base = causal_mask(n) if causal else np.zeros((n, n))
+    return np.broadcast_to(base, (H, n, n)).copy()

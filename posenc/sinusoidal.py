@@ -1,0 +1,87 @@
+"""Sinusoidal absolute positional encoding (Vaswani et al. 2017, arXiv:1706.03762 §3.5).
+
+axes: n positions, d model dim (d_model), h = d // 2 frequency pairs.
+
+    PE(p, 2i)   = sin(p * w_i)        w_i = base ** (-2i / d)
+    PE(p, 2i+1) = cos(p * w_i)
+
+Layouts (the two that circulate; both are a fixed permutation of the same columns):
+- "interleaved" (the paper, DistilBERT/XLM): even columns sin, odd columns cos.
+- "concatenated": [sin(w_0..w_{h-1}) | cos(w_0..w_{h-1})].  NOTE: we keep the paper's
+  frequencies w_i = base^(-2i/d); tensor2tensor/fairseq/Whisper use base^(-i/(h-1)) instead,
+  which is a different encoding, not just a different layout.
+For odd d the last column is a lone sin(p * w_h) (h = d // 2) in both layouts, as the closed
+form PE[p, j] = sin/cos(p / base^(2*(j//2)/d)) gives for the interleaved layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from posenc._validate import check_choice, check_float, check_int, check_memory, check_positions
+
+LAYOUTS = ("interleaved", "concatenated")
+MAX_D_MODEL = 8192
+
+
+def sinusoid_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Angular frequency of each sin/cos column group, shape (ceil(d_model / 2),).
+
+    w_i = base ** (-2i / d_model) for i = 0 .. ceil(d/2) - 1; for odd d the last entry belongs
+    to the lone sine column.
+    """
+    d = check_int("d_model", d_model, lo=1, hi=MAX_D_MODEL)
+    base = check_float("base", base, lo=1.0, hi=1e12, lo_open=True)
+    i = np.arange((d + 1) // 2, dtype=np.float64)  # (ceil(d/2),)
+    return np.power(base, -2.0 * i / d)
+
+
+def sinusoid_wavelengths(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Wavelength 2*pi / w_i in positions of each frequency, shape (ceil(d_model / 2),).
+
+    Runs geometrically from 2*pi (i = 0) up to 2*pi * base**((d-2)/d) for even d; the paper's
+    "10000 * 2 pi" is only the limit (60611.48 at d = 512, not 62831.85).
+    """
+    return 2.0 * np.pi / sinusoid_frequencies(d_model, base=base)
+
+
+def sinusoidal(positions, d_model: int, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    """Sinusoidal encoding of ``positions``: ndarray of shape (n, d_model), float64 in [-1, 1].
+
+    ``positions`` may be any finite reals (fractional and negative positions are defined).
+    ``layout`` is "interleaved" (the paper) or "concatenated" ([sin | cos]).
+    """
+    d = check_int("d_model", d_model, lo=1, hi=MAX_D_MODEL)
+    layout = check_choice("layout", layout, LAYOUTS)
+    pos = check_positions(positions)  # (n,)
+    n = pos.size
+    check_memory("sinusoidal encoding", (n, d))
+    w = sinusoid_frequencies(d, base=base)  # (ceil(d/2),)
+    h = d // 2
+    out = np.empty((n, d), dtype=np.float64)  # (n, d)
+    angles = np.multiply.outer(pos, w[:h])  # (n, h)
+    if layout == "interleaved":
+        pairs = out[:, : 2 * h].reshape(n, h, 2)  # (n, h, 2) view: [..., 0] sin, [..., 1] cos
+        np.sin(angles, out=pairs[:, :, 0])
+        np.cos(angles, out=pairs[:, :, 1])
+    else:
+        np.sin(angles, out=out[:, :h])
+        np.cos(angles, out=out[:, h : 2 * h])
+    if d % 2:
+        out[:, -1] = np.sin(pos * w[h])  # lone sine, no cos partner
+    return out
+
+
+def sinusoid_dot_profile(offsets, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """PE(p) . PE(p + k) for each offset k, shape (len(offsets),); even d_model only.
+
+    For even d the dot product does not depend on p: sum_i cos(k * w_i).  (For odd d the lone
+    sine column breaks this, so callers use the dense product instead.)
+    """
+    d = check_int("d_model", d_model, lo=2, hi=MAX_D_MODEL)
+    if d % 2:
+        raise ValueError(f"d_model must be even for the offset profile, got {d}")
+    k = check_positions(offsets, name="offsets")  # (m,)
+    w = sinusoid_frequencies(d, base=base)  # (h,)
+    check_memory("offset profile", (k.size, w.size))
+    return np.cos(np.multiply.outer(k, w)).sum(axis=1)  # (m,)
