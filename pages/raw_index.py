@@ -1,0 +1,56 @@
+"""Attempt 1: add the raw index.  Unique, but unbounded."""
+
+import streamlit as st
+
+from posenc.charts.base import style
+from posenc.charts.story import growth_chart
+from posenc.geometry import growth, token_embedding_norm
+from posenc.ui import controls
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.views.story import raw_index_growth
+
+PATH = "pages/raw_index.py"
+CONTEXTS = [16, 128, 512, 2048, 8192, 32768, 131072, 1_000_000]
+
+header(
+    PATH,
+    "The simplest fix: add the position itself to every channel of the token embedding. Each position "
+    "is different, but the values grow without limit. **Look at the gap** between the blue line (the "
+    "encoding) and the green one (the token embedding it is added to).",
+)
+st.latex(r"e'_t = e_t + t\,\mathbf{1},\qquad \lVert t\,\mathbf{1} \rVert = t\sqrt{d}")
+
+c1, c2 = st.columns(2)
+context = controls.select_slider("context length", "context", CONTEXTS, default=1_000_000,
+                                 format_func=lambda v: f"{v:,}", container=c1)
+d_model = controls.slider("d_model", "d", default=64, lo=1, hi=1024, container=c2)
+
+view = safe(raw_index_growth, context, d_model)
+if view is not None:
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(f"max |value| at position {view['context'] - 1:,}", f"{view['pe_max']:,.0f}")
+    m2.metric("‖PE‖ there", f"{view['pe_norm']:,.4g}")
+    m3.metric("token embedding ‖e‖ at init", f"{view['token_norm']:.4g}", help="0.02·√d: GPT-2 / BERT initialise every entry as N(0, 0.02²)")
+    m4.metric("ratio ‖PE‖ / ‖e‖", f"{view['ratio']:,.4g}")
+    chart(
+        style(growth_chart(view["frame"], context=view["context"])),
+        key="raw_index_growth",
+        data=view["frame"],
+        caption=(
+            f"At position {view['context'] - 1:,} the encoding is {view['ratio']:,.3g}× the size of the token "
+            f"embedding it is added to; a trained MiniLM token row has median norm "
+            f"{view['minilm_token_norm']:.3f}, still tiny beside it. The sinusoid stays at √(d/2) = {view['sinusoid_norm']:.3g}."
+        ),
+    )
+    exercise(
+        "raw_ratio",
+        f"With d_model = {d_model}, how many times larger than a freshly initialised token embedding is the "
+        f"raw-index encoding at position {view['context'] - 1:,}?",
+        answer=round(view["ratio"], 1),
+        tolerance=0.05 * view["ratio"],
+        explanation="Both norms carry the same √d, so the ratio is t / 0.02 = 50·t whatever the width: "
+        "the content signal is drowned as soon as t is more than a few.",
+    )
+
+show_code(raw_index_growth, growth, token_embedding_norm)

@@ -1,0 +1,154 @@
+"""Shared chart building blocks: tidy frames from matrices, downsampling, styled Altair charts.
+
+No Streamlit here: every builder takes a DataFrame and returns an Altair chart, so it is tested
+as a plain function (``chart.to_dict()`` under ``alt.data_transformers.disable_max_rows()``).
+
+Colour choices are colour-blind safe: diverging red-blue (the seed's -1 red .. +1 blue),
+sequential viridis, and the Okabe-Ito categorical palette.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable under every common CVD.
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+DIVERGING = "redblue"  # Vega scheme: low = red, high = blue
+SEQUENTIAL = "viridis"
+MAX_MARKS = 65_536  # hard ceiling per chart (the Streamlit notes measured 3 s to draw this many)
+HEATMAP_CELLS = 16_384  # what a heatmap aims for by default (~200 kB of Arrow)
+FONT = {"label": 13, "title": 14, "header": 16}
+
+
+def stride_for(n: int, max_side: int) -> int:
+    """Smallest step that keeps ceil(n / step) <= max_side."""
+    if n <= 0 or max_side <= 0:
+        raise ValueError(f"n and max_side must be positive, got {n} and {max_side}")
+    return max(1, math.ceil(n / max_side))
+
+
+def downsample(M: np.ndarray, max_cells: int = HEATMAP_CELLS, *, rows: np.ndarray | None = None, cols: np.ndarray | None = None):
+    """Stride a 2-D array so it has at most ``max_cells`` cells.
+
+    Returns (row_labels (r,), col_labels (c,), sub (r, c), (row_step, col_step)).  Strided cells
+    are exact values at the kept positions (no averaging), so numbers stay checkable.
+    """
+    M = np.asarray(M)
+    if M.ndim != 2:
+        raise ValueError(f"M must be 2-D, got shape {M.shape}")
+    n_r, n_c = M.shape
+    rows = np.arange(n_r) if rows is None else np.asarray(rows)
+    cols = np.arange(n_c) if cols is None else np.asarray(cols)
+    step_r = step_c = 1
+    while math.ceil(n_r / step_r) * math.ceil(n_c / step_c) > max_cells:
+        # shrink the longer side first so the picture keeps its aspect
+        if math.ceil(n_r / step_r) >= math.ceil(n_c / step_c):
+            step_r += 1
+        else:
+            step_c += 1
+    return rows[::step_r], cols[::step_c], M[::step_r, ::step_c], (step_r, step_c)
+
+
+def matrix_frame(M: np.ndarray, rows: Sequence, cols: Sequence, *, row: str = "row", col: str = "col", value: str = "value") -> pd.DataFrame:
+    """A tidy (row, col, value) frame of a 2-D array, compact dtypes (int32 / float32).
+
+    Non-finite entries (e.g. -inf masks) become NaN so Arrow and Vega can carry them.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    r = np.asarray(rows)
+    c = np.asarray(cols)
+    if M.shape != (r.size, c.size):
+        raise ValueError(f"M has shape {M.shape}, labels give ({r.size}, {c.size})")
+    vals = np.where(np.isfinite(M), M, np.nan).astype(np.float32).ravel()
+    rr = np.repeat(r, c.size)
+    cc = np.tile(c, r.size)
+    as_int = lambda a: a.astype(np.int32) if np.issubdtype(a.dtype, np.integer) else a
+    return pd.DataFrame({row: as_int(rr), col: as_int(cc), value: vals})
+
+
+def style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """Large readable fonts for presenters (top-level configuration)."""
+    return (
+        chart.configure_axis(labelFontSize=FONT["label"], titleFontSize=FONT["title"], labelOverlap="greedy")
+        .configure_legend(labelFontSize=FONT["label"], titleFontSize=FONT["label"])
+        .configure_title(fontSize=FONT["header"], anchor="start")
+        .configure_header(labelFontSize=FONT["title"], titleFontSize=FONT["title"])
+    )
+
+
+def heatmap(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    value: str,
+    x_title: str,
+    y_title: str,
+    title: str = "",
+    domain: tuple[float, float] | None = None,
+    scheme: str = DIVERGING,
+    legend_title: str | None = None,
+    height: int = 320,
+    width: int | str = "container",
+    tooltip: Sequence[alt.Tooltip] | None = None,
+    reverse: bool = False,
+) -> alt.Chart:
+    """A rect heatmap with ordinal axes; ``domain`` fixes the colour scale (e.g. (-1, 1))."""
+    if len(df) > MAX_MARKS:
+        raise ValueError(f"heatmap has {len(df):,} cells, above the {MAX_MARKS:,}-mark ceiling; downsample first")
+    scale = alt.Scale(scheme=scheme, domain=list(domain) if domain else alt.Undefined, reverse=reverse)
+    tips = list(tooltip) if tooltip else [
+        alt.Tooltip(f"{y}:O", title=y_title), alt.Tooltip(f"{x}:O", title=x_title), alt.Tooltip(f"{value}:Q", title=legend_title or value, format=".4f"),
+    ]
+    return (
+        alt.Chart(df, title=title or alt.Undefined, height=height, width=width)
+        .mark_rect()
+        .encode(
+            x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0)),
+            y=alt.Y(f"{y}:O", title=y_title),
+            color=alt.Color(f"{value}:Q", scale=scale, title=legend_title or value),
+            tooltip=tips,
+        )
+    )
+
+
+def lines(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    x_title: str,
+    y_title: str,
+    color: str | None = None,
+    color_title: str | None = None,
+    title: str = "",
+    log_x: bool = False,
+    log_y: bool = False,
+    points: bool = False,
+    height: int = 300,
+    width: int | str = "container",
+    domain: Sequence[str] | None = None,
+    y_domain: tuple[float, float] | None = None,
+    tooltip_format: str = ".4f",
+) -> alt.Chart:
+    """Line chart(s), one per ``color`` category (Okabe-Ito), with tooltips."""
+    if len(df) > MAX_MARKS:
+        raise ValueError(f"line chart has {len(df):,} points, above the {MAX_MARKS:,}-mark ceiling; downsample first")
+    xs = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    ys = alt.Scale(type="log") if log_y else alt.Scale(zero=False, domain=list(y_domain) if y_domain else alt.Undefined)
+    enc = {
+        "x": alt.X(f"{x}:Q", title=x_title, scale=xs),
+        "y": alt.Y(f"{y}:Q", title=y_title, scale=ys),
+        "tooltip": [alt.Tooltip(f"{x}:Q", title=x_title, format=",.6g"), alt.Tooltip(f"{y}:Q", title=y_title, format=tooltip_format)],
+    }
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", title=color_title or color,
+                                 scale=alt.Scale(range=OKABE_ITO, domain=list(domain) if domain else alt.Undefined))
+        enc["tooltip"] = [alt.Tooltip(f"{color}:N", title=color_title or color)] + enc["tooltip"]
+    mark = alt.Chart(df, title=title or alt.Undefined, height=height, width=width).mark_line(point=points, clip=True)
+    return mark.encode(**enc)

@@ -1,0 +1,151 @@
+"""The frame every page shares: title and intro, charts with exports, "show the code",
+"link to this view", exercises, and notes about URL parameters.
+
+A page calls ``header`` first, then draws; app.py calls ``finish_run`` after the page so the link
+(which needs every control's value) and the unknown-parameter note are always there.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Mapping
+from urllib.parse import urlencode, urlsplit
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from posenc import export
+from posenc.ui import controls
+from posenc.ui.pages import PAGE_BY_PATH
+
+_FRAME = "_posenc_frame"
+
+
+def header(path: str, intro: str) -> None:
+    """Title (from the page list) and a two-or-three-sentence intro; reserves the link slot."""
+    info = PAGE_BY_PATH[path]
+    top = st.container(horizontal=True, vertical_alignment="bottom")
+    top.title(info.title, anchor=False)
+    slot = top.empty()
+    st.markdown(intro)
+    st.session_state[_FRAME] = {"path": path, "slot": slot}
+
+
+def view_link(path: str, base_url: str | None = None) -> str:
+    """The URL that reproduces the current view: page path plus every non-default control."""
+    info = PAGE_BY_PATH[path]
+    pairs: list[tuple[str, str]] = []
+    for key, (value, default, url) in controls.bound_values().items():
+        if value == default:
+            continue
+        pairs.extend((key, u) for u in url)
+    query = urlencode(pairs)
+    root = ""
+    if base_url:
+        parts = urlsplit(base_url)
+        if parts.scheme and parts.netloc:
+            root = f"{parts.scheme}://{parts.netloc}"
+    return f"{root}/{info.url_path}" + (f"?{query}" if query else "")
+
+
+def finish_run() -> None:
+    """Fill the link slot and note URL parameters no control on this page knows."""
+    frame = st.session_state.get(_FRAME)
+    if frame is not None:
+        try:
+            base = st.context.url
+        except Exception:  # pragma: no cover - no context outside a session
+            base = None
+        link = view_link(frame["path"], base)
+        with frame["slot"].popover("Link to this view", icon=":material/link:"):
+            st.caption("Copy this link to reopen the page with every control as it is now.")
+            st.code(link, language=None, wrap_lines=True)
+        st.session_state.pop(_FRAME, None)
+    known = set(controls.bound_values())
+    try:
+        present = list(st.query_params.keys())
+    except Exception:  # pragma: no cover
+        present = []
+    unknown = [k for k in present if k not in known and not k.startswith("embed")]
+    if unknown:
+        shown = ", ".join(f"`{k[:30]}`" for k in unknown[:8])
+        st.caption(f":material/info: Ignored link parameter(s) this page does not use: {shown}.")
+
+
+def chart(
+    ch: alt.TopLevelMixin,
+    *,
+    key: str,
+    data: pd.DataFrame,
+    arrays: Mapping[str, np.ndarray] | None = None,
+    caption: str | None = None,
+    width: str | int = "stretch",
+) -> None:
+    """Draw an Altair chart, its caption, and an Export menu (PNG, SVG, CSV, .npy).
+
+    PNG and SVG are rendered only when clicked (download_button with a callable).
+    """
+    st.altair_chart(ch, width=width, key=f"chart_{key}")
+    row = st.container(horizontal=True, vertical_alignment="center")
+    if caption:
+        row.caption(caption)
+    with row.popover("Export", icon=":material/download:"):
+        st.download_button("PNG (for slides)", data=lambda: export.chart_png(ch), file_name=f"{key}.png",
+                           mime="image/png", key=f"png_{key}", on_click="ignore", icon=":material/image:")
+        st.download_button("SVG (vector)", data=lambda: export.chart_svg(ch), file_name=f"{key}.svg",
+                           mime="image/svg+xml", key=f"svg_{key}", on_click="ignore", icon=":material/polyline:")
+        st.download_button("CSV (chart data)", data=lambda: export.frame_csv(data), file_name=f"{key}.csv",
+                           mime="text/csv", key=f"csv_{key}", on_click="ignore", icon=":material/table:")
+        for name, arr in (arrays or {}).items():
+            st.download_button(f"{name}.npy {tuple(np.shape(arr))}", data=lambda a=arr: export.array_npy(a),
+                               file_name=f"{name}.npy", mime="application/octet-stream", key=f"npy_{key}_{name}",
+                               on_click="ignore", icon=":material/data_array:")
+
+
+def show_code(*fns: Callable, label: str = "Show the code") -> None:
+    """An expander with the source of the posenc functions that produced this page's numbers."""
+    with st.expander(label, icon=":material/code:"):
+        st.caption("The exact posenc source that computed the numbers and charts above.")
+        for fn in fns:
+            try:
+                src = inspect.getsource(fn)
+            except (OSError, TypeError):  # pragma: no cover - builtins have no source
+                continue
+            st.markdown(f"`{fn.__module__}.{fn.__qualname__}`")
+            st.code(src, language="python")
+
+
+def exercise(
+    key: str,
+    question: str,
+    *,
+    answer,
+    explanation: str,
+    options: list[str] | None = None,
+    tolerance: float = 0.0,
+    default=None,
+) -> None:
+    """A "predict, then reveal" question whose answer was computed by posenc.
+
+    Numeric answers take a number input (correct within ``tolerance``); ``options`` gives a
+    multiple choice instead.  The reveal toggle is not bound to the URL, so a shared link does
+    not give the answer away.
+    """
+    with st.container(border=True):
+        st.markdown(f":material/quiz: **Predict, then reveal.** {question}")
+        if options is not None:
+            guess = st.radio("Your prediction", options, index=None, key=f"ex_{key}_guess", horizontal=True)
+        else:
+            guess = st.number_input("Your prediction", value=default, key=f"ex_{key}_guess", placeholder="type a number")
+        if st.toggle("Reveal the answer", key=f"ex_{key}_reveal"):
+            if guess is None:
+                verdict = ""
+            elif options is not None:
+                verdict = ":green[Right.] " if guess == answer else f":orange[Not quite] (you said {guess}). "
+            else:
+                ok = abs(float(guess) - float(answer)) <= tolerance
+                verdict = ":green[Right.] " if ok else f":orange[Not quite] (you said {guess:g}). "
+            shown = answer if isinstance(answer, str) else f"{answer:g}"
+            st.markdown(f"{verdict}**Answer: {shown}.** {explanation}")

@@ -1,0 +1,78 @@
+"""The one list of dashboard pages: app.py registers it with st.navigation, the tests import it.
+
+Plain data, no Streamlit import, so tests and benchmarks can read it cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    path: str  # file under pages/, relative to the repository root
+    title: str
+    icon: str  # a Material icon
+    section: str  # navigation section ("" = top, no header)
+    url_path: str
+    summary: str  # one line for the landing page
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo("pages/home.py", "Start here", ":material/home:", "", "home",
+             "The wishlist for a positional signal, and a map of this dashboard."),
+    PageInfo("pages/attention_order.py", "Attention needs order", ":material/shuffle:", "Why order", "attention-order",
+             "The dog bit the man = the man bit the dog, until positions enter."),
+    PageInfo("pages/raw_index.py", "1 · Raw index", ":material/trending_up:", "Naive attempts", "raw-index",
+             "Add t itself: unbounded, 10^6 in the residual stream."),
+    PageInfo("pages/index_length.py", "2 · Index / length", ":material/straighten:", "Naive attempts", "index-length",
+             "Divide by L: the same position changes with the prompt."),
+    PageInfo("pages/single_sine.py", "3 · A single sine", ":material/waves:", "Naive attempts", "single-sine",
+             "sin(t): bounded and smooth, but it repeats."),
+    PageInfo("pages/sincos_pair.py", "4 · One sin+cos pair", ":material/radio_button_unchecked:", "Naive attempts", "sincos-pair",
+             "A point on a circle: unique within a turn, not across turns."),
+    PageInfo("pages/sinusoid.py", "The sinusoid", ":material/graphic_eq:", "The sinusoid", "sinusoid",
+             "Many frequencies: the heatmap, the wavelengths, Hello World, and PE(p+k) = M_k PE(p)."),
+    PageInfo("pages/learned.py", "Learned tables", ":material/table_chart:", "Schemes", "learned",
+             "A real BERT-family table, its structure, and what happens at row 512."),
+    PageInfo("pages/relative_bias.py", "T5 and ALiBi", ":material/linear_scale:", "Schemes", "relative-bias",
+             "Biases on the attention logits: buckets and linear slopes."),
+    PageInfo("pages/rope.py", "RoPE", ":material/rotate_right:", "Schemes", "rope",
+             "Rotate queries and keys: the score depends only on the offset."),
+    PageInfo("pages/context_extension.py", "Context extension", ":material/open_in_full:", "Schemes", "context-extension",
+             "PI, NTK-aware, dynamic NTK, YaRN and Llama 3, from the Hugging Face formulas."),
+    PageInfo("pages/similarity.py", "Similarity matrices", ":material/grid_on:", "Compare", "similarity",
+             "Position-score matrices side by side, and how relative each one is."),
+    PageInfo("pages/compare.py", "Compare schemes", ":material/table_view:", "Compare", "compare",
+             "The comparison table, every column measured."),
+)
+
+PAGE_BY_PATH = {p.path: p for p in PAGES}
+
+# Which page explains each registered scheme (keep in sync with posenc.registry.SCHEMES).
+SCHEME_PAGE: dict[str, str] = {
+    "raw_index": "pages/raw_index.py",
+    "index_over_length": "pages/index_length.py",
+    "single_sine": "pages/single_sine.py",
+    "sincos_pair": "pages/sincos_pair.py",
+    "sinusoidal": "pages/sinusoid.py",
+    "learned_minilm": "pages/learned.py",
+    "learned_random": "pages/learned.py",
+    "t5": "pages/relative_bias.py",
+    "alibi": "pages/relative_bias.py",
+    "rope": "pages/rope.py",
+    "rope_linear": "pages/context_extension.py",
+    "rope_ntk": "pages/context_extension.py",
+    "rope_dynamic": "pages/context_extension.py",
+    "rope_yarn": "pages/context_extension.py",
+    "rope_llama3": "pages/context_extension.py",
+    "nope": "pages/attention_order.py",
+}
+
+
+def sections() -> dict[str, list[PageInfo]]:
+    """Pages grouped by navigation section, in order."""
+    out: dict[str, list[PageInfo]] = {}
+    for p in PAGES:
+        out.setdefault(p.section, []).append(p)
+    return out

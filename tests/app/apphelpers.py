@@ -1,0 +1,70 @@
+"""Helpers for AppTest page tests: open a page, read its charts, metrics and numbers."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def open_page(path: str, query: dict | None = None, timeout: float = 60) -> AppTest:
+    """Run app.py, switch to ``path`` (e.g. "pages/sinusoid.py") with ``query`` seeded, run it."""
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    at.switch_page(path)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception element and no st.error on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def charts(at: AppTest) -> list[dict]:
+    """Every Vega-Lite chart on the page: {"spec": dict, "data": {name: DataFrame}, "rows": int}."""
+    out = []
+    for el in at.get("vega_lite_chart"):
+        proto = el.proto
+        data = {}
+        for ds in proto.datasets:
+            table = pa.ipc.open_stream(io.BytesIO(ds.data.data)).read_all()
+            data[ds.name] = table.to_pandas()
+        out.append({"spec": json.loads(proto.spec), "data": data, "rows": sum(len(d) for d in data.values())})
+    return out
+
+
+def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
+    """The data of chart ``index`` (all its datasets concatenated)."""
+    frames = list(charts(at)[index]["data"].values())
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    """{label: value string} of every st.metric."""
+    return {m.label: m.value for m in at.metric}
+
+
+def text_of(at: AppTest) -> str:
+    """All markdown, captions, info/success/warning texts of the page, joined."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [x.value for x in at.info] + [x.value for x in at.success] + [x.value for x in at.warning]
+    return "\n".join(parts)
+
+
+def payload_bytes(at: AppTest) -> int:
+    """Bytes of every chart spec and dataset plus dataframes on the page (what the browser gets)."""
+    total = 0
+    for el in at.get("vega_lite_chart"):
+        total += len(el.proto.spec) + sum(len(ds.data.data) for ds in el.proto.datasets)
+    for df in at.dataframe:
+        total += len(df.proto.arrow_data.data) if hasattr(df.proto, "arrow_data") else 0
+    return total

@@ -1,0 +1,43 @@
+"""Page 2 (attempt 1, raw index): its numbers, its chart, a control, and bad URLs."""
+
+import math
+
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page
+
+PAGE = "pages/raw_index.py"
+
+
+def test_defaults_show_the_seed_million():
+    at = open_page(PAGE)
+    assert_clean(at)
+    m = metrics(at)
+    # the seed: "If your context length is one million ... values like 10^6 in the residual stream"
+    assert m["max |value| at position 999,999"] == "999,999"
+    # ratio = t * sqrt(d) / (0.02 * sqrt(d)) = 50 t
+    assert m["ratio ‖PE‖ / ‖e‖"] == f"{50 * 999_999:,.4g}"
+    assert len(charts(at)) == 1
+    df = chart_frame(at, 0)
+    raw = df[df["series"].str.startswith("raw index")]
+    assert math.isclose(raw["norm"].max(), 1e6 * math.sqrt(64), rel_tol=1e-6)
+
+
+def test_control_changes_the_numbers():
+    at = open_page(PAGE)
+    at.slider(key="d").set_value(16).run()
+    assert_clean(at)
+    assert metrics(at)["token embedding ‖e‖ at init"] == f"{0.02 * 4:.4g}"
+    at.select_slider(key="context").set_value(2048).run()
+    assert metrics(at)["max |value| at position 2,047"] == "2,047"
+
+
+def test_link_values_are_taken_and_bad_ones_noted():
+    at = open_page(PAGE, {"d": "7", "context": "2,048"})
+    assert_clean(at)
+    assert metrics(at)["‖PE‖ there"] == f"{2047 * math.sqrt(7):,.4g}"
+    assert not at.warning
+    bad = open_page(PAGE, {"d": "5000", "context": "nan"})
+    assert_clean(bad)
+    notes = [w.value for w in bad.warning]
+    assert any("`d`" in n and "1 to 1024" in n for n in notes), notes
+    assert any("`context`" in n for n in notes), notes
+    assert metrics(bad)["token embedding ‖e‖ at init"] == f"{0.02 * 8:.4g}"  # default d = 64
