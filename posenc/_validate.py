@@ -19,7 +19,7 @@ import numpy as np
 
 # Largest single array any posenc function will allocate.  Requests beyond it raise ValueError
 # instead of a MemoryError or an OOM kill on a shared demo server.
-MEMORY_CAP_BYTES = 256 * 1024 * 1024
+MEMORY_CAP_BYTES = 512 * 1024 * 1024
 
 # Positions beyond this magnitude lose integer precision in float64 angle arithmetic long before
 # they mean anything for a language model; the cap keeps messages honest.
