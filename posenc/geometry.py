@@ -13,10 +13,10 @@ import scipy.linalg
 from scipy.spatial import cKDTree
 
 from posenc import learned, rope
-from posenc._validate import check_float, check_int, check_memory, check_positions
+from posenc._validate import MAX_ABS_POSITION, check_float, check_int, check_memory, check_positions
 from posenc.registry import get_scheme
 from posenc.schemes import encode, rope_for, signature
-from posenc.sinusoidal import sinusoid_wavelengths
+from posenc.sinusoidal import sinusoid_frequencies, sinusoid_wavelengths
 
 # Typical token embedding scale: GPT-2 and BERT initialise every entry as normal(0, 0.02),
 # so a token row has norm about 0.02 * sqrt(d) and max |value| about 0.02 * sqrt(2 ln d).
@@ -37,6 +37,7 @@ def growth(key: str, positions, d: int, **params) -> dict:
     "token_norm": float}.  Positions a learned table has no row for are not defined: their
     norm and max_abs are NaN and ``defined`` is False (the table ends; nothing is invented).
     """
+    get_scheme(key)  # a ValueError listing the keys, before key.startswith below
     pos = check_positions(positions, lo=0)
     defined = np.ones(pos.size, dtype=bool)
     if key.startswith("learned"):
@@ -69,17 +70,27 @@ def length_dependence(key: str, position: int, lengths, d: int, **params) -> dic
 
 
 def closest_pair(points) -> dict:
-    """Exact closest pair of distinct rows of ``points`` (n, k), via a KD-tree.
+    """Exact closest pair of distinct rows of ``points`` (n, k).
 
-    Returns {"distance": float, "i": int, "j": int} with i < j.  Exact duplicates give
-    distance 0.  Never forms an (n, n) matrix.
+    Returns {"distance": float, "i": int, "j": int} with i < j; exact duplicates give distance
+    0.  One column: sort and compare neighbours, O(n log n).  More: scipy's KD-tree (each point's
+    nearest other point), searched only within the distance of consecutive rows, which is an
+    upper bound of the answer.  Never forms an (n, n) matrix.
     """
     X = _points(points)
-    if X.shape[0] < 2:
-        raise ValueError(f"points must have at least 2 rows for a closest pair, got {X.shape[0]}")
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"points must have at least 2 rows for a closest pair, got {n}")
+    if X.shape[1] == 1:
+        order = np.argsort(X[:, 0], kind="stable")
+        gaps = np.diff(X[order, 0])
+        best = int(np.argmin(gaps))
+        i, j = sorted((int(order[best]), int(order[best + 1])))
+        return {"distance": float(gaps[best]), "i": i, "j": j}
+    bound = float(np.min(np.linalg.norm(X[1:] - X[:-1], axis=1)))  # a real pair: an upper bound
     tree = cKDTree(X)
-    dist, idx = tree.query(X, k=2, workers=-1)  # (n, 2): self (or a duplicate) and its nearest
-    rows = np.arange(X.shape[0])
+    dist, idx = tree.query(X, k=2, distance_upper_bound=bound * (1 + 1e-9) + 1e-300, workers=-1)  # (n, 2)
+    rows = np.arange(n)
     other = np.where(idx[:, 1] != rows, idx[:, 1], idx[:, 0])
     best = int(np.argmin(dist[:, 1]))
     i, j = sorted((best, int(other[best])))
@@ -87,9 +98,17 @@ def closest_pair(points) -> dict:
 
 
 def count_close_pairs(points, eps: float) -> int:
-    """Number of unordered pairs of distinct rows within distance ``eps`` (inclusive)."""
+    """Number of unordered pairs of distinct rows within distance ``eps`` (inclusive).
+
+    One column: sort and binary-search, O(n log n) whatever the count.  More: KD-tree
+    count_neighbors (its cost grows with the number of pairs found).
+    """
     X = _points(points)
     eps = check_float("eps", eps, lo=0.0, hi=1e12)
+    if X.shape[1] == 1:
+        v = np.sort(X[:, 0])
+        ends = np.searchsorted(v, v + eps, side="right")  # first index beyond v[i] + eps
+        return int(np.sum(ends - np.arange(v.size) - 1))
     tree = cKDTree(X)
     ordered = int(tree.count_neighbors(tree, eps))  # includes each point with itself
     return (ordered - X.shape[0]) // 2
@@ -106,15 +125,39 @@ def _points(points) -> np.ndarray:
     return X
 
 
+def shift_isometric(key: str, d: int) -> bool:
+    """True when ||sig(p + k) - sig(p)|| depends only on k for scheme ``key`` at width d.
+
+    Rotations (every RoPE variant; the sinusoid and the sin+cos pair at even d, whose shift is
+    the block rotation M_k) and translations (raw index, index / length, ALiBi's -m p, NoPE's 0)
+    are isometries, so the closest pair of positions is the closest *offset*.
+    """
+    scheme = get_scheme(key)
+    if scheme.kind == "rotary" or key in ("raw_index", "index_over_length", "alibi", "nope"):
+        return True
+    return key in ("sinusoidal", "sincos_pair") and d % 2 == 0
+
+
 def collisions(key: str, n: int, d: int, *, eps: float = 1e-2, **params) -> dict:
     """Closest pair and near-collisions among positions 0 .. n-1 of scheme ``key``.
 
-    Returns {"n", "distance", "i", "j", "pairs_within_eps", "eps"}.
+    Returns {"n", "distance", "i", "j", "pairs_within_eps", "eps", "method"}.  For shift-isometric
+    schemes (see ``shift_isometric``) the distance of positions p < q is that of offsets 0 and
+    q - p, so both answers are exact in O(n d) ("offsets"); otherwise the KD-tree ("kd-tree",
+    or "sort" for one column) over every position.
     """
     n = check_int("n", n, lo=2, hi=MAX_COLLISION_POINTS)
+    eps = check_float("eps", eps, lo=0.0, hi=1e12)
     sig = signature(key, np.arange(n), d, seq_len=n, **params)  # (n, k)
+    if shift_isometric(key, d):
+        dist = np.linalg.norm(sig[1:] - sig[0], axis=1)  # (n - 1,) distance of offset k = 1 .. n-1
+        k = int(np.argmin(dist)) + 1
+        within = np.flatnonzero(dist <= eps) + 1  # offsets within eps; offset k occurs n - k times
+        return {"n": n, "distance": float(dist[k - 1]), "i": 0, "j": k,
+                "pairs_within_eps": int(np.sum(n - within)), "eps": eps, "method": "offsets"}
     best = closest_pair(sig)
-    return {"n": n, **best, "pairs_within_eps": count_close_pairs(sig, eps), "eps": float(eps)}
+    method = "sort" if sig.shape[1] == 1 else "kd-tree"
+    return {"n": n, **best, "pairs_within_eps": count_close_pairs(sig, eps), "eps": eps, "method": method}
 
 
 def first_return(key: str, d: int, *, eps: float, start: int = 0, limit: int = 100_000, **params) -> dict:
@@ -137,11 +180,18 @@ def first_return(key: str, d: int, *, eps: float, start: int = 0, limit: int = 1
 def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **params) -> dict:
     """Least-squares fit of M_k with PE(p + k) = M_k PE(p) for an additive scheme.
 
-    Fits on ``n_fit`` positions spread across the longest wavelength (so every frequency turns
-    at least once and the fit is well conditioned); learned tables use rows 0 .. max_len-1-k.
+    The sinusoid is fitted on ``n_fit`` seeded-random positions in [-T/2, T/2] with
+    T = 2 pi / (smallest gap between two of its frequencies, or the smallest frequency): long
+    enough to tell every pair of neighbouring frequencies apart, so the fit is well conditioned
+    (cond ~ 3) at every d.  (An evenly spaced grid over the longest wavelength aliases the fast
+    pairs and leaves neighbouring slow pairs unresolved: rank-deficient for d >= 128, where the
+    fitted M was not a rotation.)  The other formula schemes use a grid over one turn of omega;
+    learned tables use rows 0 .. max_len-1-k.
     Returns {"M": (d, d), "residual": max |PE(p+k) - M PE(p)|, "orthogonality": max |M M^T - I|,
-    "off_block": max |M| outside the 2x2 diagonal blocks, "positions": (n_fit,)}.
-    For the sinusoid with even d, M_k is block-diagonal rotations and residual < 1e-10.
+    "off_block": max |M| outside the 2x2 blocks of the (sin, cos) pairs -- columns (2i, 2i+1),
+    or (i, h + i) for the sinusoid's concatenated layout -- "positions": (n_fit,)}.
+    For the sinusoid with even d, M_k is block-diagonal rotations and residual < 1e-10 up to
+    d = 512 (float64 rounding of angles ~T; about 2e-10 at d = 1024).
     """
     scheme = get_scheme(key)
     if scheme.kind != "additive":
@@ -155,8 +205,13 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     else:
         k = check_float("k", k, lo=-1e6, hi=1e6)
         p = scheme.validate_params(params)
-        span = float(sinusoid_wavelengths(d, base=p["base"]).max()) if key == "sinusoidal" else 2 * math.pi / p.get("omega", 1.0)
-        pos = np.linspace(0.0, span, n_fit)
+        if key == "sinusoidal":
+            w = np.sort(sinusoid_frequencies(d, base=p["base"]))  # (ceil(d/2),)
+            resolve = min(float(w[0]), float(np.diff(w).min()) if w.size > 1 else math.inf)
+            span = min(2 * math.pi / resolve, 1e9)
+            pos = np.sort(np.random.default_rng(0).uniform(-span / 2, span / 2, n_fit))
+        else:
+            pos = np.linspace(0.0, 2 * math.pi / p.get("omega", 1.0), n_fit)
         if key == "index_over_length":
             pos = np.arange(min(n_fit, 10**6), dtype=np.float64)
     seq = int(pos.max() + abs(k)) + 1
@@ -167,8 +222,11 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     residual = float(np.max(np.abs(X @ Mt - Y)))
     ortho = float(np.max(np.abs(M @ M.T - np.eye(d))))
     mask = np.ones((d, d), dtype=bool)
-    for b in range(0, d - d % 2, 2):
-        mask[b : b + 2, b : b + 2] = False
+    h = d // 2
+    concatenated = key == "sinusoidal" and p["layout"] == "concatenated"
+    for i in range(h):
+        pair = [i, h + i] if concatenated else [2 * i, 2 * i + 1]
+        mask[np.ix_(pair, pair)] = False
     if d % 2:
         mask[-1, -1] = False
     off_block = float(np.max(np.abs(M[mask]))) if mask.any() else 0.0
@@ -183,6 +241,7 @@ def sinusoid_shift_matrix(k: float, d: int, *, base: float = 10000.0) -> np.ndar
     d = check_int("d", d, lo=2, hi=1024)
     if d % 2:
         raise ValueError(f"d must be even for the closed-form shift matrix, got {d}")
+    k = check_float("k", k, lo=-MAX_ABS_POSITION, hi=MAX_ABS_POSITION)
     w = 2 * np.pi / sinusoid_wavelengths(d, base=base)
     M = np.zeros((d, d))
     for i, wi in enumerate(w):
