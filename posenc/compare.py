@@ -172,5 +172,10 @@ def _learned_parameters(key: str, d: int, n_heads: int, params: dict) -> int:
 
 def comparison_table(keys=None, *, n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512) -> list[dict]:
     """``measure_scheme`` for every scheme in ``keys`` (default: the whole registry), in order."""
-    keys = list(SCHEMES) if keys is None else [get_scheme(k).key for k in keys]
+    if isinstance(keys, str):
+        keys = [keys]
+    try:
+        keys = list(SCHEMES) if keys is None else [get_scheme(k).key for k in keys]
+    except TypeError as exc:  # not iterable
+        raise ValueError(f"keys must be None or a list of scheme keys, got {keys!r}") from exc
     return [measure_scheme(k, n=n, d=d, n_heads=n_heads, train_len=train_len) for k in keys]

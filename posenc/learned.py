@@ -119,5 +119,6 @@ def learned_lookup(table, positions) -> np.ndarray:
                 f"(max_len = {max_len}, valid positions 0..{max_len - 1}); a learned absolute "
                 "table has no row for it"
             )
+    check_memory("learned lookup", (pos.size, tab.shape[1]))
     idx = pos.astype(np.int64)  # (n,)
     return np.asarray(tab[idx], dtype=np.float64)  # (n, d_model), a copy

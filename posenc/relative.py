@@ -87,7 +87,10 @@ def t5_bias(n: int, table, *, bidirectional: bool = True, max_distance: int = 12
 
     ``table`` has shape (num_buckets, H), like HF's relative_attention_bias.weight.
     """
-    W = np.asarray(table, dtype=np.float64)
+    try:
+        W = np.asarray(table, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # e.g. a dict or an object: not a TypeError to the caller
+        raise ValueError(f"table must be a finite (num_buckets, n_heads) array, got {type(table).__name__}") from exc
     if W.ndim != 2 or not np.all(np.isfinite(W)):
         raise ValueError(f"table must be a finite (num_buckets, n_heads) array, got shape {W.shape}")
     n = check_int("n", n, lo=1, hi=MAX_N)

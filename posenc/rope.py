@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from posenc._validate import (
+    check_bool,
     check_choice,
     check_float,
     check_int,
@@ -118,7 +119,7 @@ def yarn_ramp(head_dim: int, base: float, scaling: Mapping[str, Any]) -> dict:
     orig = _orig_len(scaling, "yarn")
     beta_fast = check_float("scaling['beta_fast']", _get(scaling, "beta_fast", 32.0), lo=0.0, hi=1e6, lo_open=True)
     beta_slow = check_float("scaling['beta_slow']", _get(scaling, "beta_slow", 1.0), lo=0.0, hi=1e6, lo_open=True)
-    truncate = bool(_get(scaling, "truncate", True))
+    truncate = check_bool("scaling['truncate']", _get(scaling, "truncate", True))
     low = yarn_correction_dim(beta_fast, d, b, orig)
     high = yarn_correction_dim(beta_slow, d, b, orig)
     if truncate:
@@ -178,8 +179,10 @@ def rope_frequencies(
 def _yarn(d: int, base: float, scaling: Mapping[str, Any]) -> tuple[np.ndarray, float]:
     """YaRN (Peng et al. 2023, arXiv:2309.00071), as HF _compute_yarn_parameters."""
     s = _factor(scaling, "yarn")
-    mscale = scaling.get("mscale")
-    mscale_all_dim = scaling.get("mscale_all_dim")
+    # 0 / None mean "not set" (HF tests truthiness); anything else must be a finite number >= 0
+    mscale, mscale_all_dim = (
+        check_float(f"scaling['{k}']", _get(scaling, k, 0.0), lo=0.0, hi=1e6) for k in ("mscale", "mscale_all_dim")
+    )
     af = scaling.get("attention_factor")
     if af is None:
         if mscale and mscale_all_dim:
@@ -279,11 +282,12 @@ def apply_rope(
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf" or arr.ndim < 2:
         raise ValueError(f"x must be a real array of shape (..., n, head_dim), got shape {arr.shape} dtype {arr.dtype}")
+    n, d = arr.shape[-2], arr.shape[-1]
+    check_head_dim(d)
+    check_memory("rotated array", arr.shape)  # before the float64 copy, not after it
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
         raise ValueError("x must contain only finite numbers")
-    n, d = arr.shape[-2], arr.shape[-1]
-    check_head_dim(d)
     pos = check_positions(positions)  # (n,)
     if pos.size != n:
         raise ValueError(f"positions must have length n = {n} (x.shape[-2]), got {pos.size}")
@@ -291,7 +295,6 @@ def apply_rope(
     if inv.size != d // 2:
         raise ValueError(f"inv_freq must have head_dim // 2 = {d // 2} entries, got {inv.size}")
     af = check_float("attention_factor", attention_factor, lo=0.0, hi=100.0, lo_open=True)
-    check_memory("rotated array", arr.shape)
     ang = np.multiply.outer(pos, inv)  # (n, h)
     cos, sin = np.cos(ang) * af, np.sin(ang) * af  # (n, h)
     first, second = _pair_views(d, layout)
@@ -328,11 +331,16 @@ def rope_offset_scores(
     layout = check_choice("layout", layout, LAYOUTS)
     off = check_positions(offsets, name="offsets")  # (m,)
     inv = check_positions(inv_freq, name="inv_freq", max_abs=1e6)  # (h,)
-    q = np.asarray(q, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
+    try:
+        q = np.asarray(q, dtype=np.float64)
+        k = np.asarray(k, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"q and k must be real vectors of length {2 * inv.size}") from exc
     d = 2 * inv.size
     if q.shape != (d,) or k.shape != (d,):
         raise ValueError(f"q and k must have shape ({d},) to match inv_freq, got {q.shape} and {k.shape}")
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(k))):
+        raise ValueError("q and k must contain only finite numbers")
     af = check_float("attention_factor", attention_factor, lo=0.0, hi=100.0, lo_open=True)
     check_memory("offset score table", (off.size, inv.size))
     first, second = _pair_views(d, layout)

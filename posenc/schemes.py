@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from posenc import learned, naive, relative, rope
-from posenc._validate import check_choice, check_int, check_positions
+from posenc._validate import check_choice, check_int, check_memory, check_positions
 from posenc.registry import ROPE_TYPE_OF_SCHEME, get_scheme
 from posenc.sinusoidal import sinusoidal
 
@@ -32,7 +32,10 @@ PROBES = ("ones", "random")
 def _seq_len(positions: np.ndarray, seq_len) -> int:
     if seq_len is not None:
         return check_int("seq_len", seq_len, lo=1, hi=10**8)
-    return int(np.max(positions)) + 1 if positions.size else 1
+    # max(..., 1): positions may all be negative (RoPE and the sinusoid accept them); the
+    # implied length must still be a valid seq_len rather than an error about an argument
+    # the caller never passed.
+    return max(int(np.max(positions)) + 1, 1) if positions.size else 1
 
 
 def encode(key: str, positions, d_model: int, *, seq_len: int | None = None, **params) -> np.ndarray:
@@ -77,7 +80,10 @@ def rope_scaling(key: str, **params) -> dict | None:
 
 def rope_for(key: str, head_dim: int, *, seq_len: int | None = None, **params) -> tuple[np.ndarray, float]:
     """(inv_freq (head_dim // 2,), attention_factor) of rotary scheme ``key``."""
-    p = get_scheme(key).validate_params(params)
+    scheme = get_scheme(key)
+    if scheme.kind != "rotary":  # before reading p["base"]: a non-rotary key has none (KeyError)
+        raise ValueError(f"scheme {key!r} is {scheme.kind}, not rotary")
+    p = scheme.validate_params(params)
     return rope.rope_frequencies(head_dim, base=p["base"], scaling=rope_scaling(key, **params), seq_len=seq_len)
 
 
@@ -109,6 +115,8 @@ def bias(key: str, n: int, n_heads: int = 8, **params) -> np.ndarray:
         return relative.alibi_bias(n, H, causal=p["causal"])
     if key == "nope":
         return relative.nope_bias(n, H, causal=True)
+    n = check_int("n", n, lo=1, hi=relative.MAX_N)
+    check_memory("T5 bucket bias", (H, n, n))  # the (H, n, n) copy below, not just the (n, n) ids
     buckets = relative.t5_bucket_matrix(
         n, bidirectional=p["bidirectional"], num_buckets=p["num_buckets"], max_distance=p["max_distance"]
     ).astype(np.float64)
@@ -126,6 +134,7 @@ def bias_offsets(key: str, offsets, n_heads: int = 8, **params) -> np.ndarray:
     p = scheme.validate_params(params)
     H = check_int("n_heads", n_heads, lo=1, hi=relative.MAX_HEADS)
     off = check_positions(offsets, name="offsets", integer=(key == "t5"))  # (m,) j - i; T5 is integer-only
+    check_memory("bias offsets", (H, off.size))
     if key == "alibi":
         out = relative.alibi_offset_bias(off, H)
         if p["causal"]:
@@ -154,7 +163,10 @@ def signature(
     its bucket id; NoPE k = 1, all zeros).
     """
     scheme = get_scheme(key)
+    scheme.validate_params(params)  # every kind, so NoPE too rejects unknown parameters
     pos = check_positions(positions)
+    if scheme.kind == "bias":
+        check_int("n_heads", n_heads, lo=1, hi=relative.MAX_HEADS)
     if scheme.kind == "additive":
         return encode(key, pos, d, seq_len=seq_len, **params)
     if scheme.kind == "rotary":

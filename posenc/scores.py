@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from posenc import rope
-from posenc._validate import check_choice, check_int, check_memory
+from posenc._validate import check_choice, check_int, check_memory, check_positions
 from posenc.registry import get_scheme
 from posenc.schemes import bias_offsets, encode, probe_vector, rope_for
 from posenc.sinusoidal import sinusoid_dot_profile
@@ -40,6 +40,7 @@ def toeplitz_from_profile(profile: np.ndarray) -> np.ndarray:
 def is_offset_only(key: str, d: int, params: dict | None = None) -> bool:
     """True when the scheme's score depends only on j - i by construction (see module doc)."""
     scheme = get_scheme(key)
+    d = check_int("d", d, lo=1)  # validated here: ``d % 2`` below must not be a TypeError
     if scheme.kind in ("rotary", "bias"):
         return True
     return key in ("sinusoidal", "sincos_pair") and d % 2 == 0
@@ -63,7 +64,7 @@ def offset_profile(
     position_scores).  ``seq_len`` feeds dynamic NTK (defaults to max |offset| + 1).
     """
     metric = check_choice("metric", metric, METRICS)
-    off = np.asarray(offsets, dtype=np.float64).reshape(-1)  # (m,)
+    off = check_positions(offsets, name="offsets")  # (m,) finite
     if not is_offset_only(key, d, params):
         raise ValueError(f"the score of scheme {key!r} at d = {d} depends on absolute positions, not only on j - i")
     scheme = get_scheme(key)
@@ -145,7 +146,10 @@ def translation_invariance(S) -> float:
     ||S - T(S)||_F / ||S - mean(S)||_F over finite entries, where T(S) replaces each entry by
     the mean of its diagonal (its offset).  A constant matrix scores 0.  Works on views.
     """
-    S = np.asarray(S, dtype=np.float64)
+    try:
+        S = np.asarray(S, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"S must be a square (n, n) matrix of numbers, got {type(S).__name__}") from exc
     if S.ndim != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square (n, n) matrix, got shape {S.shape}")
     n = S.shape[0]

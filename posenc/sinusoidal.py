@@ -79,6 +79,10 @@ def _sin_cos_blocks(p0: float, step: float, n_blocks: int, w: np.ndarray, sin_ou
     np.multiply(ca, cb, out=cos_out)
     np.multiply(sa, sb, out=tmp)
     np.subtract(cos_out, tmp, out=cos_out)
+    # the two-product sums can land one ulp outside [-1, 1] (e.g. cos at position 0 gave
+    # 1.0000000000000002); the encoding is documented to lie in [-1, 1]
+    np.clip(sin_out, -1.0, 1.0, out=sin_out)
+    np.clip(cos_out, -1.0, 1.0, out=cos_out)
 
 
 def sinusoidal(positions, d_model: int, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:

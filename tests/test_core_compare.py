@@ -1,0 +1,125 @@
+"""posenc.comparison_table(): the measured comparison, one row per registered scheme."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import posenc
+from posenc.compare import comparison_params
+
+DOCUMENTED_KEYS = {
+    "key", "name", "kind", "d",
+    "max_abs_at_1e6", "max_abs_near", "bounded",
+    "max_slope", "continuous",
+    "closest_distance", "closest_i", "closest_j",
+    "length_change",
+    "translation_invariance", "score_spread", "relative",
+    "defined_at_4L", "beyond_out_of_range",
+    "learned_parameters", "enters", "models", "paper", "year",
+}
+ROTARY = [k for k, s in posenc.SCHEMES.items() if s.kind == "rotary"]
+
+
+@pytest.fixture(scope="module")
+def table():
+    return posenc.comparison_table()  # n = 512, d = 64, H = 8, train_len = 512
+
+
+@pytest.fixture(scope="module")
+def rows(table):
+    return {r["key"]: r for r in table}
+
+
+def test_every_row_has_the_documented_keys(table):
+    assert [r["key"] for r in table] == list(posenc.SCHEMES)
+    for r in table:
+        assert set(r) == DOCUMENTED_KEYS, r["key"]
+        scheme = posenc.get_scheme(r["key"])
+        assert (r["name"], r["kind"], r["enters"], r["paper"], r["year"]) == (scheme.name, scheme.kind, scheme.enters, scheme.paper, scheme.year)
+        assert r["models"] == ", ".join(scheme.models)
+        assert r["d"] == (384 if r["key"] == "learned_minilm" else 64)
+        for flag in ("bounded", "continuous", "relative", "defined_at_4L"):
+            assert isinstance(r[flag], bool)
+        assert 0 <= r["closest_i"] < r["closest_j"] < 512
+        assert r["closest_distance"] >= 0 and r["length_change"] >= 0
+
+
+def test_wishlist_marks(rows):
+    assert rows["raw_index"]["bounded"] is False
+    assert rows["raw_index"]["max_abs_at_1e6"] == 1e6
+    s = rows["sinusoidal"]
+    assert s["bounded"] and s["continuous"] and s["relative"]
+    assert s["max_abs_at_1e6"] <= 1.0 and s["translation_invariance"] < 1e-12
+    for key in ("learned_minilm", "learned_random"):
+        r = rows[key]
+        assert r["defined_at_4L"] is False  # no row past 511
+        assert r["continuous"] is False  # a lookup: integer positions only
+        assert math.isnan(r["max_abs_at_1e6"]) and math.isnan(r["beyond_out_of_range"])
+        assert r["relative"] is False
+    a = rows["alibi"]
+    assert a["bounded"] is False and a["relative"] is True  # the bias grows linearly with distance
+    assert a["max_abs_at_1e6"] == pytest.approx(0.5e6)  # head 0 slope 1/2 at distance 1e6
+    n = rows["nope"]
+    assert n["relative"] is False and n["score_spread"] == 0.0  # a constant score carries no position
+    assert rows["t5"]["relative"] is True and rows["t5"]["bounded"] is True
+    assert rows["index_over_length"]["length_change"] > 0.9
+    for key in ROTARY:
+        assert rows[key]["relative"] and rows[key]["bounded"] and rows[key]["continuous"], key
+
+
+def test_only_dynamic_ntk_changes_with_length(rows):
+    for key in ROTARY:
+        if key == "rope_dynamic":
+            assert rows[key]["length_change"] > 1e-3
+        else:
+            assert rows[key]["length_change"] == 0.0, key
+
+
+def test_position_interpolation_extrapolates_better_than_plain_rope(rows):
+    assert rows["rope_linear"]["beyond_out_of_range"] < rows["rope"]["beyond_out_of_range"]
+    assert rows["rope"]["beyond_out_of_range"] > 0.1
+    assert rows["alibi"]["beyond_out_of_range"] == 1.0  # every far bias is more negative than any seen
+
+
+def test_learned_parameter_counts(rows):
+    assert rows["learned_minilm"]["learned_parameters"] == 512 * 384
+    assert rows["learned_random"]["learned_parameters"] == 512 * 64
+    assert rows["t5"]["learned_parameters"] == 32 * 8
+    for key in ("raw_index", "sinusoidal", "alibi", "nope", *ROTARY):
+        assert rows[key]["learned_parameters"] == 0
+
+
+@pytest.mark.parametrize("key", ["sinusoidal", "sincos_pair", "raw_index", "rope_yarn", "rope_dynamic", "alibi", "t5", "learned_random"])
+def test_measured_columns_match_direct_calls(rows, key):
+    r = rows[key]
+    params = comparison_params(key, 512)
+    kw = {"n_heads": 8} if posenc.get_scheme(key).kind == "bias" else {}
+    sig = posenc.signature(key, np.arange(512), 64, seq_len=512, **kw, **params)
+    best = posenc.closest_pair(sig)
+    assert r["closest_distance"] == best["distance"]
+    assert (r["closest_i"], r["closest_j"]) == (best["i"], best["j"])
+    g = posenc.growth(key, [10**6], 64, **kw, **params)
+    if g["defined"][0]:  # the column is the max over positions 1e5 .. 1e6, so at least the value at 1e6
+        assert r["max_abs_at_1e6"] >= float(g["max_abs"][0]) > 0
+    if posenc.get_scheme(key).kind != "bias":
+        S = sig @ sig.T
+        assert r["translation_invariance"] == pytest.approx(posenc.translation_invariance(S), abs=1e-12)
+    lengths = sorted({2, 256, 512, 1024, 2048})
+    if not key.startswith("learned"):
+        ld = posenc.length_dependence(key, 1, lengths, 64, **kw, **params)
+        assert r["length_change"] == ld["max_change"]
+
+
+def test_subset_and_bad_keys():
+    sub = posenc.comparison_table(["rope", "alibi"], n=64, d=16, train_len=64)
+    assert [r["key"] for r in sub] == ["rope", "alibi"]
+    assert posenc.comparison_table("rope", n=64, d=16, train_len=64)[0]["key"] == "rope"
+    with pytest.raises(ValueError, match="valid keys"):
+        posenc.comparison_table(["rope", "nope!"])
+    with pytest.raises(ValueError, match="keys"):
+        posenc.comparison_table(5)  # once a TypeError
+    with pytest.raises(ValueError, match="n must"):
+        posenc.measure_scheme("rope", n=2)
