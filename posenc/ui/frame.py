@@ -23,8 +23,25 @@ from posenc.ui.pages import PAGE_BY_PATH
 _FRAME = "_posenc_frame"
 
 
+def ensure_router() -> None:
+    """Make sure this page runs under app.py's st.navigation, never on its own.
+
+    On a fresh server, Streamlit decides once per process whether the app "uses the pages/
+    directory" (the legacy multipage mode) -- it does, because our page files live in pages/ --
+    so the very first session that opens a page URL directly runs that file alone, without the
+    router (no sections, no wide layout, no link).  app.py's st.navigation clears the flag for
+    every later run; if we find it still set, we clear it and rerun, so app.py routes this run too.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def header(path: str, intro: str) -> None:
     """Title (from the page list) and a two-or-three-sentence intro; reserves the link slot."""
+    ensure_router()
     info = PAGE_BY_PATH[path]
     top = st.container(horizontal=True, vertical_alignment="bottom")
     top.title(info.title, anchor=False)

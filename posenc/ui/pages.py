@@ -14,32 +14,32 @@ class PageInfo:
     title: str
     icon: str  # a Material icon
     section: str  # navigation section ("" = top, no header)
-    url_path: str
+    url_path: str  # == the file's stem, so Streamlit's legacy pages/ router finds the same page
     summary: str  # one line for the landing page
 
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("pages/home.py", "Start here", ":material/home:", "", "home",
              "The wishlist for a positional signal, and a map of this dashboard."),
-    PageInfo("pages/attention_order.py", "Attention needs order", ":material/shuffle:", "Why order", "attention-order",
+    PageInfo("pages/attention_order.py", "Attention needs order", ":material/shuffle:", "Why order", "attention_order",
              "The dog bit the man = the man bit the dog, until positions enter."),
-    PageInfo("pages/raw_index.py", "1 · Raw index", ":material/trending_up:", "Naive attempts", "raw-index",
+    PageInfo("pages/raw_index.py", "1 · Raw index", ":material/trending_up:", "Naive attempts", "raw_index",
              "Add t itself: unbounded, 10^6 in the residual stream."),
-    PageInfo("pages/index_length.py", "2 · Index / length", ":material/straighten:", "Naive attempts", "index-length",
+    PageInfo("pages/index_length.py", "2 · Index / length", ":material/straighten:", "Naive attempts", "index_length",
              "Divide by L: the same position changes with the prompt."),
-    PageInfo("pages/single_sine.py", "3 · A single sine", ":material/waves:", "Naive attempts", "single-sine",
+    PageInfo("pages/single_sine.py", "3 · A single sine", ":material/waves:", "Naive attempts", "single_sine",
              "sin(t): bounded and smooth, but it repeats."),
-    PageInfo("pages/sincos_pair.py", "4 · One sin+cos pair", ":material/radio_button_unchecked:", "Naive attempts", "sincos-pair",
+    PageInfo("pages/sincos_pair.py", "4 · One sin+cos pair", ":material/radio_button_unchecked:", "Naive attempts", "sincos_pair",
              "A point on a circle: unique within a turn, not across turns."),
     PageInfo("pages/sinusoid.py", "The sinusoid", ":material/graphic_eq:", "The sinusoid", "sinusoid",
              "Many frequencies: the heatmap, the wavelengths, Hello World, and PE(p+k) = M_k PE(p)."),
     PageInfo("pages/learned.py", "Learned tables", ":material/table_chart:", "Schemes", "learned",
              "A real BERT-family table, its structure, and what happens at row 512."),
-    PageInfo("pages/relative_bias.py", "T5 and ALiBi", ":material/linear_scale:", "Schemes", "relative-bias",
+    PageInfo("pages/relative_bias.py", "T5 and ALiBi", ":material/linear_scale:", "Schemes", "relative_bias",
              "Biases on the attention logits: buckets and linear slopes."),
     PageInfo("pages/rope.py", "RoPE", ":material/rotate_right:", "Schemes", "rope",
              "Rotate queries and keys: the score depends only on the offset."),
-    PageInfo("pages/context_extension.py", "Context extension", ":material/open_in_full:", "Schemes", "context-extension",
+    PageInfo("pages/context_extension.py", "Context extension", ":material/open_in_full:", "Schemes", "context_extension",
              "PI, NTK-aware, dynamic NTK, YaRN and Llama 3, from the Hugging Face formulas."),
     PageInfo("pages/similarity.py", "Similarity matrices", ":material/grid_on:", "Compare", "similarity",
              "Position-score matrices side by side, and how relative each one is."),

@@ -1,0 +1,87 @@
+"""Hostile links: hypothesis-generated query strings on every page.
+
+Wrong types, huge numbers, negative sizes, NaN/inf, unknown keys, very long values and repeated
+keys.  Every run must end without an exception; every rejected value of a control the page knows
+must be answered with a visible note naming its key.  50 cases per page by default; set
+HYPOTHESIS_PROFILE=deep for 500.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apphelpers import open_page
+from posenc.ui.pages import PAGES
+
+settings.register_profile("ci", max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+settings.register_profile("deep", max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+
+HOSTILE_VALUES = [
+    "", "abc", "nan", "NaN", "inf", "-inf", "1e308", "-1e308", "99999999999999999999", "-5", "-1", "0",
+    "0.5", "1.5e3", "true", "false", "None", "[]", "{}", "%00", "' OR 1=1 --", "<script>alert(1)</script>",
+    "é€😀", "x" * 5000, "9" * 400, "1,000", "0x10", " 7 ", "1e-320",
+]
+
+_known: dict[str, list[str]] = {}
+
+
+def known_keys(path: str) -> list[str]:
+    """The URL keys the page binds, read off a default run."""
+    if path not in _known:
+        at = open_page(path)
+        bound = at.session_state["_posenc_run"]["bound"] if "_posenc_run" in at.session_state else {}
+        _known[path] = sorted(bound)
+    return _known[path]
+
+
+def queries(path: str):
+    keys = known_keys(path) or ["n"]
+    key = st.one_of(st.sampled_from(keys), st.sampled_from(["zz", "n_heads", "__proto__", "a" * 300]),
+                    st.text(min_size=1, max_size=12))
+    value = st.one_of(st.sampled_from(HOSTILE_VALUES), st.text(max_size=60),
+                      st.integers(-10**12, 10**12).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr))
+    one = st.one_of(value, st.lists(value, min_size=2, max_size=3))
+    return st.dictionaries(key, one, min_size=1, max_size=4)
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    return x == y  # NaN never equals: a NaN link value is always a rejection
+
+
+def _equivalent(raws: list[str], url_now: list[str]) -> bool:
+    """The control took the link's value (possibly normalised, e.g. " 7 " -> 7)."""
+    return len(raws) == len(url_now) and all(_same(a, b) for a, b in zip(sorted(raws), sorted(url_now)))
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_hostile_query_strings(info):
+    path = info.path
+    keys = set(known_keys(path))
+
+    @settings(settings.get_profile(PROFILE))
+    @given(query=queries(path))
+    def run(query):
+        at = open_page(path, query)
+        assert not at.exception, (query, [e.value for e in at.exception])
+        state = at.session_state["_posenc_run"] if "_posenc_run" in at.session_state else {"bound": {}}
+        notes = "\n".join(w.value for w in at.warning) + "\n".join(c.value for c in at.caption)
+        for key, raw in query.items():
+            if key not in keys or key not in state["bound"]:
+                continue
+            raws = raw if isinstance(raw, list) else [raw]
+            url_now = state["bound"][key][2]
+            if not _equivalent(raws, url_now):
+                assert f"`{key}`" in notes, (query, key, url_now, notes[:500])
+
+    run()

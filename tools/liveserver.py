@@ -1,0 +1,106 @@
+"""Start the dashboard on a loopback port and drive it with Debian's Chromium.
+
+Shared by the end-to-end tests (tests/e2e) and the benchmark (python -m bench).  Everything
+stays on 127.0.0.1; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/chromium-headless-shell")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+
+
+def chromium_path() -> str | None:
+    """Path of a usable Chromium binary, or None."""
+    for p in CHROMIUM_CANDIDATES:
+        if os.path.exists(p) and os.access(p, os.X_OK):
+            return p
+    found = shutil.which("chromium")
+    return found
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def health(url: str, timeout: float = 2.0) -> bool:
+    """True when /_stcore/health answers with the body "ok" (any unknown path also answers 200)."""
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as resp:
+            return resp.read().decode().strip() == "ok"
+    except Exception:
+        return False
+
+
+def start_server(port: int | None = None, *, timeout: float = 90.0, extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str, float]:
+    """Launch ``streamlit run app.py`` on 127.0.0.1; return (process, base url, seconds to healthy)."""
+    port = port or free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args,
+    ]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = t0 + timeout
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise RuntimeError(f"streamlit exited with code {proc.returncode}: {err[-2000:]}")
+        if health(url):
+            return proc, url, time.perf_counter() - t0
+        time.sleep(0.2)
+    stop_server(proc)
+    raise RuntimeError(f"streamlit did not become healthy on {url} within {timeout:.0f} s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def launch_chromium(playwright):
+    """A headless Chromium from Debian's package (Playwright cannot download one here)."""
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError("no Chromium found (apt-get install chromium)")
+    return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+
+
+def wait_for_app(page, timeout_ms: float = 60_000) -> None:
+    """Wait until the app is connected and no script run is in progress (Streamlit's e2e idiom)."""
+    page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']", timeout=timeout_ms)
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout_ms)
+
+
+def wait_for_charts(page, count: int, timeout_ms: float = 60_000) -> None:
+    """Wait until at least ``count`` Vega-Lite charts have drawn a canvas or an svg."""
+    if count <= 0:
+        return
+    page.wait_for_function(
+        """n => document.querySelectorAll("[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks").length >= n""",
+        arg=count,
+        timeout=timeout_ms,
+    )
