@@ -110,6 +110,24 @@ def _label_parser(options: Sequence, format_func) -> Callable[[str], Any]:
     return lambda s: table[s]
 
 
+def _snap(key: str, label: str, value, lo, hi, step, container):
+    """Return ``value`` on the step grid from ``lo``; a link can carry an off-grid number (e.g.
+    an odd head_dim for a step-2 control) that the widget accepts, so the page gets the nearest
+    grid value and a visible note instead."""
+    if step is None or not step:
+        return value
+    k = round((value - lo) / step)
+    snapped = min(max(lo + k * step, lo), hi)
+    snapped = type(value)(snapped) if isinstance(value, int) else float(snapped)
+    if math.isclose(float(snapped), float(value), rel_tol=0, abs_tol=1e-9 * max(1.0, abs(step))):
+        return value
+    msg = (f"The link set **{label}** (`{key}`) to `{_fmt(value)}`, which is not a step of {_fmt(step)} from "
+           f"{_fmt(lo)}; using `{_fmt(snapped)}` instead.")
+    _run()["notes"].append(msg)
+    container.warning(msg, icon=":material/link_off:")
+    return snapped
+
+
 def _parse_bool(s: str) -> bool:
     low = s.strip().lower()
     if low in ("true", "1", "yes", "on"):
@@ -128,6 +146,8 @@ def slider(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     value = c.slider(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
                      key=key, help=help, format=fmt, bind="query-params")
     _note_if_rejected(key, label, raw, value, lambda s: cast(float(s)) if not is_int else int(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
+    if raw and step is not None and is_int:
+        value = _snap(key, label, value, cast(lo), cast(hi), cast(step), c)
     _register(key, value, default)
     return value
 
@@ -141,6 +161,8 @@ def number(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     value = c.number_input(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
                            key=key, help=help, format=fmt, bind="query-params")
     _note_if_rejected(key, label, raw, value, lambda s: int(s) if is_int else float(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
+    if raw and step is not None and is_int:
+        value = _snap(key, label, value, cast(lo), cast(hi), cast(step), c)
     _register(key, value, default)
     return value
 
