@@ -87,9 +87,13 @@ def closest_pair(points) -> dict:
         best = int(np.argmin(gaps))
         i, j = sorted((int(order[best]), int(order[best + 1])))
         return {"distance": float(gaps[best]), "i": i, "j": j}
-    bound = float(np.min(np.linalg.norm(X[1:] - X[:-1], axis=1)))  # a real pair: an upper bound
+    steps = np.linalg.norm(X[1:] - X[:-1], axis=1)  # (n - 1,) consecutive rows: real pairs
+    if steps.min() == 0.0:
+        first = int(np.argmin(steps))
+        return {"distance": 0.0, "i": first, "j": first + 1}
+    bound = float(steps.min()) * (1 + 1e-9)  # an upper bound of the answer
     tree = cKDTree(X)
-    dist, idx = tree.query(X, k=2, distance_upper_bound=bound * (1 + 1e-9) + 1e-300, workers=-1)  # (n, 2)
+    dist, idx = tree.query(X, k=2, distance_upper_bound=bound, workers=-1)  # (n, 2); inf beyond the bound
     rows = np.arange(n)
     other = np.where(idx[:, 1] != rows, idx[:, 1], idx[:, 0])
     best = int(np.argmin(dist[:, 1]))
@@ -115,7 +119,10 @@ def count_close_pairs(points, eps: float) -> int:
 
 
 def _points(points) -> np.ndarray:
-    X = np.asarray(points, dtype=np.float64)
+    try:
+        X = np.asarray(points, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"points must be a finite (n, k) array of numbers, got {type(points).__name__}") from exc
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or not np.all(np.isfinite(X)):

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from posenc._trig import sincos_outer
 from posenc._validate import (
     check_bool,
     check_choice,
@@ -345,8 +346,8 @@ def rope_offset_scores(
     check_memory("offset score table", (off.size, inv.size))
     first, second = _pair_views(d, layout)
     qa, qb, ka, kb = q[first], q[second], k[first], k[second]  # (h,)
-    ang = np.multiply.outer(off, inv)  # (m, h)
-    return af**2 * (np.cos(ang) @ (qa * ka + qb * kb) + np.sin(ang) @ (qb * ka - qa * kb))
+    sin, cos = sincos_outer(off, inv)  # (m, h) each; angle addition on evenly spaced offsets
+    return af**2 * (cos @ (qa * ka + qb * kb) + sin @ (qb * ka - qa * kb))
 
 
 def rope_decay_bound(distances, head_dim: int, *, base: float = 10000.0) -> np.ndarray:

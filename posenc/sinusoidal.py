@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from posenc._trig import sincos_outer
 from posenc._validate import check_choice, check_float, check_int, check_memory, check_positions
 
 LAYOUTS = ("interleaved", "concatenated")
@@ -45,46 +46,6 @@ def sinusoid_wavelengths(d_model: int, *, base: float = 10000.0) -> np.ndarray:
     return 2.0 * np.pi / sinusoid_frequencies(d_model, base=base)
 
 
-BLOCK = 256  # rows per block of the angle-addition fast path
-
-
-def _evenly_spaced(pos: np.ndarray) -> float | None:
-    """The common step if ``pos`` is p0 + step * arange(n) exactly (n >= 2), else None."""
-    if pos.size < 2:
-        return None
-    step = pos[1] - pos[0]
-    return float(step) if np.array_equal(pos, pos[0] + step * np.arange(pos.size)) else None
-
-
-def _sin_cos_blocks(p0: float, step: float, n_blocks: int, w: np.ndarray, sin_out: np.ndarray, cos_out: np.ndarray) -> None:
-    """Fill sin/cos of (p0 + step * (k*BLOCK + j)) * w for k < n_blocks, j < BLOCK.
-
-    NOTE: angle addition instead of n * h transcendental calls:
-        sin(a + b) = sin a cos b + cos a sin b,   cos(a + b) = cos a cos b - sin a sin b
-    with a = (p0 + step j) w (BLOCK rows) and b = step k BLOCK w (n_blocks rows).  Only
-    (BLOCK + n_blocks) * h sines and cosines are evaluated; every output is one exact-sum of two
-    products of correctly rounded values, so the error stays at a few ulp (no recurrence, no
-    accumulation).  ``sin_out``/``cos_out`` are (n_blocks, BLOCK, h) views of the result.
-    """
-    j = p0 + step * np.arange(BLOCK, dtype=np.float64)  # (B,)
-    k = (step * BLOCK) * np.arange(n_blocks, dtype=np.float64)  # (K,)
-    a = np.multiply.outer(j, w)  # (B, h)
-    b = np.multiply.outer(k, w)  # (K, h)
-    sa, ca = np.sin(a)[None], np.cos(a)[None]  # (1, B, h)
-    sb, cb = np.sin(b)[:, None], np.cos(b)[:, None]  # (K, 1, h)
-    tmp = np.empty(sin_out.shape)  # (K, B, h)
-    np.multiply(sa, cb, out=sin_out)
-    np.multiply(ca, sb, out=tmp)
-    np.add(sin_out, tmp, out=sin_out)
-    np.multiply(ca, cb, out=cos_out)
-    np.multiply(sa, sb, out=tmp)
-    np.subtract(cos_out, tmp, out=cos_out)
-    # the two-product sums can land one ulp outside [-1, 1] (e.g. cos at position 0 gave
-    # 1.0000000000000002); the encoding is documented to lie in [-1, 1]
-    np.clip(sin_out, -1.0, 1.0, out=sin_out)
-    np.clip(cos_out, -1.0, 1.0, out=cos_out)
-
-
 def sinusoidal(positions, d_model: int, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
     """Sinusoidal encoding of ``positions``: ndarray of shape (n, d_model), float64 in [-1, 1].
 
@@ -107,17 +68,8 @@ def sinusoidal(positions, d_model: int, *, base: float = 10000.0, layout: str = 
         sin_view, cos_view = pairs[:, :, 0], pairs[:, :, 1]  # (n, h) each
     else:
         sin_view, cos_view = out[:, :h], out[:, h : 2 * h]
-    step = _evenly_spaced(pos)
-    done = 0
-    if step is not None and h and n >= 4 * BLOCK:
-        n_blocks = n // BLOCK
-        done = n_blocks * BLOCK
-        _sin_cos_blocks(pos[0], step, n_blocks, w[:h],
-                        sin_view[:done].reshape(n_blocks, BLOCK, h), cos_view[:done].reshape(n_blocks, BLOCK, h))
-    if done < n and h:
-        angles = np.multiply.outer(pos[done:], w[:h])  # (n - done, h)
-        np.sin(angles, out=sin_view[done:])
-        np.cos(angles, out=cos_view[done:])
+    if h:
+        sincos_outer(pos, w[:h], sin_view, cos_view)  # angle addition on evenly spaced positions
     if d % 2:
         out[:, -1] = np.sin(pos * w[h])  # lone sine, no cos partner
     return out
@@ -157,4 +109,4 @@ def sinusoid_dot_profile(offsets, d_model: int, *, base: float = 10000.0) -> np.
     k = check_positions(offsets, name="offsets")  # (m,)
     w = sinusoid_frequencies(d, base=base)  # (h,)
     check_memory("offset profile", (k.size, w.size))
-    return np.cos(np.multiply.outer(k, w)).sum(axis=1)  # (m,)
+    return sincos_outer(k, w)[1].sum(axis=1)  # (m,)
