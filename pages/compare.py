@@ -1,4 +1,106 @@
+"""Page 12: the comparison table, every column measured."""
+
 import streamlit as st
 
-st.title("compare")
-st.info("This page is being built.")
+from posenc.charts.base import style
+from posenc.charts.compare import measured_dots, wishlist_table
+from posenc.compare import BOUND_RATIO, FAR, NEAR, RELATIVE_TOL, measure_scheme
+from posenc.geometry import closest_pair, growth, length_dependence
+from posenc.scores import translation_invariance
+from posenc.ui import controls, uploads
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
+from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, measure, measure_upload, wishlist_names, with_rows
+
+PATH = "pages/compare.py"
+LENGTHS = [64, 128, 256, 512, 1024]
+
+header(
+    PATH,
+    "The classic comparison table (Scheme · Learned or fixed? · Extrapolates beyond training length? · Used "
+    "in), with every column **measured** on the schemes themselves rather than typed in. Sort any column; "
+    "each scheme links to the page that explains it. **Look at the three wishlist columns**: only the "
+    "schemes whose score depends on the offset alone tick *relative*.",
+)
+c1, c2, c3, c4 = st.columns(4)
+n = controls.select_slider("sequence length n", "n", LENGTHS, default=512, container=c1,
+                           help="Length for uniqueness and the score matrix (learned tables: at most their 512 rows).")
+d = controls.slider("d (d_model / head_dim)", "d", default=64, lo=8, hi=128, step=2, container=c2,
+                    help="The learned MiniLM table is always 384 wide.")
+n_heads = controls.slider("heads (bias schemes)", "heads", default=8, lo=1, hi=16, container=c3)
+train_len = controls.select_slider("training length L", "L", LENGTHS, default=512, container=c4,
+                                   help="RoPE extensions are set to L with factor 4; 'extrapolates' looks at 4L.")
+
+with st.expander("Bring your own table: add an uploaded learned position table as a row", icon=":material/upload_file:"):
+    uploads.upload_widget(key="upload")
+pages = tuple((k, PAGE_BY_PATH[p].url_path) for k, p in SCHEME_PAGE.items())
+view = safe(comparison, n, d, n_heads, train_len, pages)
+if view is not None:
+    for name, msg in view["errors"].items():
+        st.error(f"{name}: {msg}", icon=":material/error:")
+    mine = [uploads.safe_table_call(measure_upload, lab, name=f"Uploaded: {lab}", n=n, train_len=train_len)
+            for lab in uploads.session_tables()]
+    frame = with_rows(view["frame"], [r for r in mine if r is not None], PAGE_BY_PATH["pages/learned.py"].url_path)
+    Num, Check, Text = st.column_config.NumberColumn, st.column_config.CheckboxColumn, st.column_config.TextColumn
+    st.dataframe(
+        frame,
+        hide_index=True,
+        height="content",
+        key="comparison_table",
+        column_order=["scheme", "page", "learned_or_fixed", "bounded", "continuous", "relative", "wishlist",
+                      "max_abs_at_1e6", "closest_distance", "closest_pair", "length_invariant", "length_change",
+                      "translation_invariance", "defined_at_4L", "beyond_out_of_range", "learned_parameters",
+                      "enters", "models", "paper", "n_measured"],
+        column_config={
+            "scheme": Text("Scheme", pinned=True),
+            "page": st.column_config.LinkColumn("Page", display_text="open ↗", help="The page that explains this scheme."),
+            "learned_or_fixed": Text("Learned or fixed?", help="Learned iff the scheme has trainable parameters (column 'learned parameters')."),
+            "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× max over [0, {NEAR.max():,.0f}]."),
+            "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6)."),
+            "relative": Check("Relative", help=f"Translation invariance ≤ {RELATIVE_TOL:g} and the score varies at all."),
+            "wishlist": Check("All three", help="Bounded and continuous and relative: the wishlist."),
+            "max_abs_at_1e6": Num("max |value| to 10^6", format="%.4g", help="Largest |value| of the signature at positions 10^5..10^6 (empty: no row there)."),
+            "closest_distance": Num("Unique: closest pair", format="%.3g", help="Distance between the two closest positions among 0..n−1 (0 = a collision)."),
+            "closest_pair": Text("closest i & j"),
+            "length_invariant": Check("Length-invariant", help=f"Position 1 unchanged (≤ {LENGTH_TOL:g}) for lengths 2, n/2, n, 2L, 4L."),
+            "length_change": Num("length change", format="%.3g", help="Largest change of position 1's signature across those lengths."),
+            "translation_invariance": Num("Translation invariance", format="%.3g", help="‖S − T(S)‖/‖S − mean‖ of the dense score matrix; 0 = depends on j − i only."),
+            "defined_at_4L": Check("Defined at 4L", help="Extrapolates? The scheme has a value at 4× the training length."),
+            "beyond_out_of_range": Num("New scores past L", format="percent", help="Share of scores of pairs reaching past L that fall outside the range seen within L."),
+            "learned_parameters": Num("Learned parameters", format="%d"),
+            "enters": Text("Where position enters"),
+            "models": Text("Used in"),
+            "paper": Text("Paper"),
+            "n_measured": Num("n measured", format="%d", help="Learned tables have 512 rows, so they are measured on at most 512 positions."),
+        },
+    )
+    links = st.container(horizontal=True)
+    for p in dict.fromkeys(SCHEME_PAGE[k] for k in frame["key"] if k in SCHEME_PAGE):
+        links.page_link(p, label=PAGE_BY_PATH[p].title, icon=PAGE_BY_PATH[p].icon)
+    with st.expander("How each column is measured", icon=":material/rule:"):
+        st.markdown(
+            f"- **Bounded**: the largest |value| of the signature out to position {FAR.max():,.0f} stops growing: the max "
+            f"over [{FAR.min():,.0f}, {FAR.max():,.0f}] is at most {BOUND_RATIO}× the max over [{NEAR.min():.0f}, "
+            f"{NEAR.max():,.0f}] (a table with no rows there counts as bounded).\n"
+            "- **Continuous**: the signature exists at fractional positions and its slope |f(p+δ) − f(p)|/δ agrees for "
+            "δ = 10⁻³ and 10⁻⁶; a lookup table or a bucket id exists only at integers.\n"
+            f"- **Unique**: the distance between the two closest of the n = {n} positions (0 = two positions collide).\n"
+            f"- **Length-invariant**: position 1 looks the same in sequences of length 2, n/2, n, 2L and 4L (L = {train_len}).\n"
+            f"- **Relative**: translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
+            "and the score varies at all (NoPE's constant score carries no position).\n"
+            "- **Extrapolates**: defined at 4L, and the share of scores of pairs reaching past L that fall outside the "
+            "range seen within L (RoPE extensions compare with plain RoPE trained at L).\n"
+            "- **Learned parameters, where position enters, models, paper**: from the registry and the table shapes."
+        )
+    marks = marks_frame(frame)
+    chart(style(wishlist_table(marks)), key="compare_wishlist", data=marks,
+          caption="Blue ✓ = yes, vermillion ✗ = no; each mark comes from the measurement in the table (hover for the number).")
+    chart(style(measured_dots(frame)), key="compare_measured", data=frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]],
+          caption="Left: 0 means the score depends only on j − i. Right: 0 means two positions look identical at this length.")
+    names = wishlist_names(frame)
+    exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all three wishlist boxes (bounded, continuous, relative)?",
+             answer=len(names), explanation=f"{', '.join(names) or 'None'}: bounded values, defined between integers, "
+             "and a score that depends only on the offset.")
+
+show_code(comparison, measure, measure_scheme, growth, closest_pair, length_dependence, translation_invariance)

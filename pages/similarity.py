@@ -1,4 +1,102 @@
+"""Page 11: position-score matrices side by side, and how relative each one is."""
+
 import streamlit as st
 
-st.title("similarity")
-st.info("This page is being built.")
+from posenc.charts.base import HEATMAP_CELLS, style
+from posenc.charts.compare import offset_profiles, score_matrices
+from posenc.registry import SCHEMES
+from posenc.schemes import bias
+from posenc.scores import dense_scores, offset_profile, position_scores, translation_invariance
+from posenc.ui import controls, uploads
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.views.compare import HEADS, relative_count, scheme_similarity, similarity_panel, table_similarity
+
+PATH = "pages/similarity.py"
+DEFAULT = ["sinusoidal", "learned_minilm", "rope", "alibi"]
+
+header(
+    PATH,
+    "How much does position *i* match position *j*? Each matrix below is computed for every pair of "
+    "positions. **Look along the diagonals**: where every diagonal holds one colour the score depends only "
+    "on the offset j − i (the scheme is relative), and the translation-invariance figure is 0.",
+)
+st.latex(
+    r"S_{ij} = \cos\angle\big(PE_i, PE_j\big)\ \text{or}\ PE_i\!\cdot\!PE_j,\quad "
+    r"S_{ij} = \langle R_i q, R_j q\rangle,\quad S_{ij} = b_h(j - i);\qquad "
+    r"\mathrm{TI}(S) = \frac{\lVert S - T(S) \rVert_F}{\lVert S - \bar S \rVert_F}"
+)
+
+with st.expander("Bring your own table: compare an uploaded learned position table", icon=":material/upload_file:"):
+    uploads.upload_widget(key="upload")
+options = uploads.scheme_options()
+label = lambda k: SCHEMES[k].name if k in SCHEMES else f"Uploaded: {uploads.upload_label(k)}"
+keys = controls.multi("schemes (2 to 4)", "schemes", options, default=DEFAULT, format_func=label, max_selections=4,
+                      help="Parameters at their registry defaults. The URL holds the display names.")
+c1, c2, c3, c4 = st.columns(4)
+n = controls.slider("sequence length n", "n", default=128, lo=8, hi=4096, container=c1)
+d = controls.slider("d (d_model, or head_dim for RoPE)", "d", default=64, lo=4, hi=512, step=2, container=c2,
+                    help="The learned MiniLM table is always 384 wide.")
+metric = controls.choice("score of additive schemes", "metric", ["cosine", "dot"], default="cosine", container=c3,
+                         help="RoPE always shows the q·k score of an all-ones probe; bias schemes the bias itself.")
+head = controls.slider(f"bias head (of {HEADS})", "head", default=1, lo=1, hi=HEADS, container=c4,
+                       help="ALiBi's slope depends on the head; T5 and NoPE are the same in every head.")
+
+if len(keys) < 2:
+    st.info("Choose at least two schemes to compare them side by side.", icon=":material/info:")
+def compute(k):
+    if uploads.is_upload(k):
+        return uploads.safe_table_call(table_similarity, uploads.upload_label(k), n, metric, name=label(k))
+    return safe(scheme_similarity, k, n, d, metric, head - 1)
+
+
+results = [r for r in map(compute, keys) if r is not None]
+
+if results:
+    for col, r in zip(st.columns(len(results)), results):
+        ti = r["translation_invariance"]
+        col.metric(f"{r['name']}: translation invariance", "—" if ti is None else f"{ti:.3g}",
+                   help="‖S − T(S)‖ / ‖S − mean‖, T(S) = each diagonal's mean; 0 = depends on j − i only. "
+                   + ("Measured on the matrix built densely from the vectors, not on the offset view."
+                      if r["offset_only"] and r["kind"] != "bias" else "Measured on the full matrix."))
+        if r["ti_note"]:
+            col.caption(f"Not measured at this length: {r['ti_note']}")
+    view = similarity_panel(results)
+    steps = sorted({max(p["step"]) for p in view["panels"]})
+    chart(
+        style(score_matrices(view["frame"], view["panels"])),
+        key="similarity_matrices",
+        data=view["frame"],
+        caption=(
+            f"One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
+            "mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "
+            "a pair uses (posenc ships no trained T5 table). "
+            + (f"Strided to at most {HEATMAP_CELLS:,} cells per matrix: one position in {' or '.join(map(str, steps))} "
+               "is shown, each cell an exact value." if steps != [1] else "Every cell is shown.")
+        ),
+    )
+    methods = {r["name"]: r["offset_method"] for r in results}
+    chart(
+        style(offset_profiles(view["offsets"], [r["name"] for r in results])),
+        key="similarity_offsets",
+        data=view["offsets"],
+        caption=(
+            "Score against the offset j − i. "
+            + "; ".join(f"{k}: {m}" for k, m in methods.items())
+            + " (a relative scheme's diagonals are constant, so the two agree)."
+            + (f" One offset in {results[0]['offset_step']} is drawn." if results[0]["offset_step"] > 1 else "")
+        ),
+    )
+    rel = relative_count(results)
+    exercise(
+        "similarity_relative",
+        "Of the schemes shown, how many have a translation-invariance figure below 10⁻⁶, i.e. a score "
+        "that depends only on the offset j − i?",
+        answer=rel["count"],
+        explanation=f"Relative: {', '.join(rel['relative']) or 'none'}. Not relative: "
+        + (", ".join(f"{name} ({ti:.3g})" for name, ti in rel["absolute"]) or "none")
+        + (f". Not measured at this length: {', '.join(rel['unmeasured'])}" if rel["unmeasured"] else "")
+        + ". Along a diagonal an absolute scheme's score changes; a relative one's cannot.",
+    )
+
+show_code(scheme_similarity, position_scores, dense_scores, bias, offset_profile, translation_invariance)

@@ -26,14 +26,16 @@ import numpy as np
 from posenc import learned
 from posenc import rope as _rope
 from posenc._validate import check_int
-from posenc.geometry import closest_pair, growth, length_dependence
+from posenc.geometry import collisions, growth, length_dependence
 from posenc.registry import SCHEMES, get_scheme
-from posenc.schemes import bias, bias_offsets, probe_vector, rope_for, signature
+from posenc.schemes import bias_matrix, bias_offsets, probe_vector, rope_for, signature
 from posenc.scores import translation_invariance
+from posenc.tables import measure_table
 
 FAR = np.unique(np.round(np.geomspace(1e5, 1e6, 64)))
 NEAR = np.arange(0, 1001, dtype=np.float64)
 BOUND_RATIO = 1.5
+GRID = 1024  # positions sampled for the absolute schemes' extrapolation test
 RELATIVE_TOL = 1e-6
 
 
@@ -49,10 +51,10 @@ def comparison_params(key: str, train_len: int, factor: float = 4.0) -> dict:
 
 
 def _dense_matrix(key: str, n: int, d: int, n_heads: int, params: dict) -> np.ndarray:
-    """Score matrix built densely from vectors (never from a profile): (n, n)."""
+    """Score matrix built densely from vectors or from every (i, j) (never from a profile): (n, n)."""
     scheme = get_scheme(key)
     if scheme.kind == "bias":
-        return bias(key, n, n_heads, **params)[0]
+        return bias_matrix(key, n, n_heads, 0, **params)
     sig = signature(key, np.arange(n), d, seq_len=n, n_heads=n_heads, **params)  # (n, d)
     return sig @ sig.T
 
@@ -64,10 +66,10 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
     L = check_int("train_len", train_len, lo=4, hi=4096)
     params = {**comparison_params(key, L), **(params or {})}
     params = scheme.validate_params(params)
-    if key == "learned_minilm":
-        d = learned.MINILM_D_MODEL
+    if scheme.learned and scheme.kind == "additive":
+        return _learned_row(key, n=n, d=d, train_len=L, params=params)
     sig_kw = {"n_heads": n_heads} if scheme.kind == "bias" else {}
-    row: dict = {"key": key, "name": scheme.name, "kind": scheme.kind, "d": d}
+    row: dict = {"key": key, "name": scheme.name, "kind": scheme.kind, "d": d, "n_measured": n}
 
     # bounded: growth of max |value| out to 10^6
     g_near = growth(key, NEAR, d, **sig_kw, **params)
@@ -96,14 +98,11 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
         row["continuous"] = False  # only defined at integer positions (a lookup or a bucket)
 
     # unique: closest pair of distinct positions at length n
-    sig_n = signature(key, np.arange(n), d, seq_len=n, **sig_kw, **params)
-    best = closest_pair(sig_n)
+    best = collisions(key, n, d, **sig_kw, **params)  # exact; O(n d) for shift-isometric schemes
     row.update(closest_distance=best["distance"], closest_i=best["i"], closest_j=best["j"])
 
     # length-invariant: position 1 under several sequence lengths
     lengths = sorted({2, max(2, n // 2), n, 2 * L, 4 * L})
-    if key.startswith("learned"):
-        lengths = [x for x in lengths if x <= learned.MINILM_MAX_LEN] or [2]
     row["length_change"] = length_dependence(key, 1, lengths, d, **sig_kw, **params)["max_change"]
 
     # relative: translation invariance of the dense score matrix, and whether it varies
@@ -118,6 +117,22 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
 
     row["learned_parameters"] = _learned_parameters(key, d, n_heads, params)
     row.update(enters=scheme.enters, models=", ".join(scheme.models), paper=scheme.paper, year=scheme.year)
+    return row
+
+
+def _learned_row(key: str, *, n: int, d: int, train_len: int, params: dict) -> dict:
+    """A learned table's row: posenc.tables.measure_table on its rows, registry metadata on top.
+
+    The table has max_len rows whatever n is, so uniqueness and relativity are measured on
+    min(n, max_len) rows (``n_measured``)."""
+    scheme = get_scheme(key)
+    if key == "learned_minilm":
+        table = learned.minilm_table()
+    else:
+        table = learned.random_table(learned.MINILM_MAX_LEN, d, seed=params["seed"])
+    row = measure_table(table, name=scheme.name, n=n, train_len=train_len)
+    row.update(key=key, name=scheme.name, enters=scheme.enters, models=", ".join(scheme.models), paper=scheme.paper, year=scheme.year)
+    row["n_measured"] = min(n, table.shape[0])
     return row
 
 
@@ -136,8 +151,6 @@ def _offset_scores(key: str, offsets: np.ndarray, d: int, n_heads: int, params: 
 
 def _extrapolation(key: str, L: int, d: int, n_heads: int, params: dict) -> dict:
     scheme = get_scheme(key)
-    if key.startswith("learned"):
-        return {"defined_at_4L": 4 * L <= learned.MINILM_MAX_LEN and L <= learned.MINILM_MAX_LEN, "beyond_out_of_range": float("nan")}
     seen_off = np.arange(0, L, dtype=np.float64)
     new_off = np.arange(L, 4 * L, dtype=np.float64)
     if scheme.kind == "rotary":
@@ -146,11 +159,14 @@ def _extrapolation(key: str, L: int, d: int, n_heads: int, params: dict) -> dict
         new = _offset_scores(key, new_off, d, n_heads, params, 4 * L)
     elif key in ("raw_index", "single_sine"):
         # absolute: the score of a pair depends on both positions; compare pairs within L with
-        # pairs reaching past L (query at the far position, key anywhere before it)
-        sig = signature(key, np.arange(4 * L), d, seq_len=4 * L, **params)
-        Sm = sig @ sig.T
-        seen = Sm[:L, :L].ravel()
-        new = Sm[L:, :].ravel()
+        # pairs reaching past L, on a grid of at most GRID positions in [0, 4L)
+        step = max(1, -(-4 * L // GRID))
+        pos = np.arange(0, 4 * L, step, dtype=np.float64)  # (m,)
+        sig = signature(key, pos, d, seq_len=4 * L, **params)  # (m, d)
+        Sm = sig @ sig.T  # (m, m)
+        inside = pos < L
+        seen = Sm[np.ix_(inside, inside)].ravel()
+        new = Sm[~inside, :].ravel()
     else:
         seen = _offset_scores(key, seen_off, d, n_heads, params, L)
         new = _offset_scores(key, new_off, d, n_heads, params, 4 * L)

@@ -47,6 +47,14 @@ def check_head_dim(head_dim, *, lo: int = 2) -> int:
     return d
 
 
+def _scaled_base_inv_freq(d: int, new_base: float, what: str) -> np.ndarray:
+    """inv_freq for a base *derived* by NTK-style scaling; it may exceed the user-facing range
+    of ``base`` (e.g. dynamic NTK at d = 4 squares the growth), so only finiteness is checked."""
+    if not np.isfinite(new_base) or new_base <= 1.0:
+        raise ValueError(f"{what} gives a scaled base of {new_base:g}; reduce the factor or the length")
+    return 1.0 / np.power(new_base, np.arange(0, d, 2, dtype=np.float64) / d)
+
+
 def default_inv_freq(head_dim: int, base: float = 10000.0) -> np.ndarray:
     """theta_k = base ** (-2k / head_dim), shape (head_dim // 2,)."""
     d = check_head_dim(head_dim)
@@ -161,7 +169,7 @@ def rope_frequencies(
         # NTK-aware (bloc97): base' = base * s ** (d / (d - 2)); the lowest frequency is / s.
         s = _factor(scaling, rope_type)
         d = check_head_dim(d, lo=4)
-        return default_inv_freq(d, base * s ** (d / (d - 2))), 1.0
+        return _scaled_base_inv_freq(d, base * s ** (d / (d - 2)), "NTK-aware scaling"), 1.0
     if rope_type == "dynamic":
         # Dynamic NTK (emozilla): the NTK base grows with the current length beyond the trained one.
         s = _factor(scaling, rope_type)
@@ -169,7 +177,7 @@ def rope_frequencies(
         d = check_head_dim(d, lo=4)
         L = max(seq_len if seq_len is not None else orig, orig)
         new_base = base * ((s * L / orig) - (s - 1)) ** (d / (d - 2))
-        return default_inv_freq(d, new_base), 1.0
+        return _scaled_base_inv_freq(d, new_base, f"dynamic NTK at seq_len {L}"), 1.0
     if rope_type == "yarn":
         return _yarn(d, base, scaling)
     if rope_type == "llama3":

@@ -123,6 +123,34 @@ def bias(key: str, n: int, n_heads: int = 8, **params) -> np.ndarray:
     return np.broadcast_to(buckets, (H, n, n)).copy()
 
 
+def bias_matrix(key: str, n: int, n_heads: int = 8, head: int = 0, **params) -> np.ndarray:
+    """One head of bias scheme ``key``, built densely from every (i, j): shape (n, n).
+
+    The same numbers as ``bias(...)[head]`` without building the other heads (n^2 memory, not
+    H n^2); used where a dense, independently built matrix is wanted (translation invariance).
+    """
+    scheme = get_scheme(key)
+    if scheme.kind != "bias":
+        raise ValueError(f"scheme {key!r} is {scheme.kind}, not bias")
+    p = scheme.validate_params(params)
+    H = check_int("n_heads", n_heads, lo=1, hi=relative.MAX_HEADS)
+    h = check_int("head", head, lo=0, hi=H - 1)
+    n = check_int("n", n, lo=1, hi=relative.MAX_N)
+    check_memory("bias matrix", (n, n))
+    if key == "nope":
+        return relative.causal_mask(n)
+    if key == "t5":
+        return relative.t5_bucket_matrix(
+            n, bidirectional=p["bidirectional"], num_buckets=p["num_buckets"], max_distance=p["max_distance"]
+        ).astype(np.float64)
+    i = np.arange(n)
+    dist = (i[:, None] - i[None, :]).astype(np.float64)  # (n, n) i - j
+    out = -relative.alibi_slopes(H)[h] * np.abs(dist)
+    if p["causal"]:
+        out[dist < 0] = -np.inf
+    return out
+
+
 def bias_offsets(key: str, offsets, n_heads: int = 8, **params) -> np.ndarray:
     """Bias of bias scheme ``key`` for key - query offsets j - i: shape (H, m).
 

@@ -87,4 +87,5 @@ def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> di
         "defined_at_4L": bool(defined_4l), "beyond_out_of_range": beyond,
         "learned_parameters": int(rows * d),
         "enters": "input embedding", "models": "uploaded table", "paper": f"your upload ({rows} x {d})", "year": None,
+        "n_measured": m,
     }

@@ -1,0 +1,119 @@
+"""Charts for the compare pages (11 similarity matrices, 12 comparison table).  DataFrame in,
+Altair chart out; no Streamlit."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import altair as alt
+import pandas as pd
+
+from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, lines
+
+MASKED = "#bdbdbd"  # grey for -inf (masked) cells: not a value, so not on any colour scale
+YES, NO = OKABE_ITO[0], OKABE_ITO[3]  # blue / vermillion, with a tick or cross drawn on top
+
+
+def _check_marks(df: pd.DataFrame, what: str) -> None:
+    if len(df) > MAX_MARKS:
+        raise ValueError(f"{what} has {len(df):,} marks, above the {MAX_MARKS:,}-mark ceiling; downsample first")
+
+
+def score_matrix(df: pd.DataFrame, panel: dict, *, size: int = 250, legend: bool = True) -> alt.LayerChart:
+    """One position-score matrix: rect cells (query i down, key j across) coloured on the
+    panel's domain; masked (-inf) cells in grey.  ``df``: (i, j, score) of one scheme (NaN = masked);
+    ``panel``: {"scheme", "unit", "domain", "palette" ("diverging"|"sequential"), "step", "n"}."""
+    _check_marks(df, "score matrix")
+    si, sj = panel["step"]
+    n = panel["n"]
+    sub = panel["unit"] + (f" · one position in {max(si, sj)} shown" if max(si, sj) > 1 else "")
+    base = (
+        alt.Chart(df[["i", "j", "score"]], title=alt.Title(panel["scheme"], subtitle=sub), width=size, height=size)
+        .transform_calculate(i_end=f"datum.i + {si}", j_end=f"datum.j + {sj}", masked="!isValid(datum.score)",
+                             edge="datum.score")
+        .encode(
+            x=alt.X("j:Q", title="key position j", scale=alt.Scale(domain=[0, n], nice=False)),
+            x2="j_end:Q",
+            y=alt.Y("i:Q", title="query position i", scale=alt.Scale(domain=[0, n], nice=False, reverse=True)),
+            y2="i_end:Q",
+        )
+    )
+    scheme = DIVERGING if panel["palette"] == "diverging" else SEQUENTIAL
+    color = alt.Color(
+        "score:Q", title=panel["unit"],
+        scale=alt.Scale(scheme=scheme, domain=list(panel["domain"]), clamp=True),
+        legend=alt.Legend(type="gradient", orient="bottom", gradientLength=size - 40, titleLimit=size) if legend else None,
+    )
+    # a hairline stroke in the cell's own colour hides the anti-aliasing seams between cells (on a
+    # copy of the field, so the colour keeps its own gradient legend instead of a merged symbol one)
+    stroke = alt.Stroke("edge:Q", scale=alt.Scale(scheme=scheme, domain=list(panel["domain"]), clamp=True), legend=None)
+    tips = [alt.Tooltip("i:Q", title="query i"), alt.Tooltip("j:Q", title="key j")]
+    valid = base.transform_filter("!datum.masked").mark_rect(strokeWidth=0.6).encode(
+        color=color, stroke=stroke, tooltip=tips + [alt.Tooltip("score:Q", title=panel["unit"], format=".4f")])
+    masked = base.transform_filter("datum.masked").mark_rect(color=MASKED, stroke=MASKED, strokeWidth=0.6).encode(
+        tooltip=tips + [alt.Tooltip("masked:N", title="masked (−inf, the causal mask)")])
+    return alt.layer(valid, masked)
+
+
+def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 290, columns: int = 2) -> alt.ConcatChart:
+    """The matrices side by side, ``columns`` per row; a legend under the last panel of each
+    unit (same-unit panels share one domain, so one legend serves them)."""
+    _check_marks(frame, "score matrices")
+    last = {p["unit"]: i for i, p in enumerate(panels)}
+    charts = [
+        score_matrix(frame[frame["scheme"] == p["scheme"]], p, size=size, legend=(last[p["unit"]] == i))
+        for i, p in enumerate(panels)
+    ]
+    return alt.concat(*charts, columns=columns, spacing=24).resolve_scale(color="independent", stroke="independent")
+
+
+def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | str = "container") -> alt.VConcatChart:
+    """Score against offset j - i, one panel per unit (independent y), one line per scheme.
+    ``frame``: (scheme, unit, method, offset, score)."""
+    _check_marks(frame, "offset chart")
+    panels = []
+    for unit in dict.fromkeys(frame["unit"]):
+        part = frame[frame["unit"] == unit]
+        ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title="offset j − i (key − query)",
+                   y_title=unit, domain=list(names), height=170, width=width)
+        panels.append(ch.properties(title=unit))
+    return alt.vconcat(*panels, spacing=16).resolve_scale(color="shared")
+
+
+def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
+    """A heat table: one row per scheme, one column per yes/no measurement, blue tick = yes,
+    vermillion cross = no.  ``marks``: (scheme, property, group, ok, detail)."""
+    _check_marks(marks, "wishlist table")
+    df = marks.assign(mark=marks["ok"].map({True: "✓ yes", False: "✗ no"}), glyph=marks["ok"].map({True: "✓", False: "✗"}))
+    order = list(dict.fromkeys(df["property"]))
+    rows = list(dict.fromkeys(df["scheme"]))
+    base = alt.Chart(df, height=alt.Step(24), width=alt.Step(92)).encode(
+        x=alt.X("property:N", sort=order, title=None, axis=alt.Axis(orient="top", labelAngle=0, labelLimit=120)),
+        y=alt.Y("scheme:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260)),
+        tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("property:N"), alt.Tooltip("mark:N", title="measured"),
+                 alt.Tooltip("detail:N", title="measurement")],
+    )
+    cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
+        color=alt.Color("mark:N", title="", scale=alt.Scale(domain=["✓ yes", "✗ no"], range=[YES, NO]),
+                        legend=alt.Legend(orient="bottom")))
+    text = base.mark_text(color="white", fontSize=15, fontWeight="bold").encode(text="glyph:N")
+    return alt.layer(cells, text)
+
+
+def measured_dots(frame: pd.DataFrame) -> alt.HConcatChart:
+    """Two dot plots, one row per scheme: translation invariance (0 = relative) and the
+    closest-pair distance (0 = two positions collide).  ``frame``: the display table."""
+    _check_marks(frame, "dot plot")
+    rows = list(frame["scheme"])
+    df = frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]]
+
+    def dots(field: str, title: str, extra: list) -> alt.Chart:
+        return alt.Chart(df, width=320, height=alt.Step(22)).mark_circle(size=110, color=OKABE_ITO[0], opacity=1).encode(
+            x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(zero=True)),
+            y=alt.Y("scheme:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260)),
+            tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip(f"{field}:Q", title=title, format=".4g")] + extra,
+        )
+
+    left = dots("translation_invariance", "translation invariance (0 = relative)", [])
+    right = dots("closest_distance", "closest-pair distance (0 = collision)", [alt.Tooltip("closest_pair:N", title="closest pair i & j")])
+    return alt.hconcat(left, right.encode(y=alt.Y("scheme:N", sort=rows, title=None, axis=None)), spacing=36)

@@ -1,0 +1,326 @@
+"""Data for the compare pages: 11 (similarity matrices) and 12 (the comparison table).
+
+axes: n positions, i query/row, j key/column, k = j - i offset, d encoding width, H heads.
+
+Page 11 (``scheme_similarity`` / ``table_similarity`` per scheme, ``similarity_panel`` to lay
+them side by side): the position-score matrix of each scheme (posenc.position_scores), strided
+to at most ``HEATMAP_CELLS`` cells, its translation-invariance figure measured on a matrix
+built densely from the vectors (never on the Toeplitz view, which is relative by
+construction), and its score against the offset j - i.
+
+Page 12 (``comparison``): posenc.compare.measure_scheme for every registered scheme, as one
+display table with the wishlist marks derived from the measured numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from posenc import learned
+from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
+from posenc.compare import RELATIVE_TOL, measure_scheme
+from posenc.registry import N_HEADS, SCHEMES, get_scheme
+from posenc.schemes import bias
+from posenc.scores import dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
+from posenc.tables import measure_table, table_scores
+
+HEADS = int(N_HEADS.default)  # bias schemes are evaluated with the registry's 8 heads
+MAX_OFFSETS = 1024  # offsets drawn per scheme on the score-against-offset chart
+LENGTH_TOL = 1e-12  # length_change at or below this counts as length-invariant
+
+# ----------------------------------------------------------------------------- page 11
+
+
+def unit_of(key: str, metric: str) -> str:
+    """What the score of scheme ``key`` means; schemes sharing a unit share one colour scale."""
+    kind = get_scheme(key).kind
+    if kind == "additive":
+        return additive_unit(metric)
+    if kind == "rotary":
+        return "q·k score (all-ones probe)"
+    return "T5 bucket id" if key == "t5" else "bias on the logit"
+
+
+def additive_unit(metric: str) -> str:
+    return "cosine similarity" if metric == "cosine" else "dot product PE(i)·PE(j)"
+
+
+def _cosine(S: np.ndarray) -> np.ndarray:
+    """Cosine similarity from a fresh Gram matrix S = E E^T, in place (zero vectors give 0,
+    as in position_scores)."""
+    norms = np.sqrt(np.clip(np.diag(S), 0.0, None))  # (n,)
+    safe = np.where(norms > 0, norms, 1.0)
+    C = S
+    C /= safe[:, None]  # (n, n) S_ij / |E_i|
+    C /= safe[None, :]  # (n, n) S_ij / (|E_i| |E_j|)
+    C[norms == 0, :] = 0.0
+    C[:, norms == 0] = 0.0
+    return C
+
+
+def diagonal_means(S: np.ndarray) -> np.ndarray:
+    """Mean of the finite entries of each diagonal k = j - i, k = -(n-1) .. n-1: shape (2n - 1,)."""
+    S = np.asarray(S, dtype=np.float64)
+    n = S.shape[0]
+    out = np.full(2 * n - 1, np.nan)
+    for k in range(-(n - 1), n):
+        diag = np.diagonal(S, k)
+        diag = diag[np.isfinite(diag)]
+        if diag.size:
+            out[k + n - 1] = diag.mean()
+    return out
+
+
+def offset_grid(n: int, max_points: int = MAX_OFFSETS) -> tuple[np.ndarray, int]:
+    """Offsets -(n-1) .. n-1 with a stride that keeps at most ~max_points, always holding 0."""
+    step = max(1, math.ceil((2 * n - 1) / max_points))
+    half = np.arange(0, n, step)  # (m,)
+    return np.concatenate([-half[:0:-1], half]).astype(np.float64), step
+
+
+def _matrix_view(S: np.ndarray, n: int, max_cells: int) -> tuple[pd.DataFrame, tuple[int, int], dict]:
+    """Strided tidy frame (i, j int16; score float32, NaN where masked) plus the score range
+    of the full matrix."""
+    rows, cols, sub, steps = downsample(S, max_cells)
+    frame = matrix_frame(sub, rows, cols, row="i", col="j", value="score")  # -inf (masked) -> NaN
+    frame = frame.astype({"i": np.int16, "j": np.int16})  # n <= 4096: half the bytes of int32
+    ok = np.isfinite(S)  # (n, n) bool; min/max without copying the (possibly strided-view) matrix
+    rng = {
+        "min": float(np.min(S, where=ok, initial=np.inf)) if ok.any() else float("nan"),
+        "max": float(np.max(S, where=ok, initial=-np.inf)) if ok.any() else float("nan"),
+        "masked_fraction": float(np.mean(np.isneginf(S))),
+    }
+    return frame, steps, rng
+
+
+def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, max_cells: int = HEATMAP_CELLS) -> dict:
+    """One registered scheme at its registry defaults, positions 0 .. n-1.
+
+    Score: additive -> ``metric`` (dot or cosine) of PE(i), PE(j); rotary -> <R_i q, R_j q> for
+    the all-ones probe (dot); bias -> the bias of head ``head`` of 8 (T5: its bucket id).
+    Returns {"key", "name", "kind", "unit", "n", "d" (width used; MiniLM is 384),
+    "frame": DataFrame(i int16, j int16, score float32; NaN = masked -inf) with at most
+    ``max_cells`` rows,
+    "step": (row stride, col stride), "min"/"max" (finite scores of the full matrix),
+    "masked_fraction", "translation_invariance" (float or None), "ti_note" (why None, else ""),
+    "offset_only" (bool), "offsets": DataFrame(offset, score) -- the exact offset profile for
+    offset-only schemes, else the mean over each diagonal -- "offset_method", "offset_step"}.
+    """
+    scheme = get_scheme(key)
+    kind = scheme.kind
+    d_used = learned.MINILM_D_MODEL if key == "learned_minilm" else int(d)
+    m = metric if kind == "additive" else "dot"
+    kw = {"n_heads": HEADS, "head": head} if kind == "bias" else {}
+    S = position_scores(key, n, d=d_used, metric=m, **kw)  # (n, n); offset-only: read-only Toeplitz view
+    frame, steps, rng = _matrix_view(S, n, max_cells)
+
+    only = is_offset_only(key, d_used)
+    ti, note = None, ""
+    if kind == "bias":
+        try:  # the (H, n, n) bias tensor, built from i and j by posenc.relative
+            ti = translation_invariance(bias(key, n, HEADS)[head])
+        except ValueError as exc:
+            note = str(exc)
+    elif only:  # dense from the vectors, so the figure is measured, not true by construction
+        G = dense_scores(key, n, d=d_used)  # (n, n) Gram matrix of PE(p) or R_p q
+        ti = translation_invariance(_cosine(G) if m == "cosine" else G)
+    else:  # position_scores already built this one densely from the vectors
+        ti = translation_invariance(S)
+
+    offsets, ostep = offset_grid(n)
+    if only:
+        prof = offset_profile(key, offsets, d=d_used, metric=m, seq_len=n, **kw)  # (m,)
+        method = "exact offset profile"
+    else:
+        prof = diagonal_means(S)[offsets.astype(np.int64) + n - 1]
+        method = "mean over each diagonal"
+    prof = np.where(np.isfinite(prof), prof, np.nan)
+    return {
+        "key": key, "name": scheme.name, "kind": kind, "unit": unit_of(key, metric), "n": int(n), "d": d_used,
+        "frame": frame, "step": steps, **rng,
+        "translation_invariance": ti, "ti_note": note, "offset_only": bool(only),
+        "offsets": pd.DataFrame({"offset": offsets.astype(np.int32), "score": prof}),
+        "offset_method": method, "offset_step": ostep,
+    }
+
+
+def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name: str, max_cells: int = HEATMAP_CELLS) -> dict:
+    """The same dict as ``scheme_similarity`` for an uploaded learned table (rows 0 .. n-1).
+
+    ``table``: (max_len, d_model).  n past max_len raises ValueError naming the table: a learned
+    table has no row there.  Its score is ``metric`` of the rows (posenc.tables.table_scores).
+    """
+    T = np.asarray(table)
+    if T.ndim == 2 and n > T.shape[0]:
+        raise ValueError(f"{name} has {T.shape[0]} rows (positions 0..{T.shape[0] - 1}); n = {n} asks for "
+                         "positions it has no row for")
+    S = table_scores(T, n, metric=metric)  # (n, n), dense from the rows
+    frame, steps, rng = _matrix_view(S, n, max_cells)
+    offsets, ostep = offset_grid(n)
+    prof = diagonal_means(S)[offsets.astype(np.int64) + n - 1]
+    return {
+        "key": f"upload:{name}", "name": name, "kind": "additive", "unit": additive_unit(metric), "n": int(n), "d": int(T.shape[1]),
+        "frame": frame, "step": steps, **rng,
+        "translation_invariance": translation_invariance(S), "ti_note": "", "offset_only": False,
+        "offsets": pd.DataFrame({"offset": offsets.astype(np.int32), "score": prof}),
+        "offset_method": "mean over each diagonal", "offset_step": ostep,
+    }
+
+
+def unit_domain(unit: str, lo: float, hi: float) -> tuple[tuple[float, float], str]:
+    """(colour domain, palette) for one unit: cosine [-1, 1] and scores symmetric about 0
+    (diverging); biases and bucket ids their own [min, max] (sequential)."""
+    if unit == "cosine similarity":
+        return (-1.0, 1.0), "diverging"
+    if unit in ("T5 bucket id", "bias on the logit"):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            lo = hi = 0.0
+        return ((lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)), "sequential"
+    top = max(abs(lo), abs(hi)) if math.isfinite(lo) and math.isfinite(hi) else 0.0
+    top = top if top > 0 else 1.0
+    return (-top, top), "diverging"
+
+
+def similarity_panel(results: list[dict]) -> dict:
+    """Lay several scheme results side by side with ONE colour scale per unit.
+
+    Returns {"frame": DataFrame(scheme, i, j, score) of every matrix (NaN score = masked), "panels": list of
+    {"scheme", "unit", "domain", "palette", "step", "n"} in the given order, "offsets":
+    DataFrame(scheme, unit, method, offset, score), "units": units in first-seen order}.
+    """
+    units: dict[str, list[dict]] = {}
+    for r in results:
+        units.setdefault(r["unit"], []).append(r)
+    domains = {}
+    for unit, rs in units.items():
+        lo = min((r["min"] for r in rs if math.isfinite(r["min"])), default=float("nan"))
+        hi = max((r["max"] for r in rs if math.isfinite(r["max"])), default=float("nan"))
+        domains[unit] = unit_domain(unit, lo, hi)
+    panels = [{"scheme": r["name"], "unit": r["unit"], "domain": domains[r["unit"]][0], "palette": domains[r["unit"]][1],
+               "step": r["step"], "n": r["n"]} for r in results]
+    frame = pd.concat([r["frame"].assign(scheme=r["name"]) for r in results], ignore_index=True) if results else pd.DataFrame(
+        columns=["i", "j", "score", "scheme"])
+    offsets = pd.concat([r["offsets"].assign(scheme=r["name"], unit=r["unit"], method=r["offset_method"]) for r in results],
+                        ignore_index=True) if results else pd.DataFrame(columns=["offset", "score", "scheme", "unit", "method"])
+    return {"frame": frame, "panels": panels, "offsets": offsets, "units": list(units)}
+
+
+def relative_count(results: list[dict]) -> dict:
+    """Which results are translation invariant (figure <= RELATIVE_TOL): {"count", "relative":
+    [names], "absolute": [(name, figure)], "unmeasured": [names]}."""
+    rel, absolute, unmeasured = [], [], []
+    for r in results:
+        ti = r["translation_invariance"]
+        if ti is None:
+            unmeasured.append(r["name"])
+        elif ti <= RELATIVE_TOL:
+            rel.append(r["name"])
+        else:
+            absolute.append((r["name"], ti))
+    return {"count": len(rel), "relative": rel, "absolute": absolute, "unmeasured": unmeasured}
+
+
+# ----------------------------------------------------------------------------- page 12
+
+WISHLIST = ("bounded", "continuous", "relative")
+
+
+def measure(key: str, n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512) -> dict:
+    """posenc.compare.measure_scheme; its "n_measured" says on how many positions (a learned
+    table has only 512 rows, so its columns are measured on min(n, 512))."""
+    return measure_scheme(key, n=n, d=d, n_heads=n_heads, train_len=train_len)
+
+
+def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") -> pd.DataFrame:
+    """The display table: measured columns from ``rows`` (measure_scheme dicts), the derived
+    marks, and each row's page link (``pages``: scheme key -> URL path, e.g. "sinusoid";
+    ``fallback`` for keys not in it, e.g. uploaded tables).
+
+    Derived marks: learned_or_fixed ("learned" iff learned_parameters > 0), length_invariant
+    (length_change <= 1e-12), wishlist (bounded and continuous and relative).
+    """
+    out = []
+    for r in rows:
+        lp = int(r["learned_parameters"])
+        out.append({
+            "scheme": r["name"],
+            "page": pages.get(r["key"], fallback),
+            "kind": r["kind"],
+            "learned_or_fixed": "learned" if lp > 0 else "fixed",
+            "learned_parameters": lp,
+            "enters": r["enters"],
+            "bounded": bool(r["bounded"]),
+            "max_abs_at_1e6": float(r["max_abs_at_1e6"]),
+            "continuous": bool(r["continuous"]),
+            "closest_distance": float(r["closest_distance"]),
+            "closest_pair": f"{int(r['closest_i'])} & {int(r['closest_j'])}",
+            "length_change": float(r["length_change"]),
+            "length_invariant": bool(r["length_change"] <= LENGTH_TOL),
+            "translation_invariance": float(r["translation_invariance"]),
+            "relative": bool(r["relative"]),
+            "defined_at_4L": bool(r["defined_at_4L"]),
+            "beyond_out_of_range": float(r["beyond_out_of_range"]),
+            "wishlist": bool(r["bounded"] and r["continuous"] and r["relative"]),
+            "models": r["models"],
+            "paper": r["paper"],
+            "n_measured": int(r.get("n_measured", 0)) or None,
+            "key": r["key"],
+        })
+    return pd.DataFrame(out)
+
+
+def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512, pages: tuple = ()) -> dict:
+    """Every registered scheme measured at (n, d, n_heads, train_len).
+
+    ``pages``: ((scheme key, URL path), ...) for the link column.  Returns {"frame": the
+    display table (see display_rows), "errors": {scheme name: message} for schemes whose
+    measurement raised ValueError (left out of the frame), "wishlist_names": names ticking all
+    three wishlist boxes}.
+    """
+    rows, errors = [], {}
+    for key in SCHEMES:
+        try:
+            rows.append(measure(key, n, d, n_heads, train_len))
+        except ValueError as exc:
+            errors[SCHEMES[key].name] = str(exc)
+    frame = display_rows(rows, dict(pages))
+    return {"frame": frame, "errors": errors, "wishlist_names": wishlist_names(frame)}
+
+
+def measure_upload(table: np.ndarray, *, name: str, n: int = 512, train_len: int = 512) -> dict:
+    """posenc.tables.measure_table plus "n_measured" = min(n, rows of the table)."""
+    row = measure_table(table, name=name, n=n, train_len=train_len)
+    return {**row, "n_measured": min(int(n), int(np.shape(table)[0]))}
+
+
+def wishlist_names(frame: pd.DataFrame) -> list[str]:
+    """Schemes of a display table that tick all three wishlist boxes, in table order."""
+    return [str(x) for x in frame.loc[frame["wishlist"].astype(bool), "scheme"]]
+
+
+def with_rows(frame: pd.DataFrame, rows: list[dict], link: str) -> pd.DataFrame:
+    """``frame`` (a display table) with ``rows`` (measure dicts, e.g. uploads) appended, each
+    linking to ``link``."""
+    if not rows:
+        return frame
+    return pd.concat([frame, display_rows(rows, {}, fallback=link)], ignore_index=True)
+
+
+def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Long (scheme, property, ok, detail, group) frame of the yes/no columns, for the heat table."""
+    props = [
+        ("bounded", "bounded", "wishlist", lambda r: f"max |value| up to 10^6: {r['max_abs_at_1e6']:.4g}"),
+        ("continuous", "continuous", "wishlist", lambda r: "defined between integers, stable slope" if r["continuous"] else "integer positions only, or a jump"),
+        ("relative", "relative", "wishlist", lambda r: f"translation invariance {r['translation_invariance']:.3g}"),
+        ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
+        ("defined_at_4L", "defined at 4L", "also measured", lambda r: f"new scores past L: {r['beyond_out_of_range']:.1%}" if r["defined_at_4L"] else "no row past the table"),
+    ]
+    recs = []
+    for _, r in frame.iterrows():
+        for col, label, group, detail in props:
+            recs.append({"scheme": r["scheme"], "property": label, "group": group, "ok": bool(r[col]), "detail": detail(r)})
+    return pd.DataFrame(recs)
+

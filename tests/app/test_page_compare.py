@@ -1,0 +1,145 @@
+"""Page 12 (compare schemes): every measured column against posenc.compare.measure_scheme, the
+derived marks, the page links, controls, seeded and bad links, uploads, payload budgets."""
+
+import hashlib
+
+import pytest
+from apphelpers import APP, assert_clean, chart_frame, charts, open_page, payload_bytes
+from streamlit.testing.v1 import AppTest
+
+import posenc
+from posenc.registry import SCHEMES
+from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
+
+PAGE = "pages/compare.py"
+MEASURED = ("closest_distance", "length_change", "translation_invariance", "max_abs_at_1e6", "beyond_out_of_range")
+FLAGS = ("bounded", "continuous", "relative", "defined_at_4L", "learned_parameters")
+
+
+def table(at):
+    assert len(at.dataframe) == 1
+    return at.dataframe[0].value.set_index("key")
+
+
+def check_against_posenc(df, *, n, d, n_heads, train_len, keys=tuple(SCHEMES)):
+    for key in keys:
+        n_eff = min(n, 512) if key.startswith("learned") else n  # a learned table has 512 rows
+        m = posenc.measure_scheme(key, n=n_eff, d=d, n_heads=n_heads, train_len=train_len)
+        row = df.loc[key]
+        for col in FLAGS:
+            assert row[col] == m[col], (key, col)
+        for col in MEASURED:
+            assert row[col] == pytest.approx(m[col], nan_ok=True), (key, col)
+        assert row["closest_pair"] == f"{m['closest_i']} & {m['closest_j']}"
+        assert row["n_measured"] == n_eff
+
+
+def test_defaults_every_column_measured_and_linked():
+    at = open_page(PAGE)
+    assert_clean(at)
+    df = table(at)
+    assert list(df.index) == list(SCHEMES)
+    check_against_posenc(df, n=512, d=64, n_heads=8, train_len=512)
+    # derived marks, never typed in
+    assert (df["wishlist"] == (df["bounded"] & df["continuous"] & df["relative"])).all()
+    assert ((df["learned_or_fixed"] == "learned") == (df["learned_parameters"] > 0)).all()
+    assert (df["length_invariant"] == (df["length_change"] <= 1e-12)).all()
+    # every row links to its page (LinkColumn with the url_path), and a page_link per page
+    for key, row in df.iterrows():
+        assert row["page"] == PAGE_BY_PATH[SCHEME_PAGE[key]].url_path
+    links = at.get("page_link")
+    assert sorted(pl.proto.label for pl in links) == sorted({PAGE_BY_PATH[p].title for p in SCHEME_PAGE.values()})
+    assert all(pl.proto.page_script_hash for pl in links)  # each resolves to a registered page
+    # the charts: the wishlist heat table (16 x 5) and the dot plot (16 rows)
+    assert len(charts(at)) == 2
+    marks = chart_frame(at, 0)
+    assert len(marks) == 16 * 5
+    wish = marks[marks["group"] == "wishlist"].pivot(index="scheme", columns="property", values="ok")
+    by_name = df.set_index("scheme")
+    for name, r in wish.iterrows():
+        assert (r["bounded"], r["continuous"], r["relative"]) == tuple(by_name.loc[name, ["bounded", "continuous", "relative"]])
+    dots = chart_frame(at, 1)
+    assert list(dots["translation_invariance"]) == pytest.approx(list(df["translation_invariance"]))
+
+
+def test_seed_001_comparison_rows():
+    df = table(open_page(PAGE))
+    # seed 001, "Positional encoding strategies compared":
+    # Sinusoidal absolute | Fixed function | Yes, in principle | Original Transformer
+    assert df.loc["sinusoidal", "learned_or_fixed"] == "fixed" and df.loc["sinusoidal", "defined_at_4L"]
+    # Learned absolute | Learned table | No | BERT, GPT-2
+    assert df.loc["learned_minilm", "learned_or_fixed"] == "learned" and not df.loc["learned_minilm", "defined_at_4L"]
+    assert {"BERT", "GPT-2"} <= set(df.loc["learned_minilm", "models"].split(", "))
+    # Relative position bias | Learned, added to attention scores | Partially | T5, ALiBi
+    assert df.loc["t5", "enters"] == df.loc["alibi", "enters"] == "attention logits"
+    assert df.loc["t5", "learned_parameters"] == 32 * 8  # num_buckets x heads
+    # Rotary (RoPE) | Fixed rotation applied to Q/K | Good with scaling tricks | Llama, GPT-NeoX
+    assert df.loc["rope", "enters"] == "queries and keys" and df.loc["rope", "learned_or_fixed"] == "fixed"
+    for key in ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3"):
+        assert df.loc[key, "beyond_out_of_range"] < df.loc["rope", "beyond_out_of_range"], key
+    # seed 000's wishlist: the raw index is unbounded (10^6 at position 10^6), sin+cos and the sinusoid are bounded
+    assert df.loc["raw_index", "max_abs_at_1e6"] == pytest.approx(1e6) and not df.loc["raw_index", "bounded"]
+
+
+def test_exercise_answer_is_the_table_count():
+    at = open_page(PAGE)
+    df = table(at)
+    expected = int(df["wishlist"].sum())
+    at.number_input(key="ex_wishlist_count_guess").set_value(expected).run()
+    at.toggle(key="ex_wishlist_count_reveal").set_value(True).run()
+    reveal = [m.value for m in at.markdown if "Answer:" in m.value]
+    assert reveal and f"**Answer: {expected}.**" in reveal[0] and "Right." in reveal[0]
+
+
+def test_controls_change_the_numbers():
+    at = open_page(PAGE)
+    at.select_slider(key="n").set_value(1024).run()
+    assert_clean(at)
+    df = table(at)
+    check_against_posenc(df, n=1024, d=64, n_heads=8, train_len=512, keys=("sinusoidal", "rope", "learned_random"))
+    assert df.loc["learned_minilm", "n_measured"] == 512 and df.loc["rope", "n_measured"] == 1024
+    at.slider(key="heads").set_value(4).run()
+    assert table(at).loc["t5", "learned_parameters"] == 32 * 4
+
+
+def test_seeded_link_is_taken():
+    at = open_page(PAGE, {"n": "256", "heads": "4", "L": "128", "d": "32"})
+    assert_clean(at)
+    assert not at.warning
+    check_against_posenc(table(at), n=256, d=32, n_heads=4, train_len=128, keys=("raw_index", "alibi", "rope_yarn", "nope"))
+
+
+def test_bad_link_values_are_noted():
+    bad = open_page(PAGE, {"n": "300", "heads": "99", "L": "abc", "d": "1000"})
+    assert_clean(bad)
+    notes = "\n".join(w.value for w in bad.warning)
+    for key in ("`n`", "`heads`", "`L`", "`d`"):
+        assert key in notes, (key, notes)
+    assert table(bad).loc["t5", "learned_parameters"] == 32 * 8  # default heads
+
+
+def test_uploaded_table_becomes_a_row():
+    from posenc.ui import uploads
+
+    sha = hashlib.sha256(b"test-compare-minilm").hexdigest()
+    uploads._put(sha, posenc.minilm_table())
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(PAGE)
+    at.session_state["posenc_uploads"] = {"minilm.npy": uploads.TableMeta("minilm.npy", sha, (512, 384), "minilm.npy", None, "float16")}
+    at.run()
+    assert_clean(at)
+    df = table(at)
+    up = df.loc["upload:Uploaded: minilm.npy"]
+    assert up["page"] == "learned" and up["learned_or_fixed"] == "learned" and not up["continuous"]
+    # the bundled table uploaded: the same closest pair and invariance as the registry's MiniLM row
+    assert up["closest_distance"] == pytest.approx(df.loc["learned_minilm", "closest_distance"])
+    assert up["translation_invariance"] == pytest.approx(df.loc["learned_minilm", "translation_invariance"], rel=1e-9)
+
+
+def test_payload_budgets():
+    at = open_page(PAGE)
+    assert payload_bytes(at) <= 1_000_000
+    big = open_page(PAGE, {"n": "1024", "d": "128", "heads": "16", "L": "1024"}, timeout=240)
+    assert_clean(big)
+    assert payload_bytes(big) <= 2_000_000
+    assert len(table(big)) == 16

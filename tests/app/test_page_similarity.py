@@ -1,0 +1,165 @@
+"""Page 11 (similarity matrices): matrices and translation-invariance figures against posenc,
+controls, seeded and bad links, uploads, payload budgets."""
+
+import hashlib
+import math
+
+import numpy as np
+import pytest
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from streamlit.testing.v1 import AppTest
+
+import posenc
+from apphelpers import APP
+
+PAGE = "pages/similarity.py"
+TI = ": translation invariance"
+
+
+def matrices(at) -> dict:
+    """{panel title: DataFrame(i, j, score)} of the score-matrix chart (chart 0)."""
+    c = charts(at)[0]
+    return {sub["layer"][0]["title"]["text"]: c["data"][sub["data"]["name"]] for sub in c["spec"]["concat"]}
+
+
+def ti_value(at, name: str) -> float:
+    return float(metrics(at)[name + TI])
+
+
+def cosine(G):
+    nrm = np.sqrt(np.diag(G))
+    return G / np.outer(nrm, nrm)
+
+
+def test_defaults_match_posenc():
+    at = open_page(PAGE)
+    assert_clean(at)
+    n = 128
+    m = metrics(at)
+    assert set(m) == {f"{s}{TI}" for s in ("Sinusoidal", "Learned (MiniLM, trained)", "RoPE", "ALiBi")}
+    # translation invariance measured on matrices built from vectors (dense), not on the Toeplitz view
+    E = posenc.encode("sinusoidal", np.arange(n), 64)
+    assert ti_value(at, "Sinusoidal") == pytest.approx(posenc.translation_invariance(cosine(E @ E.T)), abs=1e-13)
+    assert ti_value(at, "Sinusoidal") < 1e-12
+    minilm = posenc.translation_invariance(posenc.position_scores("learned_minilm", n, d=384, metric="cosine"))
+    assert m["Learned (MiniLM, trained)" + TI] == f"{minilm:.3g}"
+    assert ti_value(at, "RoPE") == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope", n, d=64)), abs=1e-13)
+    assert m["ALiBi" + TI] == f"{posenc.translation_invariance(posenc.bias('alibi', n, 8)[0]):.3g}" == "0"
+
+    assert len(charts(at)) == 2
+    mats = matrices(at)
+    assert list(mats) == ["Sinusoidal", "Learned (MiniLM, trained)", "RoPE", "ALiBi"]
+    for name, key, kw in [("Sinusoidal", "sinusoidal", dict(d=64, metric="cosine")),
+                          ("Learned (MiniLM, trained)", "learned_minilm", dict(d=384, metric="cosine")),
+                          ("RoPE", "rope", dict(d=64)), ("ALiBi", "alibi", dict(n_heads=8, head=0))]:
+        df = mats[name]
+        assert len(df) == n * n and list(df.columns) == ["i", "j", "score"]
+        S = posenc.position_scores(key, n, **kw)
+        got = np.full((n, n), np.nan)
+        got[df["i"].to_numpy(), df["j"].to_numpy()] = df["score"].to_numpy()
+        want = np.where(np.isfinite(S), S, np.nan)  # -inf (masked) travels as NaN
+        assert np.allclose(got, want, atol=2e-5 * max(1.0, np.nanmax(np.abs(want))), equal_nan=True), name
+    offsets = chart_frame(at, 1)
+    assert set(offsets.columns) >= {"offset", "score", "scheme", "unit", "method"}
+    alibi = offsets[offsets["scheme"] == "ALiBi"].set_index("offset")["score"]
+    assert alibi[-10] == pytest.approx(-5.0)  # schemes.md 4: 8 heads, head 1 slope 2^-1
+    assert math.isnan(alibi[10])  # masked future key
+    rope = offsets[offsets["scheme"] == "RoPE"].set_index("offset")["score"]
+    assert rope[0] == pytest.approx(64.0)  # all-ones probe: q.q = d
+    assert set(offsets.loc[offsets["scheme"] == "Learned (MiniLM, trained)", "method"]) == {"mean over each diagonal"}
+    assert "T5's value is its bucket id" in text_of(at)
+
+
+def test_controls_change_the_numbers():
+    at = open_page(PAGE)
+    at.slider(key="n").set_value(256).run()
+    assert_clean(at)
+    minilm = posenc.translation_invariance(posenc.position_scores("learned_minilm", 256, d=384, metric="cosine"))
+    assert metrics(at)["Learned (MiniLM, trained)" + TI] == f"{minilm:.3g}"
+    mats = matrices(at)
+    assert all(len(df) == 128 * 128 for df in mats.values())  # strided: one position in 2
+    assert sorted(mats["RoPE"]["i"].unique())[:3] == [0, 2, 4]
+    assert "one position in 2" in text_of(at)
+    at.slider(key="head").set_value(8).run()
+    alibi = chart_frame(at, 1).query("scheme == 'ALiBi'").set_index("offset")["score"]
+    assert alibi[-100] == pytest.approx(-100 / 256)  # head 8 of 8: slope 2^-8
+    at.segmented_control(key="metric").set_value("dot").run()
+    assert_clean(at)
+    sin = matrices(at)["Sinusoidal"]
+    assert sin["score"].max() == pytest.approx(32.0)  # dot at offset 0 = ||PE||^2 = d/2 (schemes.md 1.1)
+    at.multiselect(key="schemes").set_value(["learned_random", "nope"]).run()
+    assert_clean(at)
+    assert set(metrics(at)) == {"Learned (untrained, random)" + TI, "NoPE (causal mask only)" + TI}
+    rand = posenc.translation_invariance(posenc.position_scores("learned_random", 256, d=64, metric="dot"))
+    assert metrics(at)["Learned (untrained, random)" + TI] == f"{rand:.3g}"
+    assert list(matrices(at)) == ["Learned (untrained, random)", "NoPE (causal mask only)"]
+
+
+def test_seeded_link_with_repeated_scheme_keys():
+    # the URL holds the option labels (format_func output): display names
+    at = open_page(PAGE, {"schemes": ["RoPE + YaRN", "T5 relative buckets", "Raw index"], "n": "64", "d": "32", "metric": "dot"})
+    assert_clean(at)
+    assert not at.warning
+    assert at.multiselect(key="schemes").value == ["rope_yarn", "t5", "raw_index"]
+    assert ti_value(at, "RoPE + YaRN") == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope_yarn", 64, d=32)), abs=1e-13)
+    raw = posenc.translation_invariance(posenc.position_scores("raw_index", 64, d=32, metric="dot"))
+    assert metrics(at)["Raw index" + TI] == f"{raw:.3g}"
+    t5 = chart_frame(at, 1).query("scheme == 'T5 relative buckets'").set_index("offset")["score"]
+    assert (t5[-1], t5[1], t5[7], t5[20]) == (1, 17, 23, 26)  # schemes.md 3, bidirectional 32/128
+
+
+def test_bad_link_values_are_noted():
+    bad = open_page(PAGE, {"schemes": ["Bogus scheme"], "n": "99999", "metric": "cosinus", "head": "0", "d": "abc"})
+    assert_clean(bad)
+    notes = "\n".join(w.value for w in bad.warning)
+    for key in ("`schemes`", "`n`", "`metric`", "`head`", "`d`"):
+        assert key in notes, (key, notes)
+    assert len(metrics(bad)) == 4  # defaults shown instead
+
+
+def test_learned_table_past_its_rows_is_an_error_and_the_rest_still_works():
+    at = open_page(PAGE, {"n": "600"})
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "max_len = 512" in errors[0]
+    assert not at.exception
+    assert set(metrics(at)) == {f"{s}{TI}" for s in ("Sinusoidal", "RoPE", "ALiBi")}
+    assert len(charts(at)) == 2
+
+
+def test_one_scheme_asks_for_two():
+    at = open_page(PAGE, {"schemes": ["RoPE"]})
+    assert_clean(at)
+    assert any("at least two" in i.value for i in at.info)
+
+
+def test_uploaded_table_is_an_option_for_this_session():
+    from posenc.ui import uploads
+
+    table = posenc.minilm_table()
+    sha = hashlib.sha256(b"test-minilm").hexdigest()
+    uploads._put(sha, table)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(PAGE)
+    at.session_state["posenc_uploads"] = {"minilm.npy": uploads.TableMeta("minilm.npy", sha, (512, 384), "minilm.npy", None, "float16")}
+    at.query_params["schemes"] = ["Uploaded: minilm.npy", "Learned (MiniLM, trained)"]
+    at.run()
+    assert_clean(at)
+    assert not at.warning
+    # the same table through posenc.tables and through the registry: the same figure
+    m = metrics(at)
+    assert m["Uploaded: minilm.npy" + TI] == m["Learned (MiniLM, trained)" + TI]
+    # another session has no such upload: the link's value is noted, not used
+    other = open_page(PAGE, {"schemes": ["Uploaded: minilm.npy", "RoPE"]})
+    assert_clean(other)
+    assert any("`schemes`" in w.value for w in other.warning)
+
+
+def test_payload_budgets():
+    at = open_page(PAGE)
+    assert payload_bytes(at) <= 1_000_000
+    big = open_page(PAGE, {"schemes": ["Sinusoidal", "Raw index", "RoPE", "ALiBi"], "n": "4096", "d": "512"}, timeout=180)
+    assert_clean(big)
+    assert payload_bytes(big) <= 2_000_000
+    assert all(c["rows"] <= 65_536 for c in charts(big))
+    assert metrics(big)["ALiBi" + TI] == "—"  # the dense (8, 4096, 4096) bias is over posenc's memory cap
+    assert "memory cap" in text_of(big)

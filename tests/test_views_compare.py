@@ -1,0 +1,332 @@
+"""Views and charts of pages 11 (similarity matrices) and 12 (compare schemes), as plain functions.
+
+Every number is checked against posenc called directly, a formula, or a literal with its source
+(schemes.md = the project's reference specification; seed 001 = the comparison-table article).
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+import posenc
+from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
+from posenc.charts.compare import MASKED, NO, YES, measured_dots, offset_profiles, score_matrices, wishlist_table
+from posenc.compare import RELATIVE_TOL
+from posenc.registry import SCHEMES
+from posenc.views import compare as v
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def cosine(G: np.ndarray) -> np.ndarray:
+    """Cosine similarity from a Gram matrix, written independently of the view."""
+    nrm = np.sqrt(np.diag(G))
+    return G / np.outer(nrm, nrm)
+
+
+def at(frame: pd.DataFrame, i: int, j: int) -> float:
+    row = frame[(frame["i"] == i) & (frame["j"] == j)]
+    assert len(row) == 1, (i, j)
+    return float(row["score"].iloc[0])
+
+
+def offsets_at(r: dict, k: int) -> float:
+    o = r["offsets"]
+    return float(o.loc[o["offset"] == k, "score"].iloc[0])
+
+
+# ----------------------------------------------------------------------------- page 11 views
+
+
+def test_sinusoid_matrix_and_measured_translation_invariance():
+    n, d = 64, 16
+    r = v.scheme_similarity("sinusoidal", n, d, "cosine", 0)
+    assert (r["kind"], r["unit"], r["n"], r["d"], r["step"]) == ("additive", "cosine similarity", n, d, (1, 1))
+    assert len(r["frame"]) == n * n
+    S = posenc.position_scores("sinusoidal", n, d=d, metric="cosine")
+    for i, j in [(0, 0), (3, 10), (63, 0), (20, 41)]:
+        assert at(r["frame"], i, j) == pytest.approx(S[i, j], abs=1e-6)  # float32 frame
+    # measured on the matrix built from the vectors, not the Toeplitz view (which is 0 by construction)
+    E = posenc.encode("sinusoidal", np.arange(n), d)
+    dense = cosine(E @ E.T)
+    assert r["translation_invariance"] == pytest.approx(posenc.translation_invariance(dense), abs=1e-13)
+    assert r["translation_invariance"] < RELATIVE_TOL and r["offset_only"]
+    # every sinusoid row has norm sqrt(d/2) (schemes.md 1.1), so cosine = dot / (d/2): the profile at 0 is 1
+    assert offsets_at(r, 0) == pytest.approx(1.0)
+    prof = posenc.offset_profile("sinusoidal", np.array([-5.0, 7.0]), d=d, metric="cosine")
+    assert (offsets_at(r, -5), offsets_at(r, 7)) == pytest.approx(tuple(prof))
+    assert r["offset_method"] == "exact offset profile"
+
+
+def test_sinusoid_dot_profile_matches_schemes_md():
+    # schemes.md 8.4: PE(p).PE(p+k) = sum cos(k w_i); for d = 8, k = 5 this is 3.15998251
+    r = v.scheme_similarity("sinusoidal", 16, 8, "dot", 0)
+    assert r["unit"] == "dot product PE(i)·PE(j)"
+    assert offsets_at(r, 5) == pytest.approx(3.15998251, abs=1e-8)
+    assert at(r["frame"], 2, 7) == pytest.approx(3.15998251, abs=1e-6)
+
+
+def test_learned_minilm_is_absolute_and_ignores_d():
+    n = 96
+    r = v.scheme_similarity("learned_minilm", n, 64, "cosine", 0)
+    assert r["d"] == 384  # the bundled table is 384 wide whatever the control says
+    S = posenc.position_scores("learned_minilm", n, d=384, metric="cosine")
+    assert r["translation_invariance"] == pytest.approx(posenc.translation_invariance(S), rel=1e-12)
+    assert r["translation_invariance"] > 0.1 and not r["offset_only"]
+    # off the offset-only path the offset chart is the mean over each diagonal (j - i = k)
+    for k in (-40, 0, 3, 95):
+        assert offsets_at(r, k) == pytest.approx(np.diagonal(S, k).mean(), abs=1e-12)
+    assert r["offset_method"] == "mean over each diagonal"
+    with pytest.raises(ValueError, match="max_len = 512"):
+        v.scheme_similarity("learned_minilm", 600, 64, "cosine", 0)
+
+
+def test_rope_measured_on_dense_probe_scores():
+    n, d = 80, 32
+    r = v.scheme_similarity("rope", n, d, "cosine", 0)  # metric applies to additive schemes only
+    assert r["unit"] == "q·k score (all-ones probe)"
+    D = posenc.dense_scores("rope", n, d=d)
+    assert r["translation_invariance"] == pytest.approx(posenc.translation_invariance(D), abs=1e-13)
+    assert r["translation_invariance"] < RELATIVE_TOL
+    assert r["max"] == pytest.approx(d)  # all-ones probe: offset 0 gives q.q = d (posenc.schemes.probe_vector)
+    assert offsets_at(r, 0) == pytest.approx(d)
+
+
+def test_alibi_mask_slopes_and_bias_translation_invariance():
+    n = 32
+    r = v.scheme_similarity("alibi", n, 64, "cosine", 0)
+    # causal form masks j > i: n(n-1)/2 cells, NaN in the frame (schemes.md 4: -inf above the diagonal)
+    assert r["frame"]["score"].isna().sum() == n * (n - 1) // 2
+    assert r["masked_fraction"] == pytest.approx((n - 1) / (2 * n))
+    # schemes.md 4 / 8.7: 8 heads give slopes 2^-1 .. 2^-8; head 0 -> -0.5 (i - j)
+    assert r["min"] == pytest.approx(-0.5 * (n - 1))
+    assert offsets_at(r, -10) == pytest.approx(-5.0)
+    assert math.isnan(offsets_at(r, 4))  # a future key is masked
+    last = v.scheme_similarity("alibi", n, 64, "cosine", 7)
+    assert offsets_at(last, -10) == pytest.approx(-10 / 256)
+    assert r["translation_invariance"] == 0.0 == posenc.translation_invariance(posenc.bias("alibi", n, 8)[0])
+    assert r["unit"] == "bias on the logit"
+
+
+def test_t5_bucket_ids_match_schemes_md():
+    r = v.scheme_similarity("t5", 40, 64, "cosine", 0)
+    assert r["unit"] == "T5 bucket id"
+    # schemes.md 3, bidirectional 32/128: rel -5 -> 5, -1 -> 1, 0 -> 0, 1 -> 17, 7 -> 23, 20 -> 26, -31 -> 11
+    for rel, bucket in [(-5, 5), (-1, 1), (0, 0), (1, 17), (7, 23), (20, 26), (-31, 11)]:
+        assert offsets_at(r, rel) == bucket
+    assert at(r["frame"], 0, 1) == 17  # j - i = 1
+    assert r["translation_invariance"] == 0.0
+
+
+def test_large_n_is_strided_exactly_and_bias_dense_over_cap_is_noted():
+    n = 1000
+    r = v.scheme_similarity("raw_index", n, 8, "dot", 0)
+    assert len(r["frame"]) <= HEATMAP_CELLS and r["step"] == (8, 8)
+    S = posenc.position_scores("raw_index", n, d=8, metric="dot")
+    assert at(r["frame"], 992, 8) == pytest.approx(S[992, 8], rel=1e-6)  # strided cells are exact values
+    assert r["max"] == pytest.approx(999 * 999 * 8)  # the range is of the full matrix, not the strided one
+    assert set(r["frame"]["i"].unique()) == set(range(0, n, 8))
+    big = v.scheme_similarity("alibi", 4096, 64, "cosine", 0)
+    assert big["translation_invariance"] is None and "memory cap" in big["ti_note"]
+
+
+def test_offset_grid():
+    k, step = v.offset_grid(10)
+    assert step == 1 and list(k) == list(range(-9, 10))
+    k, step = v.offset_grid(4096)
+    assert 0 in k and len(k) <= v.MAX_OFFSETS + 1 and step == math.ceil(8191 / v.MAX_OFFSETS)
+    assert np.array_equal(k, -k[::-1]) and k.max() <= 4095
+
+
+def test_diagonal_means_equal_profile_for_relative_scheme():
+    n = 50
+    D = posenc.dense_scores("sinusoidal", n, d=16)
+    prof = posenc.offset_profile("sinusoidal", np.arange(-(n - 1), n), d=16)
+    assert np.allclose(v.diagonal_means(D), prof, atol=1e-12)
+
+
+def test_unit_domains_and_panel_share_one_scale_per_unit():
+    assert v.unit_domain("cosine similarity", 0.2, 1.0) == ((-1.0, 1.0), "diverging")
+    assert v.unit_domain("q·k score (all-ones probe)", 21.0, 64.0) == ((-64.0, 64.0), "diverging")
+    assert v.unit_domain("bias on the logit", -63.5, 0.0) == ((-63.5, 0.0), "sequential")
+    assert v.unit_domain("bias on the logit", 0.0, 0.0) == ((-0.5, 0.5), "sequential")  # NoPE alone
+    rs = [v.scheme_similarity(k, 48, 16, "cosine", 0) for k in ("sinusoidal", "rope", "rope_yarn", "t5")]
+    panel = v.similarity_panel(rs)
+    top = max(max(abs(r["min"]), abs(r["max"])) for r in rs[1:3])
+    doms = {p["scheme"]: p["domain"] for p in panel["panels"]}
+    assert doms["RoPE"] == doms["RoPE + YaRN"] == (-top, top)  # one rotary scale, YaRN's factor included
+    assert doms["Sinusoidal"] == (-1.0, 1.0)
+    assert doms["T5 relative buckets"] == (0.0, 29.0)  # schemes.md 3: rel +47 -> 16 + 13 (|rel| 46-63 -> 13)
+    assert len(panel["frame"]) == 4 * 48 * 48 and set(panel["frame"]["scheme"]) == {r["name"] for r in rs}
+    assert panel["units"] == ["cosine similarity", "q·k score (all-ones probe)", "T5 bucket id"]
+    assert len(panel["offsets"]) == 4 * 95
+
+
+def test_relative_count():
+    rs = [v.scheme_similarity(k, 32, 16, "cosine", 0) for k in ("sinusoidal", "raw_index", "learned_random")]
+    out = v.relative_count(rs)
+    assert out["count"] == 1 and out["relative"] == ["Sinusoidal"]
+    assert [name for name, _ in out["absolute"]] == ["Raw index", "Learned (untrained, random)"]
+
+
+def test_uploaded_table_path_agrees_with_the_registry_path():
+    T = posenc.minilm_table()
+    up = v.table_similarity(T, 100, "cosine", name="MiniLM upload")
+    reg = v.scheme_similarity("learned_minilm", 100, 64, "cosine", 0)
+    assert up["translation_invariance"] == pytest.approx(reg["translation_invariance"], rel=1e-9)
+    assert np.allclose(up["frame"]["score"], reg["frame"]["score"], atol=1e-6)
+    with pytest.raises(ValueError, match="512 rows"):
+        v.table_similarity(T, 513, "cosine", name="MiniLM upload")
+
+
+# ----------------------------------------------------------------------------- page 12 views
+
+PAGES = (("sinusoidal", "sinusoid"), ("rope", "rope"))
+
+
+@pytest.fixture(scope="module")
+def table():
+    return v.comparison(512, 64, 8, 512, PAGES)
+
+
+def test_comparison_columns_are_measure_scheme(table):
+    frame = table["frame"]
+    assert list(frame["key"]) == list(SCHEMES) and not table["errors"]
+    for key in ("sinusoidal", "raw_index", "t5", "rope_yarn", "learned_minilm"):
+        m = posenc.measure_scheme(key, n=512, d=64, n_heads=8, train_len=512)
+        row = frame[frame["key"] == key].iloc[0]
+        for col in ("bounded", "continuous", "relative", "defined_at_4L", "learned_parameters"):
+            assert row[col] == m[col], (key, col)
+        for col in ("closest_distance", "length_change", "translation_invariance", "max_abs_at_1e6", "beyond_out_of_range"):
+            assert row[col] == pytest.approx(m[col], nan_ok=True), (key, col)
+        assert row["closest_pair"] == f"{m['closest_i']} & {m['closest_j']}"
+    assert frame.loc[frame["key"] == "sinusoidal", "page"].item() == "sinusoid"
+    assert frame.loc[frame["key"] == "t5", "page"].item() == ""  # not in the mapping given
+
+
+def test_derived_marks(table):
+    f = table["frame"]
+    assert (f["wishlist"] == (f["bounded"] & f["continuous"] & f["relative"])).all()
+    assert ((f["learned_or_fixed"] == "learned") == (f["learned_parameters"] > 0)).all()
+    assert (f["length_invariant"] == (f["length_change"] <= v.LENGTH_TOL)).all()
+    assert table["wishlist_names"] == list(f.loc[f["wishlist"], "scheme"])
+    # the sinusoid and RoPE tick all three; the raw index (unbounded) and a learned table (a lookup) do not
+    assert {"Sinusoidal", "RoPE"} <= set(table["wishlist_names"])
+    assert not {"Raw index", "Learned (MiniLM, trained)", "ALiBi", "NoPE (causal mask only)"} & set(table["wishlist_names"])
+
+
+def test_seed_001_table_rows(table):
+    f = table["frame"].set_index("key")
+    # seed 001: "Sinusoidal absolute | Fixed function | Yes, in principle | Original Transformer"
+    assert f.loc["sinusoidal", "learned_or_fixed"] == "fixed" and f.loc["sinusoidal", "defined_at_4L"]
+    assert "Transformer" in f.loc["sinusoidal", "models"]
+    # "Learned absolute | Learned table | No | BERT, GPT-2"
+    assert f.loc["learned_minilm", "learned_or_fixed"] == "learned" and not f.loc["learned_minilm", "defined_at_4L"]
+    assert "BERT" in f.loc["learned_minilm", "models"] and "GPT-2" in f.loc["learned_minilm", "models"]
+    # "Relative position bias | Learned, added to attention scores | Partially | T5, ALiBi": T5 learns one
+    # scalar per bucket and head (32 x 8); ALiBi's slopes are fixed -- measured 0 learned parameters
+    assert f.loc["t5", "learned_parameters"] == 32 * 8 and f.loc["t5", "enters"] == "attention logits"
+    assert f.loc["alibi", "learned_parameters"] == 0 and f.loc["alibi", "enters"] == "attention logits"
+    # "Rotary (RoPE) | Fixed rotation applied to Q/K | Good with scaling tricks | Llama, GPT-NeoX"
+    assert f.loc["rope", "learned_or_fixed"] == "fixed" and f.loc["rope", "enters"] == "queries and keys"
+    assert "Llama" in f.loc["rope", "models"] and "GPT-NeoX" in f.loc["rope", "models"]
+    # "good with scaling tricks": every extension leaves fewer past-L scores outside the trained range
+    for key in ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3"):
+        assert f.loc[key, "beyond_out_of_range"] < f.loc["rope", "beyond_out_of_range"], key
+
+
+def test_learned_rows_measured_on_their_512_rows():
+    row = v.measure("learned_random", 1024, 16, 8, 256)
+    assert row["n_measured"] == 512
+    assert row["closest_distance"] == posenc.measure_scheme("learned_random", n=512, d=16, train_len=256)["closest_distance"]
+    assert v.measure("rope", 1024, 16, 8, 256)["n_measured"] == 1024
+    assert posenc.measure_scheme("learned_random", n=1024, d=16)["n_measured"] == 512
+
+
+def test_upload_rows_agree_with_the_bundled_table(table):
+    up = v.measure_upload(posenc.minilm_table(), name="Uploaded: minilm.npy", n=512, train_len=512)
+    assert up["n_measured"] == 512
+    merged = v.with_rows(table["frame"], [up], "learned")
+    assert len(merged) == len(table["frame"]) + 1
+    last, ref = merged.iloc[-1], merged[merged["key"] == "learned_minilm"].iloc[0]
+    assert last["page"] == "learned" and last["scheme"] == "Uploaded: minilm.npy"
+    # the same 512 x 384 table through posenc.tables: same closest pair and the same dot-matrix invariance
+    assert last["closest_distance"] == pytest.approx(ref["closest_distance"])
+    assert last["translation_invariance"] == pytest.approx(ref["translation_invariance"], rel=1e-9)
+    assert v.with_rows(table["frame"], [], "learned") is table["frame"]
+
+
+def test_marks_frame(table):
+    marks = v.marks_frame(table["frame"])
+    assert len(marks) == 5 * len(table["frame"])
+    f = table["frame"].set_index("scheme")
+    for _, m in marks.iterrows():
+        col = {"bounded": "bounded", "continuous": "continuous", "relative": "relative",
+               "length-invariant": "length_invariant", "defined at 4L": "defined_at_4L"}[m["property"]]
+        assert m["ok"] == f.loc[m["scheme"], col]
+
+
+# ----------------------------------------------------------------------------- charts
+
+
+def spec(ch) -> dict:
+    with alt.data_transformers.disable_max_rows():
+        return ch.to_dict()
+
+
+def test_score_matrices_chart():
+    rs = [v.scheme_similarity(k, 40, 16, "cosine", 0) for k in ("sinusoidal", "rope", "alibi")]
+    panel = v.similarity_panel(rs)
+    d = spec(score_matrices(panel["frame"], panel["panels"]))
+    assert len(d["concat"]) == 3 and d["columns"] == 2
+    assert d["resolve"]["scale"]["color"] == "independent"
+    schemes = []
+    for sub, p in zip(d["concat"], panel["panels"]):
+        valid, masked = sub["layer"]
+        assert valid["mark"]["type"] == "rect" and masked["mark"]["color"] == MASKED
+        assert valid["encoding"]["stroke"]["scale"] == valid["encoding"]["color"]["scale"]  # seams hidden, same colours
+        assert valid["encoding"]["x"]["field"] == "j" and valid["encoding"]["y"]["field"] == "i"
+        assert valid["encoding"]["y"]["scale"]["reverse"] is True
+        assert valid["encoding"]["x"]["title"] and valid["encoding"]["y"]["title"] and valid["encoding"]["tooltip"]
+        scale = valid["encoding"]["color"]["scale"]
+        assert scale["domain"] == list(p["domain"])
+        schemes.append(scale["scheme"])
+    assert schemes == ["redblue", "redblue", "viridis"]  # diverging, diverging, sequential (biases)
+    rows = sum(len(ds) for ds in d["datasets"].values())
+    assert rows == 3 * 40 * 40 <= MAX_MARKS
+
+
+def test_offset_profiles_chart():
+    rs = [v.scheme_similarity(k, 30, 16, "cosine", 0) for k in ("sinusoidal", "learned_random", "t5")]
+    panel = v.similarity_panel(rs)
+    d = spec(offset_profiles(panel["offsets"], [r["name"] for r in rs]))
+    assert len(d["vconcat"]) == 2  # cosine similarity, T5 bucket id
+    for sub in d["vconcat"]:
+        assert sub["mark"]["type"] == "line"
+        assert sub["encoding"]["x"]["field"] == "offset" and sub["encoding"]["y"]["title"]
+        assert sub["encoding"]["color"]["scale"]["domain"] == [r["name"] for r in rs]
+    assert sum(len(ds) for ds in d["datasets"].values()) == 3 * 59
+
+
+def test_wishlist_and_dot_charts(table):
+    marks = v.marks_frame(table["frame"])
+    d = spec(wishlist_table(marks))
+    cells, text = d["layer"]
+    assert cells["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
+    assert cells["encoding"]["color"]["scale"]["range"] == [YES, NO]
+    assert sum(len(ds) for ds in d["datasets"].values()) == len(marks)
+    dots = spec(measured_dots(table["frame"]))
+    left, right = dots["hconcat"]
+    assert left["mark"]["type"] == right["mark"]["type"] == "circle"
+    assert left["encoding"]["x"]["field"] == "translation_invariance" and right["encoding"]["x"]["field"] == "closest_distance"
+
+
+def test_charts_refuse_too_many_marks():
+    big = pd.DataFrame({"i": np.zeros(MAX_MARKS + 1, dtype=np.int16), "j": 0, "score": 0.0, "scheme": "x"})
+    with pytest.raises(ValueError, match="ceiling"):
+        score_matrices(big, [])
