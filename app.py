@@ -23,6 +23,6 @@ navigation = {
 }
 page = st.navigation(navigation, position="sidebar", expanded=True)
 st.sidebar.caption("posenc: every number on these pages is computed by the `posenc` library, live.")
-controls.begin_run()
+controls.begin_run(page.url_path)
 page.run()
 frame.finish_run()

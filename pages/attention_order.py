@@ -1,4 +1,100 @@
+"""Attention needs order: without positions, two orderings of one bag of tokens are the same input."""
+
 import streamlit as st
 
-st.title("attention_order")
-st.info("This page is being built.")
+from posenc.attention import attend, match_permutation, permutation_equivariance
+from posenc.charts.base import style
+from posenc.charts.story import token_heatmap
+from posenc.registry import SCHEMES
+from posenc.ui import controls
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.views.story import attention_view, format_difference, format_tokens
+
+PATH = "pages/attention_order.py"
+
+header(
+    PATH,
+    "Self-attention compares tokens by content only. Shuffle the tokens and every score just moves to "
+    "another cell: the two heatmaps below hold **the same numbers in different places**, and the sentence "
+    "summaries (mean of the outputs) are identical to the last bit. Then add a positional scheme and "
+    "watch the two sentences come apart.",
+)
+st.latex(r"A = \mathrm{softmax}\!\Big(\tfrac{(XW_q)(XW_k)^\top}{\sqrt d}\Big),\qquad "
+         r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\ \text{ for every permutation } P")
+
+c1, c2, c3 = st.columns([3, 3, 2])
+sentence_a = controls.text("sentence A", "a", default="The dog bit the man.", max_chars=400, container=c1)
+sentence_b = controls.text("sentence B", "b", default="The man bit the dog.", max_chars=400, container=c2)
+d_model = controls.select_slider("model width d", "d", [4, 8, 16, 32, 64], default=16, container=c3,
+                                 help="width of the seeded token embeddings and Wq, Wk, Wv")
+
+
+def pair(view, key: str, what: str):
+    """A and B side by side; below them, on the left, B minus A re-ordered. Returns the slot to its right."""
+    for col, side in zip(st.columns(2), ("a", "b")):
+        with col:
+            frame = view[f"heat_{side}"]
+            chart(style(token_heatmap(frame, vmax=view["vmax"], title=f"sentence {side.upper()} {what}", legend_title="score")),
+                  key=f"{key}_{side}", data=frame,
+                  caption="Scores q_i·k_j/√d" + ("; blank cells are masked (−∞) by the causal mask." if view["masked"] else "."))
+    if view["diff"] is None:
+        return None
+    left, right = st.columns(2)
+    with left:
+        chart(style(token_heatmap(view["diff"], value="diff", vmax=view["vmax"], legend_title="difference",
+                                  title="B minus A re-ordered into B's order")),
+              key=f"{key}_diff", data=view["diff"], caption="White = 0: the same score, moved to another cell"
+              + ("; blank = masked in one of the two sentences." if view["masked"] else "."))
+    return right
+
+
+st.subheader("Without positions: a bag of tokens")
+base = safe(attention_view, sentence_a, sentence_b, None, d_model)
+if base is not None:
+    if not base["same_bag"]:
+        st.warning(
+            f"These are not the same bag of tokens (only in A: {format_tokens(base['only_a'])}; only in B: "
+            f"{format_tokens(base['only_b'])}), so no permutation maps one onto the other. Both score "
+            "matrices are drawn; type a reordering of sentence A to see the proof.", icon=":material/info:")
+    m1, m2, m3 = st.columns(3)
+    m1.metric("max |pooled A − pooled B| (no positions)", format_difference(base["max_diff_pooled"]),
+              help="mean of the attention outputs over the tokens: the sentence summary")
+    m2.metric("max |out B − P·out A| (no positions)", format_difference(base["max_diff_permuted"]),
+              help="each output row of B against the row of the same token in A")
+    m3.metric("max |scores B − P·scores A·Pᵀ| (no positions)", format_difference(base["max_diff_logits"]))
+    slot = pair(base, "bag", "(no positions)")
+    if slot is not None:
+        slot.dataframe(base["perm_table"], hide_index=True)
+        slot.markdown(
+            "**The permutation.** Each token of A sits somewhere in B; re-ordering A's rows and columns by this "
+            "table gives B's matrix exactly (the heatmap on the left is B minus that re-ordering). Every reduction "
+            "in posenc's tiny attention is a correctly rounded `math.fsum`, so the differences are exactly 0.0, not 1e-17.")
+
+st.subheader("With positions: the sentences come apart")
+scheme = controls.choice("positional scheme", "scheme", list(SCHEMES), default="sinusoidal", style="selectbox",
+                         format_func=lambda k: SCHEMES[k].name, container=st.columns(3)[0])
+view = safe(attention_view, sentence_a, sentence_b, scheme, d_model) if base is not None else None
+if view is not None:
+    s1, s2, s3 = st.columns(3)
+    s1.metric("max |pooled A − pooled B| (with positions)", format_difference(view["max_diff_pooled"]))
+    s2.metric("max |out B − P·out A| (with positions)", format_difference(view["max_diff_permuted"]))
+    s3.metric("max |scores B − P·scores A·Pᵀ| (with positions)", format_difference(view["max_diff_logits"]))
+    st.caption(f"{SCHEMES[scheme].name} enters at the {SCHEMES[scheme].enters}, with its registry defaults; "
+               f"model width {view['d_model']}" + (" (the trained MiniLM table fixes it)." if view["d_model"] != d_model else "."))
+    if scheme == "nope":
+        st.info("NoPE is the control: it adds no positional signal at all. The only thing that tells the two orders "
+                "apart is the causal mask (each token sees only itself and the tokens before it), so the sentences "
+                "come apart through what each token is *not allowed* to see.", icon=":material/science:")
+    slot = pair(view, "pos", f"+ {SCHEMES[scheme].name}")
+    if view["same_bag"]:
+        apart = view["max_diff_pooled"] > 0
+        with slot:
+            exercise("pooled", f"With {SCHEMES[scheme].name}, is the largest difference between the two sentence "
+                     "summaries (mean-pooled outputs) still exactly zero?", options=["yes, still 0.0", "no, it is positive"],
+                     answer="no, it is positive" if apart else "yes, still 0.0",
+                     explanation=f"It is {format_difference(view['max_diff_pooled'])}: "
+                     + ("the position signal differs between the two orderings, so the bag has become a sequence."
+                        if apart else "this scheme does not tell these two orderings apart."))
+
+show_code(attention_view, permutation_equivariance, match_permutation, attend)

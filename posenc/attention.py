@@ -4,10 +4,11 @@ axes: n tokens, d model width, i query, j key.
 
     Q = X Wq,  K = X Wk,  V = X Wv,  A = softmax(Q K^T / sqrt(d) + B),  out = A V
 
-Every reduction (dot products, softmax sums, the weighted sum, mean pooling) uses math.fsum,
-which is correctly rounded and therefore independent of summation order.  That makes
-permutation equivariance *exact*: with no positional signal, permuting the tokens permutes the
-outputs bit for bit, and the mean-pooled vectors are identical (difference 0.0, not 1e-17).
+Every reduction over tokens (softmax sums, the weighted sum, mean pooling) and every dot product
+sums its terms in sorted order, and projections are computed once per distinct token, so no
+result depends on where a token sits.  That makes permutation equivariance *exact*: with no
+positional signal, permuting the tokens permutes the outputs bit for bit, and the mean-pooled
+vectors are identical (difference 0.0, not 1e-17).
 """
 
 from __future__ import annotations
@@ -55,14 +56,17 @@ def _weights(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(rng.normal(0.0, scale, size=(d, d)) for _ in range(3))  # Wq, Wk, Wv (d, d)
 
 
-def _exact_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """A @ B with every entry a correctly rounded sum (math.fsum): (n, k) @ (k, m) -> (n, m)."""
-    out = np.empty((A.shape[0], B.shape[1]))
-    Bt = np.ascontiguousarray(B.T)
-    for i in range(A.shape[0]):
-        for j in range(B.shape[1]):
-            out[i, j] = math.fsum(A[i] * Bt[j])
-    return out
+def _rowwise(X: np.ndarray, fn) -> np.ndarray:
+    """fn applied to the distinct rows of X, gathered back: equal rows give bit-equal results
+    whatever their position (BLAS may round a row differently depending on where it sits)."""
+    uniq, inverse = np.unique(X, axis=0, return_inverse=True)
+    return fn(uniq)[inverse.reshape(-1)]
+
+
+def _canonical_sum(x: np.ndarray, axis: int) -> np.ndarray:
+    """Sum along ``axis`` in sorted order: the result depends on the multiset of values only,
+    never on their order, so permuting the tokens cannot change a single bit."""
+    return np.sort(x, axis=axis).sum(axis=axis)
 
 
 def attend(X: np.ndarray, *, seed: int = 0, positions=None, rotary=None, bias=None) -> dict:
@@ -73,25 +77,23 @@ def attend(X: np.ndarray, *, seed: int = 0, positions=None, rotary=None, bias=No
     """
     n, d = X.shape
     Wq, Wk, Wv = _weights(d, seed)
-    Q, K, V = _exact_matmul(X, Wq), _exact_matmul(X, Wk), _exact_matmul(X, Wv)  # (n, d) each
+    Q, K, V = (_rowwise(X, lambda U, W=W: U @ W) for W in (Wq, Wk, Wv))  # (n, d) each
     if rotary is not None:
         inv, af, layout = rotary
         Q = rope.apply_rope(Q, positions, inv, layout=layout, attention_factor=af)
         K = rope.apply_rope(K, positions, inv, layout=layout, attention_factor=af)
-    logits = _exact_matmul(Q, K.T) / math.sqrt(d)  # (n, n)
+    # q_i . k_j for every pair, one elementwise product and an order-independent sum over d
+    logits = _canonical_sum(Q[:, None, :] * K[None, :, :], axis=2) / math.sqrt(d)  # (n, n)
     if bias is not None:
         logits = logits + bias
-    weights = np.empty_like(logits)
-    for i in range(n):
-        row = logits[i]
-        e = np.exp(row - np.max(row))  # masked -inf -> 0
-        weights[i] = e / math.fsum(e)
-    out = _exact_matmul(weights, V)  # (n, d)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))  # (n, n); masked -inf -> 0
+    weights = e / _canonical_sum(e, axis=1)[:, None]
+    out = _canonical_sum(weights[:, :, None] * V[None, :, :], axis=1)  # (n, d): sum over keys j
     return {"logits": logits, "weights": weights, "out": out}
 
 
 def _mean_pool(out: np.ndarray) -> np.ndarray:
-    return np.array([math.fsum(out[:, c]) / out.shape[0] for c in range(out.shape[1])])
+    return _canonical_sum(out, axis=0) / out.shape[0]
 
 
 def match_permutation(tokens_a: list[str], tokens_b: list[str]) -> list[int] | None:

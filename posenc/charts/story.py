@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import lines
+from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, lines
+
+# The width follows the page column; the height is the plot's own, with axis labels, titles and
+# legends added around it (Vega-Lite's default "fit" would squeeze them into the height instead).
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
 def growth_chart(frame: pd.DataFrame, *, context: int) -> alt.LayerChart:
@@ -16,3 +22,136 @@ def growth_chart(frame: pd.DataFrame, *, context: int) -> alt.LayerChart:
         x="position:Q", tooltip=[alt.Tooltip("position:Q", title="last position of the context", format=",")]
     )
     return alt.layer(base, rule)
+
+
+# ----------------------------------------------------------------------------- page 1: attention needs order
+def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, title: str, legend_title: str,
+                  size: int | None = None) -> alt.Chart:
+    """Rect heatmap of a token x token matrix (columns query, key, qi, ki, value), tokens in sentence order.
+
+    The colour scale is diverging red-blue, symmetric on [-vmax, vmax] (0 = white); NaN cells
+    (masked logits) are not drawn, so they show as blank.
+    """
+    if len(frame) > MAX_MARKS:
+        raise ValueError(f"heatmap has {len(frame):,} cells, above the {MAX_MARKS:,}-mark ceiling")
+    order_q = frame.sort_values("qi")["query"].drop_duplicates().tolist()
+    order_k = frame.sort_values("ki")["key"].drop_duplicates().tolist()
+    vmax = float(vmax) if vmax and math.isfinite(vmax) and vmax > 0 else 1.0
+    angle = -45 if len(order_k) <= 24 else -90
+    size = size or min(max(260, 8 * len(order_q)), 520)  # height: 260 px for a sentence, 512 px for 64 tokens
+    return (
+        # fit-x: the width follows the column, the height is the plot's own (labels and titles come on top)
+        alt.Chart(frame, title=title, width="container", height=size, autosize=FIT_X)
+        .mark_rect(stroke="white", strokeWidth=0.5 if len(order_k) <= 24 else 0)
+        .encode(
+            x=alt.X("key:O", sort=order_k, title="key token j (attended to)", axis=alt.Axis(labelAngle=angle, labelLimit=90)),
+            y=alt.Y("query:O", sort=order_q, title="query token i", axis=alt.Axis(labelLimit=90)),
+            color=alt.Color(f"{value}:Q", title=legend_title, scale=alt.Scale(scheme=DIVERGING, domain=[-vmax, vmax])),
+            tooltip=[alt.Tooltip("query:N", title="query"), alt.Tooltip("key:N", title="key"),
+                     alt.Tooltip(f"{value}:Q", title=legend_title, format=".6f")],
+        )
+    )
+
+
+# ----------------------------------------------------------------------------- page 3: index / length
+def index_values_chart(values: pd.DataFrame, *, max_token_labels: int = 32) -> alt.LayerChart:
+    """Value (t + 1) / L against token index t, one line per sentence; tokens written next to the points
+    when there are at most ``max_token_labels`` of them."""
+    names = values["sentence"].drop_duplicates().tolist()
+    color = alt.Color("sentence:N", title="sentence", scale=alt.Scale(domain=names, range=OKABE_ITO[: max(len(names), 1)]),
+                      legend=alt.Legend(orient="right", labelLimit=220))
+    base = alt.Chart(values, height=280, width="container").encode(
+        x=alt.X("t:Q", title="token index t (0-based)", axis=alt.Axis(tickMinStep=1, format="d")),
+        y=alt.Y("value:Q", title="encoding value (t + 1) / L", scale=alt.Scale(domain=[0, 1.05])),
+        color=color,
+        tooltip=[alt.Tooltip("sentence:N"), alt.Tooltip("t:Q", title="token index"), alt.Tooltip("token:N"),
+                 alt.Tooltip("value:Q", title="(t + 1) / L", format=".4f")],
+    )
+    layers = [base.mark_line(point=alt.OverlayMarkDef(size=90, filled=True))]
+    if len(values) <= max_token_labels:
+        layers.append(base.mark_text(dy=-14, fontSize=13).encode(text="token:N"))
+    return alt.layer(*layers).properties(autosize=FIT_X)
+
+
+def step_chart(steps: pd.DataFrame, summary: pd.DataFrame) -> alt.LayerChart:
+    """The step between neighbours, 1/L, against the prompt length L, with each sentence marked."""
+    line = alt.Chart(steps, height=280, width="container").mark_line(color="gray").encode(
+        x=alt.X("L:Q", title="prompt length L (tokens)"),
+        y=alt.Y("step:Q", title="step between neighbours 1 / L", scale=alt.Scale(domain=[0, 0.55])),
+        tooltip=[alt.Tooltip("L:Q", title="L"), alt.Tooltip("step:Q", title="1 / L", format=".4f")],
+    )
+    marked = summary.dropna(subset=["step"])
+    names = summary["sentence"].tolist()
+    dots = alt.Chart(marked).mark_point(size=160, filled=True).encode(
+        x="L:Q", y="step:Q",
+        color=alt.Color("sentence:N", scale=alt.Scale(domain=names, range=OKABE_ITO[: max(len(names), 1)]), legend=None),
+        tooltip=[alt.Tooltip("sentence:N"), alt.Tooltip("L:Q"), alt.Tooltip("step:Q", title="1 / L", format=".4f")],
+    )
+    return alt.layer(line, dots).properties(autosize=FIT_X)
+
+
+# ----------------------------------------------------------------------------- page 4: a single sine
+COLLIDES = "within ε of another position"
+ALONE = "no other position within ε"
+
+
+def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *, closest: tuple[int, int]) -> alt.LayerChart:
+    """sin(wt) as stems at integer t over the continuous curve; positions with a partner within eps
+    in vermillion, links between the listed pairs, the closest pair ringed."""
+    x = alt.X("t:Q", title="position t", axis=alt.Axis(tickMinStep=1, format="d"),
+              scale=alt.Scale(domain=[0, int(points["t"].max()) if len(points) else 1], nice=False))
+    y = alt.Y("value:Q", title="sin(ω t)", scale=alt.Scale(domain=[-1.1, 1.1]))
+    wave = alt.Chart(curve).mark_line(color="#BBBBBB", strokeWidth=1.5).encode(
+        x=alt.X("x:Q", title="position t"), y=alt.Y("value:Q", title="sin(ω t)", scale=alt.Scale(domain=[-1.1, 1.1])),
+        tooltip=[alt.Tooltip("x:Q", title="t", format=".3f"), alt.Tooltip("value:Q", title="sin(ω t)", format=".6f")])
+    colour = alt.Color("status:N", title="", scale=alt.Scale(domain=[COLLIDES, ALONE], range=[OKABE_ITO[3], OKABE_ITO[0]]),
+                       legend=alt.Legend(orient="top"))
+    base = alt.Chart(points).encode(x=x, color=colour)
+    stems = base.mark_rule(strokeWidth=1.5, opacity=0.7).encode(y=y, y2=alt.datum(0))
+    dots = base.mark_point(filled=True, size=50).encode(
+        y=y, tooltip=[alt.Tooltip("t:Q", title="position"), alt.Tooltip("value:Q", title="sin(ω t)", format=".8f"),
+                      alt.Tooltip("partners:Q", title="other positions within ε")])
+    links = alt.Chart(pairs).mark_rule(color=OKABE_ITO[3], strokeDash=[3, 3], opacity=0.8).encode(
+        x="i:Q", x2="j:Q", y="value_i:Q", y2="value_j:Q",
+        tooltip=[alt.Tooltip("i:Q", title="position i"), alt.Tooltip("j:Q", title="position j"),
+                 alt.Tooltip("distance:Q", title="|sin ωi − sin ωj|", format=".6f")])
+    ring = alt.Chart(points[points["t"].isin(list(closest))]).mark_point(size=420, shape="circle", strokeWidth=2.5, color="black").encode(
+        x="t:Q", y="value:Q", tooltip=[alt.Tooltip("t:Q", title="closest pair: position"), alt.Tooltip("value:Q", format=".8f")])
+    return alt.layer(wave, stems, links, dots, ring).properties(height=300, width="container", autosize=FIT_X)
+
+
+# ----------------------------------------------------------------------------- page 5: one sin+cos pair
+def circle_chart(points: pd.DataFrame, outline: pd.DataFrame, *, size: int = 440) -> alt.LayerChart:
+    """Positions as points (cos wt, sin wt) on the unit circle, coloured by turn, some labelled."""
+    sc = alt.Scale(domain=[-1.3, 1.3], nice=False)
+    ring = alt.Chart(outline).mark_line(color="#BBBBBB").encode(
+        x=alt.X("x:Q", scale=sc, title="cos(ω t)  (horizontal)"), y=alt.Y("y:Q", scale=sc, title="sin(ω t)  (height)"), order="order:Q")
+    turns = int(points["turn"].max()) if len(points) else 0
+    dots = alt.Chart(points).mark_circle(size=70, opacity=0.9, stroke="black", strokeWidth=0.4).encode(
+        x="x:Q", y="y:Q",
+        color=alt.Color("turn:Q", title="turn", scale=alt.Scale(scheme=SEQUENTIAL, domain=[0, max(turns, 1)]),
+                        legend=alt.Legend(format="d", tickMinStep=1)),
+        tooltip=[alt.Tooltip("t:Q", title="position"), alt.Tooltip("turn:Q", title="turn"),
+                 alt.Tooltip("x:Q", title="cos(ω t)", format=".6f"), alt.Tooltip("y:Q", title="sin(ω t)", format=".6f")])
+    labelled = points[points["label"] != ""].assign(lx=lambda d: d["x"] * 1.1, ly=lambda d: d["y"] * 1.1)
+    # labels outside the circle, anchored away from it: left-aligned on the right side, right-aligned on the left;
+    # autosize "pad": width and height are the plot itself, so the circle stays round whatever the legend takes
+    texts = [
+        alt.Chart(labelled[sel]).mark_text(fontSize=13, fontWeight="bold", align=align, dx=dx).encode(x="lx:Q", y="ly:Q", text="label:N")
+        for sel, align, dx in ((labelled["x"] > 0.3, "left", 2), (labelled["x"] < -0.3, "right", -2),
+                               (labelled["x"].abs() <= 0.3, "center", 0))
+    ]
+    return alt.layer(ring, dots, *texts).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
+
+
+def closest_curve_chart(curve: pd.DataFrame, *, n: int) -> alt.LayerChart:
+    """Closest-pair distance against context length (log-log), the chosen n marked."""
+    line = alt.Chart(curve, height=300, width="container").mark_line(point=True, interpolate="step-after").encode(
+        x=alt.X("n:Q", title="context length n (positions 0 .. n−1, log)", scale=alt.Scale(type="log")),
+        y=alt.Y("distance:Q", title="closest-pair distance (log)", scale=alt.Scale(type="log")),
+        color=alt.value(OKABE_ITO[0]),
+        tooltip=[alt.Tooltip("n:Q", title="n", format=","), alt.Tooltip("distance:Q", title="closest distance", format=".6f"),
+                 alt.Tooltip("i:Q", title="position i"), alt.Tooltip("j:Q", title="position j")])
+    rule = alt.Chart(pd.DataFrame({"n": [n]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
+        x="n:Q", tooltip=[alt.Tooltip("n:Q", title="positions on the circle chart", format=",")])
+    return alt.layer(line, rule).properties(autosize=FIT_X)

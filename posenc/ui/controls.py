@@ -21,9 +21,27 @@ from posenc.registry import ParamSpec, get_scheme
 _RUN = "_posenc_run"  # session-state slot holding this run's bound keys and notes
 
 
-def begin_run() -> None:
-    """Reset the per-run registry; app.py calls this before running the page."""
-    st.session_state[_RUN] = {"bound": {}, "notes": []}
+_LAST = "_posenc_last_page"  # (page path, keys it bound) of the previous run
+
+
+def begin_run(page: str | None = None) -> None:
+    """Reset the per-run registry; app.py calls this before running ``page``.
+
+    Controls on different pages may share a key ("n", "d") with different meanings and ranges.
+    Streamlit keeps a keyed widget's value across a page switch, so on entering a new page we
+    drop the values the previous page bound: every page opens at its own defaults or its link.
+    """
+    last = st.session_state.get(_LAST)
+    if page is not None and last is not None and last[0] != page:
+        for key in last[1]:
+            st.session_state.pop(key, None)
+    st.session_state[_RUN] = {"bound": {}, "notes": [], "page": page}
+
+
+def end_run() -> None:
+    """Remember which page ran and which keys it bound (for the next begin_run)."""
+    run = _run()
+    st.session_state[_LAST] = (run.get("page"), tuple(run["bound"]))
 
 
 def _run() -> dict:
@@ -83,12 +101,14 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def _fmt(value) -> str:
+def _fmt(value, limit: int = 40) -> str:
     if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value))
-    return str(value)
+        text = f"{value:g}"
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(map(str, value))
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _url_str(v) -> str:

@@ -89,6 +89,7 @@ def finish_run() -> None:
     if unknown:
         shown = ", ".join(f"`{k[:30]}`" for k in unknown[:8])
         st.caption(f":material/info: Ignored link parameter(s) this page does not use: {shown}.")
+    controls.end_run()
 
 
 def chart(

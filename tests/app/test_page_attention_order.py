@@ -1,0 +1,106 @@
+"""Page 1 (attention needs order): the seed's dog/man proof, a scheme that breaks it, bad input, URLs, payload."""
+
+import numpy as np
+
+import posenc
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+
+PAGE = "pages/attention_order.py"
+DOG = "The dog bit the man."  # the seed (000_372260f46883930c.txt): "The dog bit the man. / The man bit the dog."
+MAN = "The man bit the dog."
+NO = " (no positions)"
+WITH = " (with positions)"
+
+
+def fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def test_defaults_show_the_seed_proof():
+    at = open_page(PAGE)
+    assert_clean(at)
+    m = metrics(at)
+    # permutation equivariance, exact: posenc's attention sums with math.fsum
+    assert m["max |pooled A − pooled B|" + NO] == "0.0 (exact)"
+    assert m["max |out B − P·out A|" + NO] == "0.0 (exact)"
+    assert m["max |scores B − P·scores A·Pᵀ|" + NO] == "0.0 (exact)"
+    table = at.dataframe[0].value
+    assert table["token"].tolist() == ["the", "dog", "bit", "the", "man", "."]
+    assert table["position in B"].tolist() == [0, 4, 2, 3, 1, 5]  # dog <-> man
+    # six heatmaps: A, B, difference without positions; A, B, difference with the sinusoid
+    assert len(charts(at)) == 6
+    r0 = posenc.permutation_equivariance(DOG, MAN, d_model=16)
+    a = chart_frame(at, 0)
+    assert {"query", "key", "score"} <= set(a.columns) and len(a) == 36
+    np.testing.assert_allclose(a["score"].to_numpy().reshape(6, 6), r0["logits_a"], rtol=1e-6)  # float32 on the wire
+    assert a["query"].iloc[6] == "1 dog" and chart_frame(at, 1)["query"].iloc[6] == "1 man"
+    assert (chart_frame(at, 2)["diff"] == 0).all()
+    # with the default scheme (the sinusoid) the sentences come apart
+    r = posenc.permutation_equivariance(DOG, MAN, scheme="sinusoidal", d_model=16)
+    assert r["max_diff_pooled"] > 0
+    assert m["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
+    assert m["max |out B − P·out A|" + WITH] == fmt(r["max_diff_permuted"])
+    assert m["max |scores B − P·scores A·Pᵀ|" + WITH] == fmt(r["max_diff_logits"])
+    assert np.nanmax(np.abs(chart_frame(at, 5)["diff"])) > 0
+    assert at.expander  # show the code
+    assert payload_bytes(at) <= 1_000_000
+
+
+def test_controls_change_the_numbers():
+    at = open_page(PAGE)
+    at.selectbox(key="scheme").set_value("nope").run()
+    assert_clean(at)
+    m = metrics(at)
+    r = posenc.permutation_equivariance(DOG, MAN, scheme="nope", d_model=16)
+    assert m["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
+    assert m["max |scores B − P·scores A·Pᵀ|" + WITH] == "∞ (a mask moved)"
+    assert any("causal mask" in i.value for i in at.info)  # NoPE is the control
+    assert chart_frame(at, 3)["score"].isna().sum() == 15  # masked future cells
+    at.select_slider(key="d").set_value(32).run()
+    r32 = posenc.permutation_equivariance(DOG, MAN, scheme="nope", d_model=32)
+    assert metrics(at)["max |pooled A − pooled B|" + WITH] == fmt(r32["max_diff_pooled"]) != fmt(r["max_diff_pooled"])
+    assert metrics(at)["max |pooled A − pooled B|" + NO] == "0.0 (exact)"
+
+
+def test_different_bags_are_named_and_still_drawn():
+    at = open_page(PAGE)
+    at.text_input(key="b").input("A cat bit the dog").run()
+    assert not at.exception and not at.error
+    notes = [w.value for w in at.warning]
+    assert any("not the same bag of tokens" in n and "a, cat" in n for n in notes), notes
+    assert len(charts(at)) == 4  # both matrices, with and without positions; no difference maps
+    assert metrics(at)["max |out B − P·out A|" + NO] == "n/a"
+    assert len(chart_frame(at, 1)) == 25
+
+
+def test_too_long_input_is_a_message_not_a_crash():
+    at = open_page(PAGE)
+    at.text_input(key="a").input(" ".join(["word"] * 70)).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["sentence A: text must have at most 64 tokens, got 70"]
+    assert len(charts(at)) == 0 and at.expander  # the rest of the page (show the code) still renders
+
+
+def test_link_values_are_taken_and_bad_ones_noted():
+    at = open_page(PAGE, {"scheme": "ALiBi", "d": "8", "a": "b a c", "b": "c b a"})
+    assert_clean(at)
+    assert not at.warning
+    r = posenc.permutation_equivariance("b a c", "c b a", scheme="alibi", d_model=8)
+    assert metrics(at)["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
+    bad = open_page(PAGE, {"scheme": "bogus", "d": "7", "a": "x" * 500})
+    assert not bad.exception and not bad.error
+    notes = [w.value for w in bad.warning]
+    assert any("`scheme`" in n for n in notes), notes
+    assert any("`d`" in n and "one of 4, 8, 16, 32, 64" in n for n in notes), notes
+    assert any("`a`" in n and "at most 400 characters" in n for n in notes), notes
+    assert "Sinusoidal enters at the input embedding" in text_of(bad)  # fell back to the default scheme
+
+
+def test_payload_at_the_largest_settings():
+    words = [f"w{i:03d}x" for i in range(64)]  # 64 distinct 5-character tokens: the longest sentence the box takes
+    at = open_page(PAGE, {"a": " ".join(words), "b": " ".join(reversed(words)), "d": "64"})
+    assert_clean(at)
+    assert not at.warning  # every value of the link was taken
+    assert metrics(at)["max |pooled A − pooled B|" + NO] == "0.0 (exact)"
+    assert all(c["rows"] <= 64 * 64 for c in charts(at))
+    assert payload_bytes(at) <= 2_000_000

@@ -1,0 +1,351 @@
+"""Views and chart builders of the story pages 1, 3, 4 and 5 (attention, index/length, single sine, sin+cos pair).
+
+Every number is pinned against an independent oracle (the math module, a brute-force loop), a literal
+from the seed article /work/shared/seeds/000_372260f46883930c.txt ("the seed"), or a relation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import altair as alt
+import numpy as np
+import pytest
+
+import posenc
+from posenc.charts.base import MAX_MARKS
+from posenc.charts.story import (
+    circle_chart,
+    closest_curve_chart,
+    growth_chart,
+    index_values_chart,
+    sine_chart,
+    step_chart,
+    token_heatmap,
+)
+from posenc.views.story import (
+    attention_view,
+    circle_view,
+    format_difference,
+    format_tokens,
+    index_length_view,
+    raw_index_growth,
+    single_sine_view,
+)
+
+DOG = "The dog bit the man."  # the seed's two sentences
+MAN = "The man bit the dog."
+
+
+def spec(chart) -> dict:
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_dict()
+
+
+def layers(d: dict) -> list[dict]:
+    return d.get("layer", [d])
+
+
+def marks(d: dict) -> list[str]:
+    return [m["mark"]["type"] if isinstance(m["mark"], dict) else m["mark"] for m in layers(d)]
+
+
+def rows(d: dict) -> int:
+    return sum(len(v) for v in d.get("datasets", {}).values())
+
+
+# ----------------------------------------------------------------------------- attention_view
+def test_attention_without_positions_is_the_same_bag():
+    v = attention_view(DOG, MAN, None, 16)
+    assert v["tokens_a"] == ["the", "dog", "bit", "the", "man", "."]
+    assert v["tokens_b"] == ["the", "man", "bit", "the", "dog", "."]
+    assert v["labels_a"] == ["0 the", "1 dog", "2 bit", "3 the", "4 man", "5 ."]
+    assert v["same_bag"] and v["only_a"] == [] and v["only_b"] == []
+    # the seed: "These two sentences contain the same tokens. Without some fix, a transformer literally cannot
+    # tell them apart."  posenc sums with math.fsum, so the differences are exactly zero.
+    assert v["max_diff_pooled"] == 0.0
+    assert v["max_diff_permuted"] == 0.0
+    assert v["max_diff_logits"] == 0.0
+    table = v["perm_table"]
+    assert table["token"].tolist() == v["tokens_a"]
+    assert table["position in A"].tolist() == [0, 1, 2, 3, 4, 5]
+    assert table["position in B"].tolist() == [0, 4, 2, 3, 1, 5]  # dog and man swap, everything else stays
+    for _, r in table.iterrows():
+        assert v["tokens_b"][r["position in B"]] == r["token"]
+    assert len(v["heat_a"]) == len(v["heat_b"]) == 36
+    assert np.all(v["diff"]["diff"].to_numpy() == 0.0)
+    # "the set of attention scores is unchanged. Each score just moves to a different slot."
+    assert sorted(v["heat_a"]["score"]) == sorted(v["heat_b"]["score"])
+    assert v["masked"] == 0 and v["d_model"] == 16
+
+
+def test_attention_heat_frames_are_the_core_logits():
+    v = attention_view(DOG, MAN, "sinusoidal", 16)
+    r = posenc.permutation_equivariance(DOG, MAN, scheme="sinusoidal", d_model=16)
+    np.testing.assert_array_equal(v["heat_a"]["score"].to_numpy().reshape(6, 6), r["logits_a"])
+    np.testing.assert_array_equal(v["heat_b"]["score"].to_numpy().reshape(6, 6), r["logits_b"])
+    row = v["heat_b"].iloc[1 * 6 + 4]
+    assert (row["query"], row["key"], row["qi"], row["ki"]) == ("1 man", "4 dog", 1, 4)
+    assert v["vmax"] == pytest.approx(max(np.abs(r["logits_a"]).max(), np.abs(r["logits_b"]).max()))
+
+
+@pytest.mark.parametrize("scheme", ["sinusoidal", "rope", "alibi", "learned_random", "raw_index", "t5"])
+def test_attention_with_positions_comes_apart(scheme):
+    v = attention_view(DOG, MAN, scheme, 16)
+    r = posenc.permutation_equivariance(DOG, MAN, scheme=scheme, d_model=16)
+    assert v["max_diff_pooled"] == r["max_diff_pooled"] > 0
+    assert v["max_diff_permuted"] == r["max_diff_permuted"] > 0
+    assert v["max_diff_logits"] == r["max_diff_logits"] > 0
+    if math.isfinite(r["max_diff_logits"]):  # the drawn difference matrix has the core's maximum
+        assert np.nanmax(np.abs(v["diff"]["diff"])) == pytest.approx(r["max_diff_logits"], abs=0)
+
+
+def test_attention_nope_is_order_from_the_mask_only():
+    v = attention_view(DOG, MAN, "nope", 16)
+    assert v["masked"] == 15  # 6 * 5 / 2 future cells per sentence
+    assert math.isinf(v["max_diff_logits"]) and format_difference(v["max_diff_logits"]) == "∞ (a mask moved)"
+    assert v["max_diff_pooled"] > 0
+    # wherever both sentences see the pair, NoPE's scores agree exactly: only the mask differs
+    d = v["diff"]["diff"].to_numpy()
+    assert np.all(d[np.isfinite(d)] == 0.0)
+    assert v["heat_a"]["score"].isna().sum() == 15
+
+
+def test_attention_minilm_runs_at_384():
+    v = attention_view("a b", "b a", "learned_minilm", 16)
+    assert v["d_model"] == 384 and v["max_diff_pooled"] > 0
+
+
+def test_attention_different_bags_are_drawn_and_named():
+    v = attention_view(DOG, "A cat bit the dog", None, 16)
+    assert not v["same_bag"]
+    assert v["only_a"] == [".", "man", "the"] and v["only_b"] == ["a", "cat"]
+    assert v["diff"] is None and v["perm_table"] is None and v["max_diff_permuted"] is None
+    assert len(v["heat_a"]) == 36 and len(v["heat_b"]) == 25
+
+
+@pytest.mark.parametrize("a, b, msg", [
+    (" ".join(["w"] * 65), "w", "sentence A: text must have at most 64 tokens, got 65"),
+    ("x", "", "sentence B is empty"),
+    ("   ", "x", "sentence A is empty"),
+])
+def test_attention_bad_sentences_raise_clear_messages(a, b, msg):
+    with pytest.raises(ValueError, match=msg):
+        attention_view(a, b, None, 16)
+
+
+def test_attention_unknown_scheme_raises():
+    with pytest.raises(ValueError, match="unknown scheme 'nonsense'"):
+        attention_view(DOG, MAN, "nonsense", 16)
+
+
+@pytest.mark.parametrize("x, text", [(0.0, "0.0 (exact)"), (math.inf, "∞ (a mask moved)"), (None, "n/a"), (0.21079, "0.211")])
+def test_format_difference(x, text):
+    assert format_difference(x) == text
+
+
+def test_format_tokens():
+    assert format_tokens([]) == "—"
+    assert format_tokens(["a", "cat"]) == "a, cat"
+    assert format_tokens(["x" * 30]) == "x" * 19 + "…"
+    assert format_tokens([str(i) for i in range(10)]) == "0, 1, 2, 3, 4, 5, 6, 7 and 2 more"
+
+
+# ----------------------------------------------------------------------------- index_length_view
+def test_index_length_reproduces_the_seed():
+    v = index_length_view(("Hello world", "Cat sat on table", "", ""), 0)
+    s = v["summary"]
+    # the seed: "For length 2: 1/2, 2/2 ... For length 4: 1/4, 2/4, 3/4, 4/4"
+    assert s["L"].tolist() == [2, 4]
+    assert s["first"].tolist() == [0.5, 0.25]
+    assert s["step"].tolist() == [0.5, 0.25]
+    assert s["last"].tolist() == [1.0, 1.0]
+    vals = v["values"]
+    assert vals[vals["L"] == 2]["value"].tolist() == [1 / 2, 2 / 2]
+    assert vals[vals["L"] == 4]["value"].tolist() == [1 / 4, 2 / 4, 3 / 4, 4 / 4]
+    assert vals["token"].tolist() == ["hello", "world", "cat", "sat", "on", "table"]
+    assert v["max_change"] == 0.25  # 1/2 - 1/4
+    assert v["at_position"]["value"].tolist() == [0.5, 0.25]
+    assert v["exercise"] == {"L": 64, "value": 1 / 64}
+
+
+def test_index_length_step_curve_is_one_over_L():
+    v = index_length_view(("Hello world",), 0)
+    st = v["steps"]
+    assert st["L"].tolist() == list(range(2, 65))
+    np.testing.assert_allclose(st["step"], 1 / st["L"], rtol=0, atol=1e-15)
+    assert st["step"].is_monotonic_decreasing
+
+
+def test_index_length_slots_positions_and_errors():
+    v = index_length_view(("", "a b c", "", "a b c d e f"), 2)
+    assert v["summary"]["slot"].tolist() == [2, 4]
+    assert v["summary"]["sentence"].tolist() == ["2: a b c (L = 3)", "4: a b c d e f (L = 6)"]
+    assert v["max_change"] == pytest.approx(3 / 3 - 3 / 6)
+    one = index_length_view(("word",), 0)
+    assert one["summary"]["step"].isna().all() and one["max_change"] == 0.0
+    with pytest.raises(ValueError, match="position 3 does not exist in the shortest sentence"):
+        index_length_view(("a b c", "a b c d"), 3)
+    with pytest.raises(ValueError, match="type at least one sentence"):
+        index_length_view(("", " "), 0)
+    with pytest.raises(ValueError, match="at most 4 sentences"):
+        index_length_view(("a",) * 5, 0)
+    with pytest.raises(ValueError, match="sentence 2: text must have at most 64 tokens"):
+        index_length_view(("a", "b " * 70), 0)
+
+
+# ----------------------------------------------------------------------------- single_sine_view
+def test_single_sine_seed_identity_and_first_return():
+    v = single_sine_view(1.0, 64, 0.01)
+    ident = v["identity"]
+    # the seed: "if position 5 gets the value sin(5), then position 5 + 2 pi gets exactly the same number"
+    assert ident["t1"] == 5 + 2 * math.pi
+    assert round(ident["v0"], 8) == round(ident["v1"], 8) == -0.95892427
+    assert ident["v0"] == math.sin(5) and ident["diff"] < 1e-15
+    # the issue: first return of omega = 1 within 0.01 of position 0 is 22, sin 22 = -0.00885
+    fr = v["first_return"]
+    assert fr["position"] == 22 and round(fr["value"], 5) == -0.00885
+    assert all(abs(math.sin(p)) > 0.01 for p in range(1, 22))  # oracle: nothing earlier
+    assert v["period"] == 2 * math.pi
+
+
+def test_single_sine_pairs_match_a_brute_force_oracle():
+    omega, n, eps = 1.0, 64, 0.01
+    v = single_sine_view(omega, n, eps)
+    oracle = {(i, j) for i, j in itertools.combinations(range(n), 2) if abs(math.sin(omega * i) - math.sin(omega * j)) <= eps}
+    assert set(zip(v["pairs"]["i"], v["pairs"]["j"])) == oracle
+    assert v["n_pairs"] == len(oracle) == len(v["pairs"]) == 29
+    assert v["pairs"]["distance"].is_monotonic_increasing and (v["pairs"]["distance"] <= eps).all()
+    best = min(oracle, key=lambda p: abs(math.sin(p[0]) - math.sin(p[1])))
+    assert (v["closest"]["i"], v["closest"]["j"]) == best == (11, 55)
+    assert v["closest"]["distance"] == pytest.approx(abs(math.sin(11) - math.sin(55)), abs=1e-15)
+    pts = v["points"]
+    np.testing.assert_allclose(pts["value"], [math.sin(t) for t in range(n)], atol=1e-15)
+    partners = {t: sum(t in p for p in oracle) for t in range(n)}
+    assert pts["partners"].tolist() == [partners[t] for t in range(n)]
+    assert (pts["status"] == "within ε of another position").sum() == sum(1 for c in partners.values() if c)
+    np.testing.assert_allclose(v["curve"]["value"], np.sin(v["curve"]["x"]), atol=1e-15)
+    assert len(v["curve"]) == 63 * 8 + 1
+
+
+def test_single_sine_follows_omega_and_rejects_bad_input():
+    v = single_sine_view(0.5, 32, 0.05)
+    assert v["identity"]["t1"] == pytest.approx(5 + 4 * math.pi)
+    assert v["identity"]["v1"] == pytest.approx(math.sin(2.5), abs=1e-14)
+    with pytest.raises(ValueError, match="omega"):
+        single_sine_view(0.0, 32, 0.01)
+    with pytest.raises(ValueError, match="n must be an integer"):
+        single_sine_view(1.0, 1, 0.01)
+
+
+# ----------------------------------------------------------------------------- circle_view
+def chord(omega: float, t: int, s: int) -> float:
+    """Distance between two points of the unit circle at angles omega t and omega s."""
+    return 2 * abs(math.sin(omega * (t - s) / 2))
+
+
+def test_circle_points_and_first_turn():
+    v = circle_view(1.0, 64, 1000, 0.1)
+    pts = v["points"]
+    np.testing.assert_allclose(pts["x"], [math.cos(t) for t in range(64)], atol=1e-15)
+    np.testing.assert_allclose(pts["y"], [math.sin(t) for t in range(64)], atol=1e-15)
+    assert pts["turn"].tolist() == [math.floor(t / (2 * math.pi)) for t in range(64)]
+    assert v["per_turn"] == 7  # positions 0..6 have t < 2 pi
+    tc = v["turn_closest"]
+    assert (tc["i"], tc["j"]) == (0, 6) and tc["distance"] == pytest.approx(chord(1.0, 0, 6), abs=1e-12)
+    # within the first turn every pair is a distinct point
+    assert min(chord(1.0, t, s) for t, s in itertools.combinations(range(7), 2)) == pytest.approx(tc["distance"], abs=1e-12)
+
+
+def test_circle_closest_pairs_match_the_chord_formula():
+    v = circle_view(1.0, 64, 1000, 0.1)
+    oracle = min(chord(1.0, t, s) for t, s in itertools.combinations(range(64), 2))
+    assert v["closest"]["distance"] == pytest.approx(oracle, abs=1e-12)
+    assert chord(1.0, v["closest"]["i"], v["closest"]["j"]) == pytest.approx(oracle, abs=1e-12)
+    within = sum(1 for t, s in itertools.combinations(range(64), 2) if chord(1.0, t, s) <= 0.1)
+    assert v["closest"]["pairs_within_eps"] == within == 20
+    sine = sum(1 for t, s in itertools.combinations(range(64), 2) if abs(math.sin(t) - math.sin(s)) <= 0.1)
+    assert v["sine_pairs"] == sine == 180  # the seed: with sine alone "collisions are common"
+    curve = v["curve"]
+    assert curve["n"].iloc[0] == 2 and curve["n"].iloc[-1] == 1000 and len(curve) <= 60
+    assert curve["distance"].is_monotonic_decreasing  # a longer context can only bring a closer pair
+    for n_, d_ in zip(curve["n"][:12], curve["distance"][:12]):
+        assert d_ == pytest.approx(min(chord(1.0, t, s) for t, s in itertools.combinations(range(int(n_)), 2)), abs=1e-12)
+    assert curve.set_index("n")["distance"][2] == pytest.approx(2 * math.sin(0.5))
+
+
+def test_circle_first_return_and_labels():
+    v = circle_view(1.0, 64, 100, 0.1)
+    fr = v["first_return"]
+    oracle = next(p for p in range(1, 1000) if chord(1.0, p, 0) <= 0.1)
+    assert fr["position"] == oracle == 44 and fr["distance"] == pytest.approx(chord(1.0, 44, 0), abs=1e-12)
+    assert fr["turns"] == pytest.approx(44 / (2 * math.pi))
+    labelled = v["labelled"]
+    assert set(range(7)) <= set(labelled) and {v["closest"]["i"], v["closest"]["j"]} <= set(labelled)
+    lab = v["points"].set_index("t")["label"]
+    assert lab[1] == "1" and lab[10] == ""
+    i, j = v["closest"]["i"], v["closest"]["j"]
+    assert lab[i] == f"{i} & {j}" and lab[j] == ""  # nearly the same point: one label
+    slow = circle_view(0.05, 200, 100, 0.1)
+    pair = {slow["closest"]["i"], slow["closest"]["j"]}
+    assert slow["per_turn"] == 126
+    assert set(slow["labelled"]) == set(range(0, 126, 8)) | pair  # 16 strided labels of the first turn + the pair
+
+
+# ----------------------------------------------------------------------------- chart builders
+def test_token_heatmap_spec():
+    v = attention_view(DOG, MAN, None, 16)
+    d = spec(token_heatmap(v["heat_a"], vmax=v["vmax"], title="A", legend_title="score"))
+    assert marks(d) == ["rect"] and rows(d) == 36
+    enc = d["encoding"]
+    assert enc["x"]["sort"] == v["labels_a"] and enc["y"]["sort"] == v["labels_a"]
+    assert enc["x"]["title"] and enc["y"]["title"] and enc["tooltip"]
+    assert enc["color"]["scale"] == {"scheme": "redblue", "domain": [-v["vmax"], v["vmax"]]}
+    long = attention_view(" ".join(f"w{i}" for i in range(64)), "w0", None, 4)
+    d = spec(token_heatmap(long["heat_a"], vmax=long["vmax"], title="A", legend_title="score"))
+    assert rows(d) == 64 * 64 <= MAX_MARKS and d["height"] == 512
+    assert d["encoding"]["x"]["axis"]["labelAngle"] == -90
+
+
+def test_index_charts_spec():
+    v = index_length_view(("Hello world", "Cat sat on table"), 0)
+    d = spec(index_values_chart(v["values"]))
+    assert marks(d) == ["line", "text"] and rows(d) == 6
+    assert d["layer"][0]["encoding"]["color"]["scale"]["range"] == ["#0072B2", "#E69F00"]
+    big = index_length_view(tuple(" ".join(["a"] * 60) for _ in range(4)), 0)
+    assert marks(spec(index_values_chart(big["values"]))) == ["line"]  # no token text for 240 points
+    d = spec(step_chart(v["steps"], v["summary"]))
+    assert marks(d) == ["line", "point"] and rows(d) == 63 + 2
+    assert d["layer"][0]["encoding"]["y"]["title"] == "step between neighbours 1 / L"
+
+
+def test_sine_chart_spec():
+    v = single_sine_view(1.0, 512, 0.1)
+    shown = v["pairs"].head(20)
+    d = spec(sine_chart(v["points"], v["curve"], shown, closest=(v["closest"]["i"], v["closest"]["j"])))
+    assert marks(d) == ["line", "rule", "rule", "point", "point"]
+    assert all(len(ds) <= MAX_MARKS for ds in d["datasets"].values())
+    assert sum(len(ds) for ds in d["datasets"].values()) < 8000
+    stems = d["layer"][1]["encoding"]
+    assert stems["y2"] == {"datum": 0} and stems["color"]["scale"]["range"] == ["#D55E00", "#0072B2"]
+    assert d["layer"][3]["encoding"]["tooltip"]
+
+
+def test_circle_charts_spec():
+    v = circle_view(1.0, 2048, 100_000, 0.1)
+    d = spec(circle_chart(v["points"], v["outline"], size=340))
+    assert marks(d) == ["line", "circle", "text", "text", "text"]
+    assert [lay["mark"]["align"] for lay in d["layer"][2:]] == ["left", "right", "center"]
+    assert d["width"] == d["height"] == 340 and d["autosize"] == {"type": "pad"}
+    assert d["layer"][1]["encoding"]["color"]["scale"]["scheme"] == "viridis"
+    assert rows(d) < 3000
+    d = spec(closest_curve_chart(v["curve"], n=2048))
+    assert marks(d) == ["line", "rule"]
+    assert d["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+
+
+def test_raw_index_template_still_works():
+    v = raw_index_growth(1_000_000, 64)
+    assert v["pe_max"] == 999_999
+    assert marks(spec(growth_chart(v["frame"], context=v["context"]))) == ["line", "rule"]
