@@ -1,4 +1,120 @@
+"""Page 6: the sinusoid -- many frequencies, the wavelengths, Hello World, PE(p+k) = M_k PE(p)."""
+
 import streamlit as st
 
-st.title("sinusoid")
-st.info("This page is being built.")
+from posenc.charts.base import style
+from posenc.charts.sinusoid import bases_chart, pe_heatmap, shift_chart, spectrum_chart
+from posenc.geometry import collisions, frequency_spectrum, shift_operator, sinusoid_shift_matrix
+from posenc.registry import get_scheme
+from posenc.scores import offset_profile
+from posenc.sinusoidal import sinusoid_wavelengths, sinusoidal
+from posenc.ui import controls
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.views import sinusoid as v
+
+PATH = "pages/sinusoid.py"
+SCHEME = get_scheme("sinusoidal")
+
+header(
+    PATH,
+    "One wave repeats; many waves at geometrically spaced speeds almost never line up twice. Each pair of "
+    "columns is a sine and a cosine of the same frequency, from one turn every 2π positions down to one "
+    "every ~2π·base. **Look at the left edge of the heatmap** (fast columns flicker) against the right (slow ones barely move).",
+)
+st.latex(SCHEME.formula + r",\qquad i = 0, \dots, \tfrac{d}{2} - 1")
+c1, c2, c3, c4 = st.columns([1, 1, 1, 1.3])
+d = controls.select_slider("d_model", "d", v.EVEN_D, default=128, container=c1, help="even: columns come in sin/cos pairs")
+n = controls.slider("sequence length n", "n", default=128, lo=2, hi=v.MAX_N, container=c2)
+spec = {s.name: s for s in SCHEME.params}
+base = controls.param(spec["base"], container=c3)
+layout = controls.param(spec["layout"], container=c4)
+
+st.subheader("The heatmap: position × depth")
+st.markdown("Red is −1, blue is +1. Moving down one row advances every column's angle by its own ω_i.")
+hm = safe(v.heatmap_view, n, d, base, layout)
+if hm is not None:
+    m1, m2, m3 = st.columns(3)
+    m1.metric(f"cells drawn (of n × d = {hm['total']:,})", f"{hm['cells']:,}")
+    m2.metric("max |PE| over all n × d", f"{hm['max_abs']:.4f}")
+    m3.metric("‖PE(p)‖ at every position", f"{hm['norm_max']:.4f}", help=f"min {hm['norm_min']:.12f}, max {hm['norm_max']:.12f}; √(d/2) = {hm['sqrt_half_d']:.12f}")
+    chart(style(pe_heatmap(hm["frame"])), key="sinusoid_heatmap", data=hm["frame"], arrays={"pe_shown": hm["shown"]}, caption=hm["caption"])
+
+st.subheader("The wavelengths")
+st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\, b^{2i/d}:\quad \lambda_0 = 2\pi,\quad "
+         r"\lambda_{\max} = 2\pi\, b^{(d-2)/d} < 2\pi b")
+st.markdown("Each dot is one sin/cos pair; vermillion dots complete a full turn inside the chosen length, so on "
+            "their own they repeat within it; the blue ones do not.")
+sp = safe(v.spectrum_view, d, base, n, layout)
+if sp is not None:
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("shortest wavelength", f"{sp['shortest']:,.4f}", help="2π, pair 0")
+    m2.metric("longest wavelength", v.fmt_length(sp["longest"]), help="2π·base^((d−2)/d), the last pair")
+    m3.metric("2π·base (the limit)", v.fmt_length(sp["limit"]), help="never reached at finite d")
+    m4.metric(f"pairs turning fully within n = {sp['n']:,}", f"{sp['full_turns']} of {sp['pairs']}")
+    chart(style(spectrum_chart(sp["frame"], sp["marks"])), key="sinusoid_spectrum", data=sp["frame"], caption=sp["caption"])
+    exercise("longest", f"At d_model = {d} and base {base:g}, how many positions does the slowest pair need for one turn "
+             "(its wavelength, to within 0.5%)?", answer=round(sp["longest"], 2), tolerance=0.005 * sp["longest"],
+             explanation=f"2π·base^((d−2)/d) = {sp['longest']:,.2f}. The often-quoted 2π·base = {sp['limit']:,.2f} "
+             "is only the limit as d grows; the last pair has i = d/2 − 1, not d/2.")
+
+st.subheader("Worked example: “Hello World” at d_model = 4")
+st.latex(r"x_{pos} = e_{pos} + PE_{pos}")
+st.markdown("Type words; each gets the position vector of its place (0, 1, 2, …) added to its word embedding. "
+            "Compare the columns: dimensions 0–1 jump between neighbours, dimensions 2–3 barely move.")
+words = controls.text("words", "words", default="Hello World", max_chars=120)
+ws = safe(v.split_words, words)
+if ws is not None:
+    boxes = st.columns(4)
+    embs = tuple(controls.text(f"embedding of “{w}” (position {i})", f"e{i}", default=v.default_embedding(i), max_chars=80,
+                               container=boxes[i % 4], help="4 numbers separated by commas; blank = zero embedding")
+                 for i, w in enumerate(ws))
+    we = safe(v.worked_example, words, embs)
+    if we is not None:
+        st.dataframe(we["frame"], hide_index=True)
+        st.caption(we["caption"])
+        with st.expander("Full precision", icon=":material/pin:"):
+            st.dataframe(we["full"], hide_index=True, column_config={c: st.column_config.NumberColumn(c, format="%.12f") for c in ("embedding", "PE", "sum")})
+        exercise("pe12", "At d = 4 and base 10000, what is PE(1)[2], the sine of the slow pair at position 1 (3 decimals)?",
+                 answer=round(we["pe_1_2"], 6), tolerance=5e-4,
+                 explanation=f"sin(1 / 10000^(2/4)) = sin(0.01) = {we['pe_1_2']:.8f}: the slow pair has moved one "
+                 "hundredth of a radian, while the fast pair moved a whole radian.")
+
+st.subheader("Relative by rotation: PE(p + k) = M_k · PE(p)")
+st.markdown("The paper: *“for any fixed offset k, PE_{pos+k} can be represented as a linear function of PE_pos.”* "
+            "Here the linear map is fitted from the encodings alone and set beside its closed form; "
+            "look for 2 × 2 rotation blocks on the diagonal and nothing elsewhere.")
+st.latex(r"M_k = \operatorname{diag}_i \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\ -\sin k\omega_i & \cos k\omega_i \end{pmatrix}"
+         r"\quad\text{acting on each } (\sin, \cos) \text{ pair}")
+c1, c2 = st.columns(2)
+k = controls.slider("offset k", "k", default=7, lo=0, hi=v.MAX_N, container=c1)
+sd = controls.select_slider("d for M_k (small, to read it)", "sd", v.SHIFT_D, default=8, container=c2)
+sh = safe(v.shift_view, k, sd, base)
+if sh is not None:
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("residual max |PE(p+k) − M_k PE(p)|", f"{sh['residual']:.1e}")
+    m2.metric("orthogonality max |M Mᵀ − I|", f"{sh['orthogonality']:.1e}")
+    m3.metric("largest entry off the 2×2 blocks", f"{sh['off_block']:.1e}")
+    m4.metric("max |fitted − closed form|", f"{sh['max_diff']:.1e}")
+    chart(style(shift_chart(sh["frame"])), key="sinusoid_shift", data=sh["frame"], arrays={"M_fitted": sh["M"], "M_closed": sh["closed"]},
+          caption=sh["caption"], width="content")
+
+st.subheader("Uniqueness, and why 10000")
+st.markdown("The closest two positions among 0 … n−1 (Euclidean distance of their PE vectors), and how the base trades "
+            "fast turning (pairs that repeat within n) against slow columns that barely separate neighbours.")
+st.latex(r"\lVert PE(p+k) - PE(p) \rVert^2 = \sum_i 2\,\big(1 - \cos k\omega_i\big) = d - 2\sum_i \cos k\omega_i"
+         r"\quad\text{(depends on the offset } k \text{ only)}")
+wb = safe(v.why_base_view, n, d, base, layout)
+if wb is not None:
+    cp = wb["closest"]
+    m1, m2, m3 = st.columns(3)
+    m1.metric(f"closest-pair distance among {n:,} positions", f"{cp['distance']:.6f}")
+    m2.metric("closest pair", f"{cp['i']:,} and {cp['j']:,}")
+    m3.metric("their offset j − i", f"{cp['offset']:,}")
+    st.caption(wb["caption"])
+    st.dataframe(wb["table"], hide_index=True, column_config={c: st.column_config.NumberColumn(c, format=f) for c, f in v.TABLE_FORMATS.items()})
+    chart(style(bases_chart(wb["lines"], n=n, order=wb["bases"])), key="sinusoid_bases", data=wb["lines"],
+          caption="Each line is one base: the wavelengths of all d/2 pairs. Below the dashed line (n) a pair turns fully inside the sequence.")
+
+show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example,
+          v.shift_view, shift_operator, sinusoid_shift_matrix, v.closest_pair_sinusoid, collisions, offset_profile, v.why_base_view)

@@ -1,0 +1,354 @@
+"""Data for page 6, "The sinusoid": the heatmap, the wavelengths, Hello World, M_k, uniqueness.
+
+axes: n positions, d = d_model, h = d // 2 frequency pairs, w words.
+
+Every function takes scalars (so the page can cache it) and returns tidy DataFrames and plain
+numbers; every number comes from the posenc core (posenc.sinusoidal, posenc.geometry,
+posenc.scores).  d_model is even on this page (the controls offer even values only), as in
+every published sinusoidal model; odd d raises a ValueError naming the argument.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from posenc._validate import check_choice, check_float, check_int
+from posenc.charts.base import HEATMAP_CELLS, matrix_frame
+from posenc.geometry import collisions, frequency_spectrum, shift_operator, sinusoid_shift_matrix
+from posenc.sinusoidal import LAYOUTS, sinusoid_wavelengths, sinusoidal
+
+MAX_N = 4096
+MAX_D = 1024
+MAX_SHIFT_D = 64
+EVEN_D = tuple(range(2, MAX_D + 1, 2))  # the page's d_model choices (even only)
+SHIFT_D = tuple(range(4, MAX_SHIFT_D + 1, 2))  # the page's d choices for M_k
+HEATMAP_MAX_COLS = 128  # columns kept before striding pairs; rows get the rest of HEATMAP_CELLS
+WHY_BASES = (100.0, 1000.0, 10000.0, 100000.0)
+
+WORKED_D = 4  # the seed article's d_model (seed 002, "Hello World" to the Rescue)
+WORKED_BASE = 10000.0
+MAX_WORDS = 12
+# The seed's hypothetical word embeddings for the first two words (seed 002, Step 3).
+SEED_EMBEDDINGS = ("0.1, 0.2, 0.3, 0.4", "0.5, 0.6, 0.7, 0.8")
+MAX_ABS_EMBEDDING = 1e6
+# printf formats of the why-base table's number columns (the page hands them to st.column_config)
+TABLE_FORMATS = {"longest wavelength": "%.2f", "limit 2π·base": "%.2f", "closest-pair distance": "%.6f"}
+
+
+def fmt_length(x: float) -> str:
+    """A length in positions for a metric: 54,410.14 up to 10^7, else 6.0340e+09 (fits a metric tile)."""
+    return f"{x:,.2f}" if abs(x) < 1e7 else f"{x:.4e}"
+
+
+def _even_d(name: str, d, hi: int) -> int:
+    d = check_int(name, d, lo=2, hi=hi)
+    if d % 2:
+        raise ValueError(f"{name} must be even on this page (sin/cos pairs), got {d}")
+    return d
+
+
+def _pair_columns(pair: np.ndarray, d: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices of the sin and cos of each frequency pair in ``layout``."""
+    h = d // 2
+    if layout == "interleaved":
+        return 2 * pair, 2 * pair + 1
+    return pair, h + pair
+
+
+def heatmap_view(n: int, d_model: int, base: float, layout: str) -> dict:
+    """The position x depth heatmap of PE, strided to at most HEATMAP_CELLS cells.
+
+    Columns are kept by whole frequency pairs (every ``pair_step``-th pair, both its sin and its
+    cos column), so a stride never shows sines without their cosines; rows every ``row_step``.
+    Returns {"frame": DataFrame(position int32, depth int32, value float32, column category),
+    "shown": (r, c) the drawn values, "rows": (r,), "cols": (c,), "row_step", "pair_step",
+    "cells": r * c, "total": n * d, "n", "d", "max_abs": max |PE| over all n x d, "norm_min"/"norm_max": min and
+    max of ||PE(p)|| over p, "sqrt_half_d": sqrt(d / 2), "aliased_pairs": pairs whose wavelength
+    is under 2 * row_step (their stripes alias at the drawn stride), "caption": what was drawn}.
+    """
+    n = check_int("n", n, lo=2, hi=MAX_N)
+    d = _even_d("d_model", d_model, MAX_D)
+    layout = check_choice("layout", layout, LAYOUTS)
+    pe = sinusoidal(np.arange(n), d, base=base, layout=layout)  # (n, d)
+    h = d // 2
+    pair_step = math.ceil(h / (HEATMAP_MAX_COLS // 2))
+    pairs = np.arange(0, h, pair_step)  # (h',)
+    sin_c, cos_c = _pair_columns(pairs, d, layout)
+    cols = np.sort(np.concatenate([sin_c, cos_c]))  # (c,) in depth order
+    row_step = math.ceil(n / max(HEATMAP_CELLS // cols.size, 1))
+    rows = np.arange(0, n, row_step)  # (r,)
+    shown = pe[np.ix_(rows, cols)]  # (r, c)
+    frame = matrix_frame(shown, rows, cols, row="position", col="depth", value="value")
+    wl = sinusoid_wavelengths(d, base=base)  # (h,)
+    pair_of = cols // 2 if layout == "interleaved" else cols % h
+    is_sin = (cols % 2 == 0) if layout == "interleaved" else (cols < h)
+    labels = [f"{'sin' if s else 'cos'}, pair {i} (wavelength {wl[i]:,.1f})" for s, i in zip(is_sin, pair_of)]
+    frame["column"] = pd.Categorical(np.tile(np.asarray(labels, dtype=object), rows.size))
+    norms = np.linalg.norm(pe, axis=1)  # (n,)
+    aliased = int(np.count_nonzero(wl < 2 * row_step)) if row_step > 1 else 0
+    if row_step == 1 and pair_step == 1:
+        caption = f"All {n:,} × {d:,} values, exact ({layout} layout)."
+    else:
+        caption = (f"Downsampled to {shown.size:,} of {n * d:,} cells: one position in every {row_step} and one frequency "
+                   f"pair in every {pair_step} (both its sin and its cos column); drawn values are exact, not averaged.")
+        if aliased:
+            caption += (f" Pairs 0–{aliased - 1} have wavelengths under {2 * row_step} positions (two rows of this stride), so "
+                        "their stripes are aliased here; shorten n to see them.")
+    return {
+        "frame": frame,
+        "shown": shown,
+        "rows": rows,
+        "cols": cols,
+        "row_step": int(row_step),
+        "pair_step": int(pair_step),
+        "cells": int(shown.size),
+        "n": n,
+        "d": d,
+        "max_abs": float(np.abs(pe).max()),
+        "norm_min": float(norms.min()),
+        "norm_max": float(norms.max()),
+        "sqrt_half_d": math.sqrt(d / 2),
+        "aliased_pairs": aliased,
+        "total": n * d,
+        "caption": caption,
+    }
+
+
+def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved") -> dict:
+    """Wavelength of every frequency pair, and which pairs complete a full turn within n.
+
+    Returns {"frame": DataFrame(pair, columns str, omega, wavelength, full_turn "yes"/"no"),
+    "marks": DataFrame(label, wavelength, side) for 2 pi, the limit 2 pi base and n, "shortest",
+    "longest" (2 pi base^((d-2)/d)), "limit" (2 pi base, never reached), "full_turns" (count),
+    "pairs" (h), "n", "caption"}.
+    """
+    d = _even_d("d_model", d_model, MAX_D)
+    n = check_int("n", n, lo=2, hi=MAX_N)
+    layout = check_choice("layout", layout, LAYOUTS)
+    base = check_float("base", base, lo=1.0, hi=1e12, lo_open=True)
+    spec = frequency_spectrum("sinusoidal", d, context=n, base=base)
+    pair = spec["pair"]
+    s, c = _pair_columns(pair, d, layout)
+    frame = pd.DataFrame({
+        "pair": pair.astype(np.int32),
+        "columns": [f"{a}, {b}" for a, b in zip(s, c)],
+        "omega": spec["omega"],
+        "wavelength": spec["wavelength"],
+        "full_turn": np.where(spec["full_turn"], "yes", "no"),
+    })
+    limit = 2 * math.pi * base
+    marks = pd.DataFrame({
+        "label": ["2π (pair 0)", f"limit 2π·base = {limit:,.2f} (never reached)", f"chosen length n = {n:,}"],
+        "wavelength": [2 * math.pi, limit, float(n)],
+        "side": ["right", "left", "right"],  # where the label sits: away from the dots
+    })
+    full = int(np.count_nonzero(spec["full_turn"]))
+    caption = (f"Wavelengths run geometrically from 2π = {spec['wavelength'].min():.4f} to {spec['wavelength'].max():,.2f} "
+               f"positions, {spec['wavelength'].max() / limit:.4f} of the limit 2π·base = {limit:,.2f}. "
+               f"{full} of {pair.size} pairs turn fully within n = {n:,}; the other {pair.size - full} have not "
+               "come round once by the end of the sequence.")
+    return {
+        "caption": caption,
+        "frame": frame,
+        "marks": marks,
+        "shortest": float(spec["wavelength"].min()),
+        "longest": float(spec["wavelength"].max()),
+        "limit": limit,
+        "full_turns": int(np.count_nonzero(spec["full_turn"])),
+        "pairs": int(pair.size),
+        "n": n,
+    }
+
+
+def default_embedding(position: int) -> str:
+    """The text box default for word ``position``: the seed's values for 0 and 1, else blank."""
+    return SEED_EMBEDDINGS[position] if 0 <= position < len(SEED_EMBEDDINGS) else ""
+
+
+def split_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` (split on whitespace, case kept), 1 to MAX_WORDS of them."""
+    if not isinstance(text, str):
+        raise ValueError(f"words must be text, got {type(text).__name__}")
+    words = tuple(text.split())
+    if not words:
+        raise ValueError("words: type at least one word, e.g. Hello World")
+    if len(words) > MAX_WORDS:
+        raise ValueError(f"words: at most {MAX_WORDS} words, got {len(words)}")
+    return words
+
+
+def parse_embedding(raw: str, word: str, position: int) -> np.ndarray | None:
+    """WORKED_D numbers (commas and/or spaces) -> (WORKED_D,) array; blank -> None (zero embedding)."""
+    if raw is None or not str(raw).strip():
+        return None
+    where = f"embedding of “{word}” (position {position})"
+    parts = [p for p in re.split(r"[,\s]+", str(raw).strip().strip("[]").strip()) if p]
+    if len(parts) != WORKED_D:
+        raise ValueError(f"{where} needs {WORKED_D} comma-separated numbers, got {len(parts)}: “{raw}”")
+    out = np.empty(WORKED_D)
+    for k, p in enumerate(parts):
+        try:
+            out[k] = float(p)
+        except ValueError:
+            raise ValueError(f"{where}: “{p}” is not a number; type {WORKED_D} numbers like {SEED_EMBEDDINGS[0]}") from None
+        if not math.isfinite(out[k]) or abs(out[k]) > MAX_ABS_EMBEDDING:
+            raise ValueError(f"{where}: “{p}” must be a finite number in [-1e6, 1e6]")
+    return out
+
+
+def _vec3(v: np.ndarray) -> str:
+    """A vector at 3 decimals, as the seed prints it: [0.841, 0.540, 0.010, 1.000]."""
+    return "[" + ", ".join(f"{x:.3f}" if round(x, 3) != 0 else "0.000" for x in v) + "]"
+
+
+def worked_example(text: str, embeddings: tuple[str, ...]) -> dict:
+    """Word embedding + PE(position) at d_model = 4, base 10000, the paper's interleaved layout.
+
+    ``embeddings[i]`` is the text typed for word i (blank or missing: a zero embedding).
+    Returns {"frame": DataFrame(position, word, embedding, PE, sum as 3-decimal strings, source),
+    "full": long DataFrame(position, word, dim, embedding, PE, sum) in float64, "pe": (w, 4),
+    "emb": (w, 4), "sum": (w, 4), "words": tuple, "zero_words": count of zero embeddings,
+    "pe_1_2": PE(1)[2] (the exercise's answer), "caption"}.
+    """
+    words = split_words(text)
+    w = len(words)
+    typed = tuple(embeddings) + ("",) * max(0, w - len(embeddings))
+    rows = [parse_embedding(typed[i], words[i], i) for i in range(w)]
+    emb = np.vstack([np.zeros(WORKED_D) if r is None else r for r in rows])  # (w, 4)
+    pe = sinusoidal(np.arange(w), WORKED_D, base=WORKED_BASE, layout="interleaved")  # (w, 4)
+    total = emb + pe  # (w, 4): x_pos = e_pos + PE_pos
+    frame = pd.DataFrame({
+        "position": np.arange(w),
+        "word": words,
+        "word embedding": [_vec3(v) for v in emb],
+        "+ position vector PE(pos)": [_vec3(v) for v in pe],
+        "= sum": [_vec3(v) for v in total],
+        "embedding from": ["typed" if r is not None else "blank → zero" for r in rows],
+    })
+    full = pd.DataFrame({
+        "position": np.repeat(np.arange(w), WORKED_D),
+        "word": np.repeat(np.asarray(words, dtype=object), WORKED_D),
+        "dim": np.tile(np.arange(WORKED_D), w),
+        "embedding": emb.ravel(),
+        "PE": pe.ravel(),
+        "sum": total.ravel(),
+    })
+    zero = sum(r is None for r in rows)
+    caption = (f"d_model = {WORKED_D}, base {WORKED_BASE:g}, the paper's interleaved layout, positions from 0, as in the "
+               "seed article. The first two boxes start at the seed's hypothetical embeddings; a blank box is a zero "
+               f"embedding, so that word's sum is its position vector itself ({zero} of {w} word(s) here). "
+               "Values at 3 decimals; full precision below.")
+    pe1 = sinusoidal([1], WORKED_D, base=WORKED_BASE)[0]  # (4,)
+    return {
+        "frame": frame,
+        "full": full,
+        "pe": pe,
+        "emb": emb,
+        "sum": total,
+        "words": words,
+        "zero_words": zero,
+        "caption": caption,
+        "pe_1_2": float(pe1[2]),
+    }
+
+
+def shift_view(k: int, d: int, base: float) -> dict:
+    """M_k fitted by least squares (PE(p + k) = M_k PE(p)) next to its closed form.
+
+    Interleaved layout (the closed form's).  Returns {"frame": DataFrame(row, col, value,
+    matrix "fitted by least squares" / "closed form"), "M": (d, d) fitted, "closed": (d, d),
+    "residual", "orthogonality", "off_block" (from posenc.geometry.shift_operator), "max_diff":
+    max |M_fit - M_closed|, "fit_span": largest |p| + k evaluated, "angle_eps": fit_span * 2^-52 (the
+    float64 precision of the largest angle, which bounds what the fit can reach), "caption"}.
+    """
+    d = _even_d("d", d, MAX_SHIFT_D)
+    k = check_int("k", k, lo=0, hi=100_000)
+    fit = shift_operator("sinusoidal", k, d, base=base, layout="interleaved")
+    closed = sinusoid_shift_matrix(k, d, base=base)  # (d, d)
+    idx = np.arange(d)
+    frame = pd.concat([
+        matrix_frame(fit["M"], idx, idx).assign(matrix="M_k fitted by least squares"),
+        matrix_frame(closed, idx, idx).assign(matrix="M_k closed form (block rotations)"),
+    ], ignore_index=True)
+    pos = fit["positions"]  # (n_fit,)
+    span = float(np.max(np.abs(pos))) + k  # largest |position| the fit evaluates
+    caption = (f"M_k for k = {k} at d = {d} (the paper's interleaved layout, the closed form's), fitted by least squares "
+               f"on {pos.size} positions between {pos.min():,.0f} and {pos.max():,.0f}. ")
+    if fit["residual"] < 1e-10:
+        caption += f"The residual {fit['residual']:.1e} is below 1e-10: the fitted matrix maps every PE(p) onto PE(p+k)."
+    else:
+        caption += (f"The residual {fit['residual']:.1e} is above 1e-10 because the fit reaches position {span:,.0f}, "
+                    f"where float64 rounds the angle itself to about {span * 2.0**-52:.0e}; a smaller base keeps it small.")
+    return {
+        "caption": caption,
+        "frame": frame,
+        "M": fit["M"],
+        "closed": closed,
+        "residual": fit["residual"],
+        "orthogonality": fit["orthogonality"],
+        "off_block": fit["off_block"],
+        "max_diff": float(np.max(np.abs(fit["M"] - closed))),
+        "fit_span": span,
+        "angle_eps": span * 2.0**-52,
+    }
+
+
+def closest_pair_sinusoid(n: int, d: int, base: float, layout: str) -> dict:
+    """The closest pair of positions among 0 .. n-1: {"distance", "i", "j", "offset", "method"}.
+
+    posenc.geometry.collisions: for the sinusoid at even d the shift PE(p) -> PE(p + k) is the
+    rotation M_k, so ||PE(p+k) - PE(p)||^2 = d - 2 sum_i cos(k w_i) depends only on k and the
+    closest pair is the closest offset -- exact in O(n d).  Layout-free: the layouts are a column
+    permutation, which keeps every distance.
+    """
+    n = check_int("n", n, lo=2, hi=MAX_N)
+    d = _even_d("d_model", d, MAX_D)
+    layout = check_choice("layout", layout, LAYOUTS)
+    c = collisions("sinusoidal", n, d, base=base, layout=layout)
+    method = {"offsets": "the offset relation d − 2Σcos(kω) (exact)", "kd-tree": "a KD-tree over all positions"}[c["method"]]
+    return {"distance": c["distance"], "i": c["i"], "j": c["j"], "offset": c["j"] - c["i"], "method": method}
+
+
+def why_base_view(n: int, d_model: int, base: float, layout: str) -> dict:
+    """How the base changes the wavelengths and the closest pair, at the chosen n and d.
+
+    Bases: WHY_BASES plus the chosen one.  Returns {"closest": closest_pair_sinusoid(...) at the
+    chosen base, "table": DataFrame(base, longest wavelength, limit 2π·base, pairs turning within
+    n, closest-pair distance, closest-pair offset, method), "lines": DataFrame(base label, pair,
+    wavelength) for the chart, "bases": the labels in order, "caption"}.
+    """
+    n = check_int("n", n, lo=2, hi=MAX_N)
+    d = _even_d("d_model", d_model, MAX_D)
+    base = check_float("base", base, lo=1.0, hi=1e12, lo_open=True)
+    bases = sorted(set(WHY_BASES) | {base})
+    rows, lines, names, closest = [], [], [], None
+    for b in bases:
+        spec = spectrum_view(d, b, n, layout)
+        cp = closest_pair_sinusoid(n, d, b, layout)
+        plain = f"{b:,.6g}"
+        label = plain + (" (chosen)" if b == base else "")
+        closest = cp if b == base else closest
+        rows.append({
+            "base": label,
+            "longest wavelength": spec["longest"],
+            "limit 2π·base": spec["limit"],
+            f"pairs turning fully within n = {n:,}": f"{spec['full_turns']} of {spec['pairs']}",
+            "closest-pair distance": cp["distance"],
+            "closest pair": f"{cp['i']} and {cp['j']}",
+            "offset j − i": cp["offset"],
+        })
+        names.append(plain)
+        lines.append(pd.DataFrame({"base": label, "pair": spec["frame"]["pair"], "wavelength": spec["frame"]["wavelength"]}))
+    adjacent = [nm for nm, r in zip(names, rows) if r["offset j − i"] == 1]
+    far = [f"{nm} ({r['offset j − i']:,} apart)" for nm, r in zip(names, rows) if r["offset j − i"] != 1]
+    caption = (f"Closest pair by {closest['method']}. For the sinusoid (even d) the distance between two positions "
+               "depends only on their offset, so one pair stands for every pair that far apart. ")
+    caption += (f"Neighbours are the closest pair for base {', '.join(adjacent)}; " if adjacent else "")
+    caption += (f"for base {', '.join(far)} two distant positions come closer than neighbours do." if far else
+                "no base here brings two distant positions closer than neighbours.")
+    return {"closest": closest, "caption": caption, "table": pd.DataFrame(rows), "lines": pd.concat(lines, ignore_index=True),
+            "bases": [r["base"] for r in rows]}

@@ -1,0 +1,156 @@
+"""Page 6 (the sinusoid): its numbers against posenc and the seeds, controls, links, and payload."""
+
+import math
+
+import numpy as np
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+
+from posenc.geometry import collisions, shift_operator
+
+PAGE = "pages/sinusoid.py"
+MB = 1_000_000
+
+
+def vec(s: str) -> list[float]:
+    return [float(x) for x in s.strip("[]").split(",")]
+
+
+def worked(at):
+    """The worked-example table (the first dataframe on the page)."""
+    return at.dataframe[0].value
+
+
+def test_defaults_show_the_seed_numbers():
+    at = open_page(PAGE)
+    assert_clean(at)
+    cs = charts(at)
+    assert len(cs) == 4
+    heat = chart_frame(at, 0)
+    assert {"position", "depth", "value"} <= set(heat.columns) and len(heat) == 128 * 128
+    assert heat["value"].between(-1, 1).all()
+    assert cs[0]["spec"]["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
+    spec = chart_frame(at, 1)
+    assert spec["wavelength"].notna().sum() >= 64
+    assert len(chart_frame(at, 2)) == 2 * 8 * 8  # M_k fitted + closed form at d = 8
+    assert set(chart_frame(at, 3)["base"].dropna()) == {"100", "1,000", "10,000 (chosen)", "100,000"}
+
+    m = metrics(at)
+    # longest wavelength 2*pi*base^((d-2)/d) at d = 128, computed here independently
+    assert m["longest wavelength"] == f"{2 * math.pi * 10000 ** (126 / 128):,.2f}"
+    assert m["2π·base (the limit)"] == "62,831.85"
+    assert m["‖PE(p)‖ at every position"] == "8.0000"  # sqrt(d/2), schemes.md §1.1
+    # PE(p+k) = M_k PE(p): residual < 1e-10 (schemes.md §1.1), and the same as posenc's own fit
+    assert float(m["residual max |PE(p+k) − M_k PE(p)|"]) < 1e-10
+    assert m["residual max |PE(p+k) − M_k PE(p)|"] == f"{shift_operator('sinusoidal', 7, 8)['residual']:.1e}"
+    c = collisions("sinusoidal", 128, 128)
+    assert m["closest-pair distance among 128 positions"] == f"{c['distance']:.6f}"
+    assert m["closest pair"] == f"{c['i']} and {c['j']}"
+
+    # seed 002, "Hello World" to the Rescue: position vectors and sums at 3 decimals
+    w = worked(at)
+    assert w["word"].tolist() == ["Hello", "World"]
+    assert vec(w["+ position vector PE(pos)"][0]) == [0.0, 1.0, 0.0, 1.0]
+    assert vec(w["+ position vector PE(pos)"][1]) == [0.841, 0.540, 0.010, 1.000]
+    assert vec(w["= sum"][0]) == [0.1, 1.2, 0.3, 1.4]
+    assert vec(w["= sum"][1]) == [1.341, 1.140, 0.710, 1.800]
+    full = at.dataframe[1].value
+    assert full["PE"].iloc[6] == math.sin(0.01)  # full precision, not the rounded 0.010
+    assert not at.warning
+    assert payload_bytes(at) <= 1 * MB
+    assert "Show the code" in [e.label for e in at.expander]
+
+
+def test_exercise_reveals_the_computed_answer():
+    at = open_page(PAGE, {"d": "512"})
+    at.number_input(key="ex_longest_guess").set_value(62831.85)
+    at.toggle(key="ex_longest_reveal").set_value(True).run()
+    assert_clean(at)
+    body = text_of(at)
+    assert "Answer: 60611.5." in body and "Not quite" in body  # 2*pi*base is only the limit
+    at.toggle(key="ex_pe12_reveal").set_value(True).run()
+    assert f"Answer: {round(math.sin(0.01), 6):g}." in text_of(at)
+
+
+def test_layout_changes_the_heatmap_but_not_the_closest_pair():
+    at = open_page(PAGE)
+    before = chart_frame(at, 0).sort_values(["position", "depth"])["value"].to_numpy()
+    dist = metrics(at)["closest-pair distance among 128 positions"]
+    at.segmented_control(key="layout").set_value("concatenated").run()
+    assert_clean(at)
+    after = chart_frame(at, 0).sort_values(["position", "depth"])["value"].to_numpy()
+    assert not np.allclose(before, after)
+    assert np.allclose(np.sort(before.reshape(128, 128), axis=1), np.sort(after.reshape(128, 128), axis=1))
+    assert metrics(at)["closest-pair distance among 128 positions"] == dist
+
+
+def test_base_and_length_change_the_spectrum():
+    at = open_page(PAGE)
+    at.number_input(key="base").set_value(1000.0).run()
+    assert_clean(at)
+    m = metrics(at)
+    assert m["longest wavelength"] == f"{2 * math.pi * 1000 ** (126 / 128):,.2f}"
+    assert m["2π·base (the limit)"] == "6,283.19"
+    wl = 2 * math.pi * 1000 ** (2 * np.arange(64) / 128)
+    assert m["pairs turning fully within n = 128"] == f"{int(np.sum(wl <= 128))} of 64"
+    assert set(chart_frame(at, 3)["base"].dropna()) == {"100", "1,000 (chosen)", "10,000", "100,000"}
+    at.slider(key="n").set_value(512).run()
+    assert metrics(at)["pairs turning fully within n = 512"] == f"{int(np.sum(wl <= 512))} of 64"
+    c = collisions("sinusoidal", 512, 128, base=1000.0)
+    assert metrics(at)["closest-pair distance among 512 positions"] == f"{c['distance']:.6f}"
+
+
+def test_more_words_and_edited_embeddings():
+    at = open_page(PAGE)
+    at.text_input(key="words").set_value("the cat sat").run()
+    at.text_input(key="e0").set_value("1, 1, 1, 1").run()
+    assert_clean(at)
+    w = worked(at)
+    assert w["position"].tolist() == [0, 1, 2]
+    assert vec(w["= sum"][0]) == [1.0, 2.0, 1.0, 2.0]
+    assert vec(w["= sum"][2]) == [round(math.sin(2), 3), round(math.cos(2), 3), 0.02, 1.0]  # blank = zero
+    assert w["embedding from"].tolist() == ["typed", "typed", "blank → zero"]
+
+
+def test_link_values_are_taken_and_bad_ones_noted():
+    at = open_page(PAGE, {"d": "512", "n": "1000", "layout": "concatenated", "k": "3", "sd": "16"})
+    assert_clean(at)
+    assert not at.warning
+    m = metrics(at)
+    assert m["longest wavelength"] == "60,611.48"  # schemes.md §1.1 literal, d = 512
+    c = collisions("sinusoidal", 1000, 512, layout="concatenated")
+    assert m["closest-pair distance among 1,000 positions"] == f"{c['distance']:.6f}"
+    assert len(chart_frame(at, 2)) == 2 * 16 * 16
+
+    bad = open_page(PAGE, {"d": "7", "layout": "diagonal", "n": "99999", "base": "0.5"})
+    assert_clean(bad)
+    notes = [x.value for x in bad.warning]
+    for key in ("`d`", "`layout`", "`n`", "`base`"):
+        assert any(key in note for note in notes), (key, notes)
+    assert metrics(bad)["‖PE(p)‖ at every position"] == "8.0000"  # default d = 128
+    assert len(charts(bad)) == 4
+
+
+def test_malformed_embedding_in_a_link_is_a_clear_message():
+    at = open_page(PAGE, {"e1": "0.5, zero, 0.7, 0.8"})
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "embedding of “World” (position 1): “zero” is not a number; type 4 numbers like 0.1, 0.2, 0.3, 0.4"]
+    assert len(charts(at)) == 4  # the rest of the page still works
+
+
+def test_largest_settings_stay_within_budget():
+    words = " ".join(f"w{i}" for i in range(12))
+    at = open_page(PAGE, {"d": "1024", "n": "4096", "base": "1000000000", "layout": "concatenated",
+                          "k": "4096", "sd": "64", "words": words})
+    assert not at.exception
+    assert_clean(at)
+    heat = chart_frame(at, 0)
+    assert len(heat) <= 16_384
+    assert "Downsampled to 16,384 of 4,194,304 cells" in text_of(at)
+    assert len(worked(at)) == 12
+    m = metrics(at)
+    assert m["longest wavelength"] == f"{2 * math.pi * 1e9 ** (1022 / 1024):.4e}"  # compact above 10^7
+    assert m["2π·base (the limit)"] == "6.2832e+09"
+    assert payload_bytes(at) <= 2 * MB
+    for c in charts(at):
+        assert c["rows"] <= 65_536

@@ -1,0 +1,268 @@
+"""Page 6 (the sinusoid): its views against independent formulas and literal values, and its charts."""
+
+import math
+
+import altair as alt
+import numpy as np
+import pytest
+
+from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
+from posenc.charts.sinusoid import bases_chart, pe_heatmap, shift_chart, spectrum_chart
+from posenc.geometry import collisions
+from posenc.views import sinusoid as v
+
+
+def paper_pe(p: float, j: int, d: int, base: float = 10000.0) -> float:
+    """Independent oracle, the paper's formula column by column (arXiv:1706.03762 §3.5)."""
+    angle = p / base ** (2 * (j // 2) / d)
+    return math.sin(angle) if j % 2 == 0 else math.cos(angle)
+
+
+def to_dict(chart):
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_dict()
+
+
+# ----------------------------------------------------------------------------- heatmap
+
+
+def test_heatmap_default_is_every_value_exact():
+    hm = v.heatmap_view(128, 128, 10000.0, "interleaved")
+    df = hm["frame"]
+    assert len(df) == 128 * 128 == hm["cells"] == hm["total"]
+    assert (hm["row_step"], hm["pair_step"], hm["aliased_pairs"]) == (1, 1, 0)
+    assert "All 128 × 128 values" in hm["caption"]
+    for p, j in [(0, 0), (0, 1), (1, 0), (1, 1), (37, 5), (127, 126), (127, 127), (100, 64)]:
+        got = df[(df.position == p) & (df.depth == j)]["value"].item()
+        assert got == pytest.approx(paper_pe(p, j, 128), abs=1e-7)  # float32 in the frame
+    # position 0 is [0, 1, 0, 1, ...] (schemes.md §1.1)
+    row0 = df[df.position == 0].sort_values("depth")["value"].to_numpy()
+    assert np.array_equal(row0, np.tile([0.0, 1.0], 64))
+    # bounded, and ||PE(p)|| = sqrt(d/2) at every p (schemes.md §1.1: 16 at d = 512)
+    assert hm["max_abs"] <= 1.0
+    assert hm["norm_min"] == pytest.approx(8.0, abs=1e-12) and hm["norm_max"] == pytest.approx(8.0, abs=1e-12)
+    assert v.heatmap_view(16, 512, 10000.0, "interleaved")["norm_max"] == pytest.approx(16.0, abs=1e-12)
+
+
+def test_heatmap_downsampling_keeps_whole_pairs_and_says_so():
+    hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")
+    assert hm["cells"] <= HEATMAP_CELLS and len(hm["frame"]) == hm["cells"]
+    assert hm["total"] == 4096 * 1024
+    cols = set(hm["cols"].tolist())
+    assert all((c ^ 1) in cols for c in cols), "every kept sin column keeps its cos partner"
+    assert hm["pair_step"] == 8 and hm["row_step"] == 32
+    assert hm["rows"][1] - hm["rows"][0] == 32
+    wl = 2 * math.pi * 10000.0 ** (2 * np.arange(512) / 1024)
+    assert hm["aliased_pairs"] == int(np.sum(wl < 64))
+    assert "Downsampled to 16,384 of 4,194,304 cells" in hm["caption"] and "aliased" in hm["caption"]
+    r, c = 5, 7
+    assert hm["shown"][r, c] == pytest.approx(paper_pe(hm["rows"][r], hm["cols"][c], 1024), abs=1e-12)
+
+
+def test_concatenated_layout_permutes_columns():
+    a = v.heatmap_view(64, 16, 10000.0, "interleaved")["shown"]
+    b = v.heatmap_view(64, 16, 10000.0, "concatenated")["shown"]
+    assert not np.allclose(a, b)
+    assert np.array_equal(b, a[:, [0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15]])
+    df = v.heatmap_view(64, 16, 10000.0, "concatenated")["frame"]
+    assert df[(df.position == 3) & (df.depth == 9)]["column"].item().startswith("cos, pair 1")
+
+
+def test_odd_or_out_of_range_arguments_are_clear_errors():
+    with pytest.raises(ValueError, match="d_model must be even"):
+        v.heatmap_view(16, 7, 10000.0, "interleaved")
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        v.heatmap_view(5000, 8, 10000.0, "interleaved")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        v.heatmap_view(16, 8, 10000.0, "diagonal")
+    with pytest.raises(ValueError, match="d must be even"):
+        v.shift_view(3, 9, 10000.0)
+
+
+# ----------------------------------------------------------------------------- spectrum
+
+
+def test_spectrum_literal_longest_wavelength():
+    sp = v.spectrum_view(512, 10000.0, 128)
+    # schemes.md §1.1: "For d=512 the longest wavelength is 60611.48, not 62831.85."
+    assert round(sp["longest"], 2) == 60611.48
+    assert round(sp["limit"], 2) == 62831.85
+    assert sp["shortest"] == pytest.approx(2 * math.pi, rel=1e-15)
+    assert sp["pairs"] == 256 and len(sp["frame"]) == 256
+
+
+@pytest.mark.parametrize("d,base,n", [(128, 10000.0, 128), (64, 100.0, 4096), (2, 5.0, 7), (1024, 1e9, 4096)])
+def test_spectrum_matches_the_formula(d, base, n):
+    sp = v.spectrum_view(d, base, n)
+    wl = 2 * math.pi * base ** (2 * np.arange(d // 2) / d)  # lambda_i = 2 pi b^(2i/d)
+    assert np.allclose(sp["frame"]["wavelength"], wl, rtol=1e-12)
+    assert sp["longest"] == pytest.approx(2 * math.pi * base ** ((d - 2) / d), rel=1e-12)
+    assert sp["full_turns"] == int(np.sum(wl <= n))
+    assert (sp["frame"]["full_turn"] == "yes").sum() == sp["full_turns"]
+    assert f"{sp['full_turns']} of {d // 2} pairs turn fully within n = {n:,}" in sp["caption"]
+    assert sp["marks"]["wavelength"].tolist() == pytest.approx([2 * math.pi, 2 * math.pi * base, n])
+
+
+def test_lengths_fit_a_metric_tile():
+    assert v.fmt_length(60611.47716626106) == "60,611.48"
+    assert v.fmt_length(2 * math.pi * 1e9) == "6.2832e+09"
+
+
+def test_base_changes_the_spectrum():
+    a, b = v.spectrum_view(128, 10000.0, 128), v.spectrum_view(128, 1000.0, 128)
+    assert b["longest"] < a["longest"] and b["full_turns"] > a["full_turns"]
+
+
+# ----------------------------------------------------------------------------- Hello World
+
+
+def test_hello_world_reproduces_the_seed():
+    we = v.worked_example("Hello World", v.SEED_EMBEDDINGS)
+    f = we["frame"]
+    # seed 002 ("Hello World" to the Rescue), Steps 2-3, printed at 3 decimals
+    assert f["word"].tolist() == ["Hello", "World"]
+    assert f["+ position vector PE(pos)"].tolist() == ["[0.000, 1.000, 0.000, 1.000]", "[0.841, 0.540, 0.010, 1.000]"]
+    assert f["word embedding"].tolist() == ["[0.100, 0.200, 0.300, 0.400]", "[0.500, 0.600, 0.700, 0.800]"]
+    assert f["= sum"].tolist() == ["[0.100, 1.200, 0.300, 1.400]", "[1.341, 1.140, 0.710, 1.800]"]
+    # schemes.md §1.4, Vaswani / DistilBERT at d=4, pos=1: [0.84147098, 0.54030231, 0.00999983, 0.99995000]
+    assert we["pe"][1] == pytest.approx([0.84147098, 0.54030231, 0.00999983, 0.99995000], abs=1e-8)
+    assert we["pe_1_2"] == pytest.approx(math.sin(0.01), abs=1e-15)
+    assert np.allclose(we["sum"], we["emb"] + we["pe"])
+    full = we["full"]
+    assert len(full) == 8 and full["sum"].iloc[7] == pytest.approx(0.8 + math.cos(0.01), abs=1e-15)
+    assert we["zero_words"] == 0
+
+
+def test_more_words_blank_and_formats():
+    we = v.worked_example("the  cat sat", ("1 2 3 4", "[0.5, 0.5, 0.5, 0.5]"))
+    assert we["frame"]["position"].tolist() == [0, 1, 2]
+    assert we["emb"][0].tolist() == [1, 2, 3, 4] and we["emb"][1].tolist() == [0.5] * 4
+    assert we["emb"][2].tolist() == [0.0] * 4 and we["zero_words"] == 1
+    assert we["frame"]["embedding from"].tolist() == ["typed", "typed", "blank → zero"]
+    assert we["sum"][2] == pytest.approx([math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)], abs=1e-15)
+    assert we["frame"]["= sum"][2] == "[0.909, -0.416, 0.020, 1.000]"
+    assert v.default_embedding(0) == v.SEED_EMBEDDINGS[0] and v.default_embedding(5) == ""
+
+
+@pytest.mark.parametrize("text,embs,match", [
+    ("Hello", ("0.1, 0.2",), "needs 4 comma-separated numbers, got 2"),
+    ("Hello", ("0.1, x, 0.3, 0.4",), "“x” is not a number"),
+    ("Hello", ("0.1, 0.2, nan, 0.4",), "must be a finite number"),
+    ("Hello World", ("", "1e400, 0, 0, 0"), "embedding of “World” \\(position 1\\)"),
+    ("   ", (), "at least one word"),
+    (" ".join(["w"] * 13), (), "at most 12 words, got 13"),
+])
+def test_malformed_worked_example_input_is_a_clear_error(text, embs, match):
+    with pytest.raises(ValueError, match=match):
+        v.worked_example(text, embs)
+
+
+# ----------------------------------------------------------------------------- shift operator
+
+
+def test_shift_operator_fit_and_closed_form():
+    sh = v.shift_view(7, 8, 10000.0)
+    assert sh["residual"] < 1e-10  # schemes.md §1.1: the relative-shift property, verified for d=8, k=7
+    assert sh["orthogonality"] < 1e-10 and sh["off_block"] < 1e-10 and sh["max_diff"] < 1e-10
+    w = 10000.0 ** (-2 * np.arange(4) / 8)
+    for i, wi in enumerate(w):
+        c, s = math.cos(7 * wi), math.sin(7 * wi)
+        assert sh["closed"][2 * i:2 * i + 2, 2 * i:2 * i + 2] == pytest.approx(np.array([[c, s], [-s, c]]), abs=1e-15)
+    pe = np.array([[paper_pe(p, j, 8) for j in range(8)] for p in (3.0, 10.0)])
+    nxt = np.array([[paper_pe(p + 7, j, 8) for j in range(8)] for p in (3.0, 10.0)])
+    assert np.allclose(pe @ sh["closed"].T, nxt, atol=1e-12)
+    assert len(sh["frame"]) == 2 * 8 * 8 and set(sh["frame"]["matrix"]) == {
+        "M_k fitted by least squares", "M_k closed form (block rotations)"}
+    assert "below 1e-10" in sh["caption"]
+
+
+@pytest.mark.parametrize("k,d", [(0, 4), (1, 64), (4096, 64), (100, 16)])
+def test_shift_residual_small_across_the_page_range(k, d):
+    sh = v.shift_view(k, d, 10000.0)
+    assert sh["residual"] < 1e-10 and sh["max_diff"] < 1e-8
+
+
+# ----------------------------------------------------------------------------- uniqueness
+
+
+def test_closest_pair_is_collisions_and_exact():
+    for n, d, base, layout in [(128, 128, 10000.0, "interleaved"), (512, 8, 10000.0, "concatenated"), (300, 4, 100.0, "interleaved"),
+                               (512, 8, 100.0, "interleaved"), (1000, 6, 1e6, "interleaved")]:
+        cp = v.closest_pair_sinusoid(n, d, base, layout)
+        c = collisions("sinusoidal", n, d, base=base, layout=layout)
+        assert cp["method"].startswith("the offset relation")
+        assert (cp["distance"], cp["i"], cp["j"]) == (c["distance"], c["i"], c["j"])
+        # the pair it names really is that far apart (the paper's formula, written out)
+        a = np.array([paper_pe(cp["i"], j, d, base) for j in range(d)])
+        b = np.array([paper_pe(cp["j"], j, d, base) for j in range(d)])
+        assert np.linalg.norm(a - b) == pytest.approx(cp["distance"], abs=1e-9)
+    # and against brute force over every pair at a small size
+    from scipy.spatial.distance import pdist
+    pe = np.array([[paper_pe(p, j, 8, 10000.0) for j in range(8)] for p in range(300)])
+    assert v.closest_pair_sinusoid(300, 8, 10000.0, "interleaved")["distance"] == pytest.approx(pdist(pe).min(), abs=1e-12)
+
+
+def test_closest_pair_ignores_the_layout():
+    a = v.closest_pair_sinusoid(512, 8, 10000.0, "interleaved")
+    b = v.closest_pair_sinusoid(512, 8, 10000.0, "concatenated")
+    assert a["distance"] == pytest.approx(b["distance"], abs=1e-12) and a["offset"] == b["offset"] == 63
+
+
+def test_why_base_table():
+    wb = v.why_base_view(512, 8, 10000.0, "interleaved")
+    t = wb["table"]
+    assert t["base"].tolist() == ["100", "1,000", "10,000 (chosen)", "100,000"] == wb["bases"]
+    for b, row in zip(v.WHY_BASES, t.itertuples(index=False)):
+        assert row[1] == pytest.approx(2 * math.pi * b ** (6 / 8), rel=1e-12)  # longest wavelength
+        assert row[2] == pytest.approx(2 * math.pi * b, rel=1e-12)
+        assert row[4] == pytest.approx(collisions("sinusoidal", 512, 8, base=b)["distance"], abs=1e-10)
+    assert wb["closest"]["distance"] == pytest.approx(t["closest-pair distance"][2])
+    assert len(wb["lines"]) == 4 * 4
+    assert "10,000 (63 apart)" in wb["caption"]
+    five = v.why_base_view(128, 16, 500000.0, "interleaved")
+    assert len(five["table"]) == 5 and five["bases"][-1] == "500,000 (chosen)"
+
+
+def test_largest_settings_are_fast_paths():
+    wb = v.why_base_view(4096, 1024, 1e9, "concatenated")
+    assert wb["closest"]["method"].startswith("the offset relation")
+    assert wb["closest"]["offset"] == 1 and len(wb["lines"]) <= MAX_MARKS
+
+
+# ----------------------------------------------------------------------------- charts
+
+
+def test_pe_heatmap_chart():
+    hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")
+    spec = to_dict(pe_heatmap(hm["frame"]))
+    assert spec["mark"]["type"] == "rect"
+    enc = spec["encoding"]
+    assert (enc["x"]["field"], enc["y"]["field"], enc["color"]["field"]) == ("depth", "position", "value")
+    assert enc["color"]["scale"]["scheme"] == "redblue" and enc["color"]["scale"]["domain"] == [-1.0, 1.0]
+    assert enc["x"]["title"] and enc["y"]["title"] and len(enc["tooltip"]) == 4
+    rows = sum(len(d) for d in spec["datasets"].values())
+    assert rows == hm["cells"] <= HEATMAP_CELLS
+
+
+def test_spectrum_chart_layers():
+    sp = v.spectrum_view(512, 10000.0, 128)
+    spec = to_dict(spectrum_chart(sp["frame"], sp["marks"]))
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
+    assert marks == ["circle", "rule", "text", "text"]
+    pts = spec["layer"][0]["encoding"]
+    assert pts["y"]["scale"]["type"] == "log" and pts["color"]["field"] == "full_turn"
+    assert pts["color"]["scale"]["domain"] == ["yes", "no"]
+    assert sum(len(d) for d in spec["datasets"].values()) <= 256 + 2 * 3
+
+
+def test_bases_and_shift_charts():
+    wb = v.why_base_view(128, 128, 10000.0, "interleaved")
+    spec = to_dict(bases_chart(wb["lines"], n=128, order=wb["bases"]))
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == wb["bases"]
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+    sh = v.shift_view(7, 64, 10000.0)
+    spec = to_dict(shift_chart(sh["frame"]))
+    assert spec["spec"]["mark"]["type"] == "rect" and spec["facet"]["column"]["field"] == "matrix"
+    assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
+    assert sum(len(d) for d in spec["datasets"].values()) == 2 * 64 * 64 <= MAX_MARKS
