@@ -110,7 +110,9 @@ def upload_widget(*, key: str = "upload", container=None) -> None:
     box = c.container(border=True)
     box.markdown(":material/upload_file: **Bring your own table** — a learned position table as `.npy` "
                  f"or `.safetensors` (at most {pio.MAX_UPLOAD_BYTES // 2**20} MB; never unpickled).")
-    up = box.file_uploader("Upload a position table", type=["npy", "safetensors"], key=key, label_visibility="collapsed")
+    # type=None: any file reaches our loader, which names what is wrong (a .pt checkpoint gets
+    # "pickle checkpoints are refused") instead of Streamlit's bare type error
+    up = box.file_uploader("Upload a position table", type=None, key=key, label_visibility="collapsed")
     if up is not None:
         _ingest(up, key, box)
     tables = session_tables()
@@ -129,7 +131,7 @@ def _ingest(up, key: str, box) -> None:
         try:
             names = pio.safetensors_tensor_names(data, tables_only=True)
         except ValueError as exc:
-            box.error(str(exc), icon=":material/error:")
+            box.error(f"{up.name!r}: {exc}", icon=":material/error:")
             return
         if not names:
             box.error(f"{up.name!r} holds no 2-D float tensor; a position table has shape (max_len, d_model).", icon=":material/error:")
