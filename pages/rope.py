@@ -1,4 +1,108 @@
+"""RoPE: rotate queries and keys; the score depends only on the offset."""
+
 import streamlit as st
 
-st.title("rope")
-st.info("This page is being built.")
+from posenc.charts.base import style
+from posenc.charts.rope import decay_chart, layout_chart, rotation_chart
+from posenc.registry import get_scheme
+from posenc.rope import apply_rope, default_inv_freq, pair_permutation, rope_decay_bound, rope_offset_scores
+from posenc.ui import controls
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.views.rope import decay_view, layout_view, rotation_view
+
+PATH = "pages/rope.py"
+DIMS = list(range(4, 513, 2))  # even only: RoPE rotates channel pairs
+DISTANCES = [256, 1000, 2000, 5000, 10_000, 20_000, 50_000]
+
+header(
+    PATH,
+    "RoPE adds nothing to the token. It **rotates** every pair of query and key channels by an angle "
+    "proportional to the position, so a query at m and a key at n meet at a relative rotation n − m: the "
+    "score depends only on the offset. **Look at** the two scores in section 1: shifting both tokens changes neither.",
+)
+st.latex(get_scheme("rope").formula + r",\qquad \langle R_m q,\, R_n k\rangle = q^\top R_{n-m}\, k")
+
+c = st.columns(4)
+d = controls.select_slider("head_dim d", "d", DIMS, default=128, container=c[0])
+base = controls.number("base b", "base", default=10000.0, lo=2.0, hi=1e9, step=1000.0, container=c[1])
+probe = controls.choice("probe q, k", "probe", ["random", "ones"], default="random", container=c[2],
+                        help="random: seeded standard-normal q (seed) and k (seed + 1); ones: q = k = all ones")
+seed = controls.number("seed", "seed", default=0, lo=0, hi=10_000, container=c[3])
+
+st.subheader("1 · The rotation: shift both, the score stays", anchor=False)
+c = st.columns([1, 1, 1, 1, 1.4])
+pair = controls.slider("pair index i", "pair", default=0, lo=0, hi=d // 2 - 1, container=c[0])
+m = controls.number("query position m", "m", default=5, lo=0, hi=10_000_000, container=c[1])
+n = controls.number("key position n", "n", default=2, lo=0, hi=10_000_000, container=c[2])
+shift = controls.number("shift s", "shift", default=100, lo=0, hi=10_000_000, container=c[3])
+layout = controls.choice("pairing", "layout", ["half_split", "interleaved"], default="half_split", container=c[4])
+
+rot = safe(rotation_view, d, base, layout, probe, seed, pair, m, n, shift)
+if rot is not None:
+    left, right = st.columns([1, 1])
+    with left:
+        a, b = rot["channels"]
+        chart(style(rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"])), key="rope_rotation",
+              data=rot["arrows"], width="content",
+              caption=f"Pair {pair} = channels {a} and {b}; it turns θ = {rot['theta']:.6g} rad per position "
+                      f"(wavelength {rot['wavelength']:,.5g}). Faint circles: one full turn of q and of k.")
+    with right:
+        st.metric("score at (m, n)", f"{rot['score']:.12g}", help="⟨R_m q, R_n k⟩ over all d channels (apply_rope, then the dot product)")
+        st.metric("score at (m + s, n + s)", f"{rot['score_shifted']:.12g}")
+        st.metric("|difference|", f"{rot['difference']:.2g}", help="float64 rounding; it grows slowly with the positions")
+        st.metric("angle q → k in this pair", f"{rot['angle']:.10f} rad", help=f"after the shift: {rot['angle_shifted']:.10f} rad")
+        st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to "
+                   f"{rot['difference']:.1e}: the pair's contribution {rot['pair_score']:.6g} and the angle between "
+                   "the arrows (solid → dashed) are unchanged, because only n − m enters.")
+
+st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
+maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000, format_func=lambda v: f"{v:,}")
+dec = safe(decay_view, d, base, probe, seed, maxd)
+if dec is not None:
+    k1, k2, k3 = st.columns(3)
+    k1.metric("bound at distance 0", f"{dec['bound0']:.6g}", help="mean(1 .. d/2): every phase is 1 at distance 0")
+    k2.metric("probe score at 0, |q|²", f"{dec['score0']:.6g}")
+    k3.metric("first distance where the bound rises", "never" if dec["first_rise"] is None else f"{dec['first_rise']:,}")
+    sampled = "every distance" if dec["step"] == 1 else f"every {dec['step']}th distance ({dec['n_points']:,} points)"
+    rises = "; ".join(f"{b1:.4g} at {d1:,} → {b2:.4g} at {d2:,}" for d1, b1, d2, b2 in dec["rises"]) or "none in the table"
+    chart(style(decay_chart(dec["frame"])), key="rope_decay", data=dec["frame"],
+          caption=f"Each curve is divided by its value at distance 0 (the bound by {dec['bound0']:.4g}, the score by "
+                  f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
+                  r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
+                  f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
+    st.dataframe(dec["table"], hide_index=True, height=250, column_config={
+        "bound": st.column_config.NumberColumn("bound", format="%.4f"),
+        "bound_rel": st.column_config.NumberColumn("bound / bound(0)", format="%.4f"),
+        "score_rel": st.column_config.NumberColumn("probe score / |q|²", format="%.4f")})
+
+st.subheader("3 · Two pairings, one map", anchor=False)
+lay = safe(layout_view, d, base, probe, seed, m)
+if lay is not None:
+    k1, k2, k3 = st.columns(3)
+    k1.metric("max |interleaved(q) − half-split(q[P])[P⁻¹]|", f"{lay['rotate_maxdiff']:.2g}", help=f"at position m = {lay['position']:,}")
+    k2.metric("max |score difference|, channels permuted", f"{lay['score_maxdiff']:.2g}")
+    k3.metric("…same channels, not permuted", f"{lay['unpermuted_maxdiff']:.4g}")
+    chart(style(layout_chart(lay["frame"])), key="rope_layouts", data=lay["frame"],
+          caption="Half-split pairs channel i with i + d/2 (GPT-NeoX, HF Llama); interleaved pairs 2i with 2i + 1 "
+                  "(RoFormer, GPT-J, Meta Llama). With q and k re-ordered by P = pair_permutation(d) the dashed "
+                  "curve lies exactly on the blue one; without it the scores differ — which is why converting "
+                  "Meta's Llama weights to HF permutes the rows of W_q and W_k.")
+    st.dataframe(lay["pairs"], hide_index=True, height=220, column_config={
+        "theta": st.column_config.NumberColumn("θ (rad/position)", format="%.6g"),
+        "wavelength": st.column_config.NumberColumn("wavelength", format="%.5g"),
+        "half_split": "half-split channels", "interleaved": "interleaved channels"})
+
+if rot is not None:
+    yes, no = "Yes, to float64 rounding", "No, it changes"
+    exercise("rope_shift", f"With this q and k, does the score between positions {m:,} and {n:,} equal the one "
+             f"between {m + shift:,} and {n + shift:,}?", options=[yes, no],
+             answer=yes if rot["shift_invariant"] else no,
+             explanation=f"Computed: {rot['score']:.12g} and {rot['score_shifted']:.12g}. R_mᵀR_n = R_(n−m) for "
+                         "rotations, so only the offset enters the score.")
+if dec is not None:
+    exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
+             answer=round(dec["bound0"], 4), tolerance=0.01,
+             explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")
+
+show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq)

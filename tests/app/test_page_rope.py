@@ -1,0 +1,98 @@
+"""Page 9 (RoPE): its numbers against posenc and the reference, its charts, controls, links, budgets."""
+
+import numpy as np
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+
+from posenc.rope import apply_rope, default_inv_freq, rope_offset_scores
+from posenc.schemes import probe_vector
+
+PAGE = "pages/rope.py"
+
+
+def score(d, base, m, n, seed=0, layout="half_split"):
+    """<R_m q, R_n k> computed here directly from posenc (q: seed, k: seed + 1)."""
+    inv = default_inv_freq(d, base)
+    q, k = probe_vector(d, "random", seed=seed), probe_vector(d, "random", seed=seed + 1)
+    return float(apply_rope(q[None], [m], inv, layout=layout)[0] @ apply_rope(k[None], [n], inv, layout=layout)[0])
+
+
+def test_defaults():
+    at = open_page(PAGE)
+    assert_clean(at)
+    m = metrics(at)
+    want = score(128, 10000.0, 5, 2)
+    assert m["score at (m, n)"] == f"{want:.12g}"
+    assert m["score at (m + s, n + s)"] == f"{score(128, 10000.0, 105, 102):.12g}" == f"{want:.12g}"
+    assert float(m["|difference|"]) <= 1e-12
+    # schemes.md 5.4: the RoFormer bound at distance 0 is mean(1..64) = 32.5 for d = 128
+    assert m["bound at distance 0"] == "32.5"
+    assert float(m["max |interleaved(q) − half-split(q[P])[P⁻¹]|"]) <= 1e-12
+    assert float(m["max |score difference|, channels permuted"]) <= 1e-12
+    assert float(m["…same channels, not permuted"]) > 1
+    ch = charts(at)
+    assert len(ch) == 3
+    rot, dec, lay = (chart_frame(at, i) for i in range(3))
+    assert {"vector", "placement", "position", "x", "y"} <= set(rot.columns) and len(rot) >= 4
+    assert {"distance", "relative", "value", "series"} <= set(dec.columns)
+    assert dec["distance"].max() == 5000 and dec["series"].nunique() == 2
+    assert {"offset", "score", "series"} <= set(lay.columns) and lay["series"].nunique() == 3
+    # the decay table pins the reference values (schemes.md 5.4, d = 128)
+    table = at.dataframe[0].value.set_index("distance")
+    for dist, want_b in {1: 31.538, 100: 10.227, 1000: 4.471, 2000: 5.047, 5000: 7.596}.items():
+        assert abs(table.loc[dist, "bound"] - want_b) < 5e-4
+    assert "rises in the table" in text_of(at) and "4.471 at 1,000 → 5.047 at 2,000" in text_of(at)
+
+
+def test_controls_change_the_numbers():
+    at = open_page(PAGE)
+    at.number_input(key="m").set_value(1000).run()
+    assert_clean(at)
+    assert metrics(at)["score at (m, n)"] == f"{score(128, 10000.0, 1000, 2):.12g}"
+    at.select_slider(key="d").set_value(64).run()
+    assert_clean(at)
+    assert metrics(at)["bound at distance 0"] == "16.5"  # mean(1..32)
+    at.segmented_control(key="probe").set_value("ones").run()
+    m = metrics(at)
+    assert m["probe score at 0, |q|²"] == "64"  # |ones|^2 = d
+    assert float(m["…same channels, not permuted"]) <= 1e-12  # ones is symmetric under the permutation
+
+
+def test_link_values_are_taken_and_bad_ones_noted():
+    at = open_page(PAGE, {"d": "64", "m": "105", "n": "102", "shift": "900", "layout": "interleaved", "pair": "3"})
+    assert_clean(at)
+    assert not at.warning
+    m = metrics(at)
+    want = score(64, 10000.0, 105, 102, layout="interleaved")
+    assert m["score at (m, n)"] == f"{want:.12g}"
+    # equals the closed form q^T R_(n-m) k at offset -3
+    inv = default_inv_freq(64)
+    closed = rope_offset_scores([-3], inv, probe_vector(64, "random", seed=0), probe_vector(64, "random", seed=1), layout="interleaved")[0]
+    assert abs(float(m["score at (m, n)"]) - closed) < 1e-9
+    assert "channels 6 and 7" in text_of(at)
+    bad = open_page(PAGE, {"d": "7", "pair": "999", "maxdist": "abc", "base": "-3", "probe": "gauss"})
+    assert not bad.exception and not bad.error
+    notes = " ".join(w.value for w in bad.warning)
+    for key in ("`d`", "`pair`", "`maxdist`", "`base`", "`probe`"):
+        assert key in notes, (key, notes)
+    assert metrics(bad)["bound at distance 0"] == "32.5"  # defaults used
+
+
+def test_exercises_reveal_computed_answers():
+    at = open_page(PAGE)
+    at.toggle(key="ex_rope_bound0_reveal").set_value(True).run()
+    at.toggle(key="ex_rope_shift_reveal").set_value(True).run()
+    text = text_of(at)
+    assert "Answer: 32.5." in text
+    assert "Answer: Yes, to float64 rounding." in text
+
+
+def test_payload_budgets():
+    at = open_page(PAGE)
+    assert payload_bytes(at) <= 1_000_000
+    big = open_page(PAGE, {"d": "512", "maxdist": "50,000", "pair": "255"})
+    assert_clean(big)
+    assert not big.warning
+    assert payload_bytes(big) <= 2_000_000
+    assert all(c["rows"] <= 65_536 for c in charts(big))
+    assert chart_frame(big, 1)["distance"].max() == 50_000
+    assert np.isclose(float(metrics(big)["bound at distance 0"]), np.mean(np.arange(1, 257)))

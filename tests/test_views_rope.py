@@ -1,0 +1,359 @@
+"""Views and charts of the RoPE page (9) and the context-extension page (10), as plain functions.
+
+Numbers are pinned against formulas, against posenc computed another way, and against literals
+from the reference (schemes.md, sections named per test).
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from posenc.charts import rope as charts
+from posenc.charts.base import MAX_MARKS
+from posenc.modelconfig import EXAMPLE_CONFIGS
+from posenc.rope import (
+    apply_rope,
+    default_inv_freq,
+    pair_permutation,
+    rope_decay_bound,
+    rope_offset_scores,
+    yarn_get_mscale,
+)
+from posenc.schemes import probe_vector, rope_for
+from posenc.views import rope as views
+
+LIMITS = (("d", 4, 512, 2), ("base", 2.0, 1e9, 0), ("train", 16, 1_048_576, 16), ("s", 1.0, 64.0, 0))
+
+
+def spec(chart) -> dict:
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_dict()
+
+
+def marks(sp: dict) -> list[str]:
+    layers = sp.get("layer", [sp])
+    out = []
+    for layer in layers:
+        if "layer" in layer:
+            out += marks(layer)
+        else:
+            m = layer["mark"]
+            out.append(m if isinstance(m, str) else m["type"])
+    return out
+
+
+# ============================================================================ page 9
+
+@pytest.mark.parametrize("layout", ["half_split", "interleaved"])
+def test_rotation_scores_are_shift_invariant(layout):
+    v = views.rotation_view(64, 10000.0, layout, "random", 3, 5, 5, 2, 100)
+    q, k = probe_vector(64, "random", seed=3), probe_vector(64, "random", seed=4)
+    inv = default_inv_freq(64, 10000.0)
+    # the closed form q^T R_(n-m) k, a different code path from apply_rope + dot
+    closed = rope_offset_scores([2 - 5], inv, q, k, layout=layout)[0]
+    assert v["score"] == pytest.approx(closed, abs=1e-12)
+    assert v["score_shifted"] == pytest.approx(closed, abs=1e-12)
+    assert v["difference"] <= 1e-12 and v["shift_invariant"]
+    assert v["angle"] == pytest.approx(v["angle_shifted"], abs=1e-12)
+    assert v["theta"] == pytest.approx(10000.0 ** (-2 * 5 / 64), rel=1e-15) and v["wavelength"] == pytest.approx(2 * math.pi / v["theta"])
+    a, b = v["channels"]
+    assert (a, b) == ((5, 37) if layout == "half_split" else (10, 11))
+    # rotations keep the pair's length: every q arrow has |(q_a, q_b)|, every k arrow |(k_a, k_b)|
+    arrows = v["arrows"]
+    r = np.hypot(arrows["x"], arrows["y"]).to_numpy()
+    np.testing.assert_allclose(r[:2], math.hypot(q[a], q[b]), rtol=1e-12)
+    np.testing.assert_allclose(r[2:], math.hypot(k[a], k[b]), rtol=1e-12)
+    orb = v["orbits"]
+    np.testing.assert_allclose(np.hypot(orb.x, orb.y)[orb.vector == "q"], math.hypot(q[a], q[b]), rtol=1e-12)
+    # the angle from q to k in this pair is the initial angle plus (n - m) theta (wrapped)
+    start = math.atan2(k[b], k[a]) - math.atan2(q[b], q[a])
+    want = math.remainder(start + (2 - 5) * v["theta"], 2 * math.pi)
+    assert v["angle"] == pytest.approx(want, abs=1e-12)
+    assert list(arrows["position"]) == [5, 105, 2, 102]
+
+
+def test_rotation_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="pair"):
+        views.rotation_view(64, 10000.0, "half_split", "random", 0, 32, 5, 2, 100)
+    with pytest.raises(ValueError, match="head_dim"):
+        views.rotation_view(63, 10000.0, "half_split", "random", 0, 0, 5, 2, 100)
+    with pytest.raises(ValueError, match="layout"):
+        views.rotation_view(64, 10000.0, "diagonal", "random", 0, 0, 5, 2, 100)
+    with pytest.raises(ValueError, match="probe"):
+        views.rotation_view(64, 10000.0, "half_split", "gaussian", 0, 0, 5, 2, 100)
+
+
+# schemes.md 5.4: RoFormer relative bound for d = 128 (computed in the reference)
+SCHEMES_BOUND_D128 = {0: 32.5, 1: 31.538, 2: 28.956, 5: 20.845, 10: 17.954, 20: 15.242, 50: 12.629, 100: 10.227,
+                      200: 7.245, 500: 6.190, 1000: 4.471, 2000: 5.047, 5000: 7.596}
+
+
+def test_decay_view_matches_the_reference_table():
+    v = views.decay_view(128, 10000.0, "ones", 0, 5000)
+    table = v["table"].set_index("distance")
+    for dist, want in SCHEMES_BOUND_D128.items():
+        assert table.loc[dist, "bound"] == pytest.approx(want, abs=5e-4), dist
+    assert v["bound0"] == 32.5 == np.mean(np.arange(1, 65))
+    assert v["score0"] == 128.0  # ones probe: |q|^2 = d
+    # not monotone: the bound rises from 1000 to 2000 and from 2000 to 5000 (schemes.md 5.4)
+    assert [(d1, d2) for d1, _, d2, _ in v["rises"]] == [(1000, 2000), (2000, 5000)]
+    f = v["frame"]
+    assert v["step"] == 1 and v["n_points"] == 5001 and len(f) == 2 * 5001
+    bound = f[f.series == f.series.cat.categories[1]]
+    np.testing.assert_allclose(bound["value"], rope_decay_bound(np.arange(5001), 128), rtol=1e-6)
+    np.testing.assert_allclose(bound["relative"], bound["value"] / 32.5, rtol=1e-6)
+    score = f[f.series == f.series.cat.categories[0]]
+    theta = default_inv_freq(128)
+    np.testing.assert_allclose(score["value"].iloc[:50], 2 * np.cos(np.outer(np.arange(50), theta)).sum(1), rtol=1e-5, atol=1e-4)
+    assert v["first_rise"] is not None and v["first_rise"] < 100  # it oscillates early
+
+
+def test_decay_view_downsamples_long_ranges():
+    v = views.decay_view(512, 10000.0, "random", 0, 50_000)
+    assert v["step"] > 1 and v["n_points"] <= views.MAX_CURVE_POINTS + 1
+    assert len(v["frame"]) <= MAX_MARKS and v["frame"]["distance"].max() == 50_000
+    assert v["bound0"] == pytest.approx(np.mean(np.arange(1, 257)))
+
+
+def test_layout_view_one_permutation_apart():
+    v = views.layout_view(128, 10000.0, "random", 0, 12345)
+    assert v["rotate_maxdiff"] <= 1e-12 and v["score_maxdiff"] <= 1e-12  # the brief: <= 1e-12
+    assert v["unpermuted_maxdiff"] > 1.0  # without the permutation the two layouts disagree
+    sym = views.layout_view(128, 10000.0, "ones", 0, 7)  # all-ones is permutation-symmetric
+    assert sym["unpermuted_maxdiff"] <= 1e-12
+    pairs = v["pairs"]
+    assert len(pairs) == 64 and pairs.loc[3, "half_split"] == "3, 67" and pairs.loc[3, "interleaved"] == "6, 7"
+    np.testing.assert_array_equal(pairs["theta"], default_inv_freq(128))
+    f = v["frame"]
+    assert len(f) == 3 * 256 and set(f.columns) == {"offset", "score", "series"}
+
+
+def test_layout_identity_on_the_reference_vector():
+    # schemes.md 5.2: x = [1..8], d = 8, base 1e4, position 3 (values from running HF)
+    x = np.arange(1.0, 9.0)
+    inv = default_inv_freq(8)
+    neox = apply_rope(x[None], [3], inv, layout="half_split")[0]
+    gptj = apply_rope(x[None], [3], inv, layout="interleaved")[0]
+    np.testing.assert_allclose(neox[:2], [-1.69559252, 0.13755167], atol=1e-7)
+    np.testing.assert_allclose(gptj[:2], [-1.27223253, -1.83886504], atol=1e-7)
+    P = pair_permutation(8)
+    np.testing.assert_array_equal(gptj, apply_rope(x[P][None], [3], inv, layout="half_split")[0][np.argsort(P)])
+
+
+# ============================================================================ page 10
+
+def test_target_length():
+    assert views.target_length(8192, 8.0) == 65536
+    with pytest.raises(ValueError, match="cap"):
+        views.target_length(1_048_576, 128.0)
+    with pytest.raises(ValueError, match="factor"):
+        views.target_length(8192, 0.5)
+
+
+def test_extension_frequencies_relations():
+    v = views.extension_frequencies(128, 500000.0, 8192, 8.0)
+    f = v["frame"]
+    by = {m: f[f.method == m].reset_index(drop=True) for m in v["methods"]}
+    np.testing.assert_allclose(by["RoPE (no scaling)"]["scale"], 1.0)
+    np.testing.assert_allclose(by["PI (linear)"]["scale"], 1 / 8, rtol=1e-15)
+    ntk = by["NTK-aware"]["scale"]  # schemes.md 6.2: fastest unchanged, slowest divided by exactly s
+    assert ntk.iloc[0] == 1.0 and ntk.iloc[-1] == pytest.approx(1 / 8, rel=1e-12)
+    # Llama 3.1 (schemes.md 6.6): pairs 29-34 smoothed with theta/theta' = 1.2075 ... 5.2573
+    ratio = 1 / by["Llama 3"]["scale"].to_numpy()
+    np.testing.assert_allclose(ratio[29:35], [1.2075, 1.5534, 2.0263, 2.6945, 3.6843, 5.2573], atol=6e-5)
+    assert np.all(ratio[:29] == 1) and np.allclose(ratio[35:], 8)
+    # dynamic NTK at the current length s L: base' = b (s^2 - s + 1)^(d/(d-2))
+    dyn = by["dynamic NTK"]["theta"].to_numpy()
+    np.testing.assert_allclose(dyn, default_inv_freq(128, 500000.0 * (64 - 8 + 1) ** (128 / 126)), rtol=1e-12)
+    np.testing.assert_allclose(by["YaRN"]["wavelength"], 2 * np.pi / by["YaRN"]["theta"])
+    s = v["summary"].set_index("method")
+    assert s.loc["YaRN", "attention_factor"] == pytest.approx(yarn_get_mscale(8.0))
+    # unseen-angle pairs: PI never exceeds a training angle; plain RoPE = pairs longer than L
+    assert s.loc["PI (linear)", "unseen"] == 0
+    assert s.loc["RoPE (no scaling)", "unseen"] == np.sum(2 * np.pi / default_inv_freq(128, 500000.0) > 8192) == 29
+    assert v["unseen"]["RoPE (no scaling)"] == 29 and v["target"] == 65536 and v["skipped"] == {}
+
+
+def test_extension_frequencies_with_a_model():
+    v = views.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
+    assert v["methods"][-1] == "model: meta-llama/Llama-3.1-8B"
+    f = v["frame"]
+    model = f[f.method == v["methods"][-1]]["theta"].to_numpy()
+    np.testing.assert_array_equal(model, f[f.method == "Llama 3"]["theta"].to_numpy())  # same settings, same numbers
+    q = views.extension_frequencies(64, 10000.0, 4096, 4.0, EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"])
+    qm = q["frame"][q["frame"].method == q["methods"][-1]]
+    assert len(qm) == 64  # the model keeps its own head_dim 128, whatever the page's d
+    assert q["summary"].iloc[-1]["attention_factor"] == pytest.approx(1.1386294361, abs=1e-10)
+
+
+@pytest.mark.parametrize(
+    "d, base, train, s, low, high",
+    [(16, 10000.0, 2048, 4.0, 2, 6), (128, 10000.0, 4096, 4.0, 20, 46)],  # schemes.md 6.4
+)
+def test_extension_detail_yarn_reference(d, base, train, s, low, high):
+    v = views.extension_detail(d, base, train, s)
+    assert (v["yarn_low"], v["yarn_high"]) == (low, high)
+    assert v["yarn_attention"] == pytest.approx(1.1386294361, abs=1e-10) == v["yarn_mscale"]
+    ramp = v["ramp"]["ramp"].to_numpy()
+    assert np.all(ramp[: low + 1] == 0) and np.all(ramp[high:] == 1) and np.all(np.diff(ramp) >= 0)
+    if d == 16:
+        assert v["yarn_low_exact"] == pytest.approx(2.0160, abs=5e-5) and v["yarn_high_exact"] == pytest.approx(5.0263, abs=5e-5)
+
+
+def test_extension_detail_llama3_bands():
+    v = views.extension_detail(128, 500000.0, 8192, 8.0)
+    assert v["band_counts"] == (29, 6, 29)  # schemes.md 6.6
+    assert v["band_limits"] == (2048.0, 8192.0)
+    b = v["bands"]
+    assert list(b["band"].iloc[[0, 29, 63]]) == ["kept (θ)", "smoothed", "divided by s"]
+
+
+def test_extension_scores_relations():
+    v = views.extension_scores(128, 500000.0, 8192, 8.0, "ones")
+    f = v["frame"]
+    assert v["n_points"] <= views.DENSE + views.SPARSE + 2 and len(f) == 6 * v["n_points"] <= MAX_MARKS
+    dist = f[f.method == "RoPE (no scaling)"]["distance"].to_numpy()
+    assert dist[0] == 1 and dist[-1] == 65536 and 8192 in dist
+    theta = default_inv_freq(128, 500000.0)
+    rope = f[f.method == "RoPE (no scaling)"]["score"].to_numpy()
+    np.testing.assert_allclose(rope, 2 * np.cos(np.outer(dist, theta)).sum(1), rtol=1e-5, atol=2e-4)
+    # PI: score(D) = RoPE score at D / s
+    pi = f[f.method == "PI (linear)"].set_index("distance")["score"]
+    on_grid = dist[dist % 8 == 0]
+    np.testing.assert_allclose(pi.loc[on_grid], 2 * np.cos(np.outer(on_grid / 8, theta)).sum(1), rtol=1e-5, atol=2e-4)
+    # YaRN: af^2 d at distance 0; all others d
+    assert v["score0"]["YaRN"] == pytest.approx(128 * yarn_get_mscale(8.0) ** 2)
+    assert v["score0"]["PI (linear)"] == 128.0
+
+
+def test_extension_scores_at_the_largest_settings():
+    v = views.extension_scores(512, 1e9, 1_048_576, 64.0, "random", EXAMPLE_CONFIGS["Llama 3.1 8B"])
+    assert len(v["frame"]) <= MAX_MARKS and v["target"] == 67_108_864
+    classics = {label for _, label in views.METHODS}
+    assert set(v["methods"]) | set(v["skipped"]) == classics | {"model: meta-llama/Llama-3.1-8B"}
+    inv, af = rope_for("rope_yarn", 512, base=1e9, factor=64.0, original_max_position_embeddings=1_048_576)
+    q = probe_vector(512, "random")
+    row = v["frame"][(v["frame"].method == "YaRN") & (v["frame"].distance == 1000)]["score"].iloc[0]
+    assert row == pytest.approx(rope_offset_scores([1000], inv, q, q, attention_factor=af)[0], rel=1e-5)
+
+
+def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
+    # e.g. an NTK-style base the core refuses: that method alone is dropped, with the core's message
+    real = views.rope_for
+
+    def fake(key, *args, **kwargs):
+        if key == "rope_dynamic":
+            raise ValueError("dynamic NTK at seq_len 65536 gives a scaled base of inf; reduce the factor")
+        return real(key, *args, **kwargs)
+
+    monkeypatch.setattr(views, "rope_for", fake)
+    f = views.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
+    assert f["skipped"] == {"dynamic NTK": "dynamic NTK is left out at these settings: dynamic NTK at seq_len 65536 "
+                                          "gives a scaled base of inf; reduce the factor"}
+    assert "dynamic NTK" not in f["methods"] and "dynamic NTK" not in set(f["frame"]["method"])
+    assert f["methods"][-1].startswith("model:") and len(f["summary"]) == 6
+    sc = views.extension_scores(128, 500000.0, 8192, 8.0)
+    assert set(sc["skipped"]) == {"dynamic NTK"} and sc["frame"]["method"].nunique() == 5
+    sp = spec(charts.scale_chart(f["frame"], f["methods"]))
+    colors = dict(zip(sp["encoding"]["color"]["scale"]["domain"], sp["encoding"]["color"]["scale"]["range"]))
+    assert colors["YaRN"] == charts.METHOD_COLORS["YaRN"]  # colours stay with their method when one is missing
+
+
+def test_model_view():
+    v = views.model_view(EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"], LIMITS)
+    assert v["fits"] and v["controls"] == {"d": 128, "base": 1e6, "train": 32768, "s": 4.0}
+    table = dict(zip(v["table"]["field"], v["table"]["value"]))
+    assert table["attention factor"] == f"{0.1 * math.log(4) + 1:.10g}" and table["factor × trained length"] == "131,072"
+    wide = views.model_view('{"head_dim": 1024, "rope_theta": 1e4, "max_position_embeddings": 4096}', LIMITS)
+    assert not wide["fits"] and "d = 1024" in wide["problems"][0]
+    odd = views.model_view('{"head_dim": 64, "rope_theta": 1e4, "max_position_embeddings": 4095}', LIMITS)
+    assert not odd["fits"] and "grid" in odd["problems"][0]
+    with pytest.raises(ValueError, match="not valid JSON"):
+        views.model_view("{oops", LIMITS)
+
+
+# ============================================================================ charts
+
+def test_rotation_chart():
+    v = views.rotation_view(128, 10000.0, "half_split", "random", 0, 0, 5, 2, 100)
+    sp = spec(charts.rotation_chart(v["arrows"], v["orbits"], radius=v["radius"]))
+    assert marks(sp) == ["line", "rule", "point"]
+    rule = sp["layer"][1]["encoding"]
+    assert rule["x2"]["field"] == "x" and rule["y2"]["field"] == "y" and "strokeDash" in rule
+    assert sp["layer"][0]["encoding"]["x"]["scale"]["domain"] == sp["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    assert sp["width"] == sp["height"]  # equal aspect: rotations look like rotations
+
+
+def test_line_charts():
+    dec = views.decay_view(128, 10000.0, "ones", 0, 1000)
+    sp = spec(charts.decay_chart(dec["frame"]))
+    assert sp["mark"]["type"] == "line" and sp["encoding"]["x"]["field"] == "distance" and sp["encoding"]["y"]["field"] == "relative"
+    assert sp["encoding"]["x"]["title"] and sp["encoding"]["y"]["title"] and sp["encoding"]["tooltip"]
+    lay = views.layout_view(64, 10000.0, "random", 0, 5)
+    sp = spec(charts.layout_chart(lay["frame"]))
+    assert sp["encoding"]["strokeDash"]["scale"]["range"][1] == [6, 4]
+    with pytest.raises(ValueError, match="ceiling"):
+        charts.decay_chart(pd.DataFrame({"distance": np.arange(MAX_MARKS + 1), "relative": 0.0, "value": 0.0,
+                                         "series": pd.Categorical(["a"] * (MAX_MARKS + 1))}))
+
+
+def test_extension_charts():
+    f = views.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Mistral 7B v0.3"])
+    sp = spec(charts.scale_chart(f["frame"], f["methods"]))
+    assert sp["encoding"]["y"]["scale"]["type"] == "log" and sp["encoding"]["color"]["scale"]["domain"] == f["methods"]
+    assert sp["encoding"]["strokeDash"]["scale"]["range"][-1] == [6, 3]  # the model is dashed
+    sp = spec(charts.wavelength_chart(f["frame"], f["methods"], trained=8192, target=65536))
+    assert marks(sp) == ["line", "rule", "text"]
+    rules = [d for d in sp["datasets"].values() if len(d) == 2][0]
+    assert sorted(r["at"] for r in rules) == [8192.0, 65536.0]
+    det = views.extension_detail(128, 500000.0, 8192, 8.0)
+    sp = spec(charts.ramp_chart(det["ramp"], low=det["yarn_low"], high=det["yarn_high"]))
+    assert marks(sp)[0] == "line" and "rule" in marks(sp)
+    sp = spec(charts.bands_chart(det["bands"]))
+    assert sp["mark"]["type"] == "bar" and sp["encoding"]["color"]["field"] == "band"
+    sc = views.extension_scores(128, 500000.0, 8192, 8.0, "ones")
+    sp = spec(charts.score_chart(sc["frame"], sc["methods"], trained=8192, target=sc["target"]))
+    x = sp["layer"][0]["encoding"]["x"]
+    assert x["scale"]["type"] == "log" and x["scale"]["domain"] == [1, 65536]
+    assert len(sc["frame"]) <= MAX_MARKS
+
+
+# ============================================================================ every allowed control value works
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_D = st.integers(2, 256).map(lambda h: 2 * h)  # the pages' head_dim options: even, 4 .. 512
+_BASE = st.floats(2.0, 1e9)  # the base number input's range
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=_D, base=_BASE, train=st.integers(16, 1_048_576), s=st.floats(1.0, 64.0), probe=st.sampled_from(views.PROBES))
+def test_extension_views_work_for_every_control_value(d, base, train, s, probe):
+    f = views.extension_frequencies(d, base, train, s)
+    det = views.extension_detail(d, base, train, s)
+    sc = views.extension_scores(d, base, train, s, probe)
+    assert set(f["methods"]) | set(f["skipped"]) == {label for _, label in views.METHODS}
+    assert {"RoPE (no scaling)", "PI (linear)", "YaRN", "Llama 3"} <= set(f["methods"])  # never skipped
+    assert np.all(np.isfinite(f["frame"]["theta"])) and len(sc["frame"]) <= MAX_MARKS
+    # HF clamps low at 0 and high at d - 1 separately, so for tiny d and base low can pass high (d=4, base 2)
+    assert sum(det["band_counts"]) == d // 2 and det["yarn_low"] >= 0 and det["yarn_high"] <= d - 1
+    assert np.all((det["ramp"]["ramp"] >= 0) & (det["ramp"]["ramp"] <= 1))
+    assert np.all(np.isfinite(sc["frame"]["score"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=_D, base=_BASE, data=st.data(), m=st.integers(0, 10_000_000), n=st.integers(0, 10_000_000),
+       shift=st.integers(0, 10_000_000), layout=st.sampled_from(["half_split", "interleaved"]), probe=st.sampled_from(views.PROBES))
+def test_rope_views_work_for_every_control_value(d, base, data, m, n, shift, layout, probe):
+    pair = data.draw(st.integers(0, d // 2 - 1))
+    v = views.rotation_view(d, base, layout, probe, 0, pair, m, n, shift)
+    # float64 angles at positions up to 2e7: the shifted score agrees to ~1e-8 relative
+    assert v["difference"] <= 1e-6 * max(1.0, float(np.abs(probe_vector(d, probe)).sum()) ** 2)
+    lay = views.layout_view(d, base, probe, 0, m)
+    assert lay["rotate_maxdiff"] <= 1e-12 and lay["score_maxdiff"] <= 1e-9
