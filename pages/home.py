@@ -25,13 +25,12 @@ c2.markdown("**2 · Continuous**  \nSmooth in the position, so gradients and fra
 c3.markdown("**3 · Relative**  \nThe score between two tokens can depend on *how far apart* they are.")
 
 rows = cached(comparison_table, STORY, n=512, d=64, n_heads=8, train_len=512)
-mark = lambda ok: "✅" if ok else "❌"
 table = pd.DataFrame(
     {
         "scheme": [r["name"] for r in rows],
-        "bounded": [mark(r["bounded"]) for r in rows],
-        "continuous": [mark(r["continuous"]) for r in rows],
-        "relative": [mark(r["relative"]) for r in rows],
+        "bounded": [r["bounded"] for r in rows],
+        "continuous": [r["continuous"] for r in rows],
+        "relative": [r["relative"] for r in rows],
         "max |value| at 10⁶": [r["max_abs_at_1e6"] for r in rows],
         "translation invariance": [r["translation_invariance"] for r in rows],
     }
@@ -40,6 +39,9 @@ st.dataframe(
     table,
     hide_index=True,
     column_config={
+        "bounded": st.column_config.CheckboxColumn(help="max |value| stops growing between 10⁵ and 10⁶"),
+        "continuous": st.column_config.CheckboxColumn(help="defined between integer positions, with a finite slope"),
+        "relative": st.column_config.CheckboxColumn(help="the score depends only on the offset, and varies with it"),
         "max |value| at 10⁶": st.column_config.NumberColumn(format="%.4g", help="NaN: the scheme is undefined there"),
         "translation invariance": st.column_config.NumberColumn(format="%.3g", help="0 = the score depends only on the offset"),
     },
