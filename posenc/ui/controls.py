@@ -119,6 +119,33 @@ def _url_str(v) -> str:
     return str(v)
 
 
+def _drop_non_finite(key: str, raw: list[str]) -> None:
+    """Remove a non-finite or unparseable numeric link value before the widget reads it:
+    Streamlit converts an integer control's URL value with int(float(...)), which raises
+    OverflowError on "inf" or "1e400" instead of falling back.  The note still shows (the raw
+    value was read first)."""
+    if not raw:
+        return
+    try:
+        ok = len(raw) == 1 and math.isfinite(float(raw[0]))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        # NOTE: Streamlit seeds bound widgets from the query string captured at page load
+        # (QueryParams._initial_query_params), not from st.query_params, so the value must be
+        # dropped there.  Internal API of streamlit 1.67 (pinned); if it moves, this does
+        # nothing and the hostile-URL tests fail loudly.
+        try:
+            from streamlit.runtime.state.session_state_proxy import get_session_state
+
+            with get_session_state().query_params() as qp:
+                getattr(qp, "_initial_query_params", {}).pop(key, None)
+                if key in qp:
+                    del qp[key]
+        except Exception:  # pragma: no cover - nothing to drop
+            pass
+
+
 def _register(key: str, value, default, labels: Callable[[Any], str] | None = None) -> None:
     to_s = labels or _url_str
     url = [to_s(v) for v in value] if isinstance(value, list) else [to_s(value)]
@@ -163,6 +190,7 @@ def slider(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     raw = _raw(key)
     is_int = isinstance(default, int) and not isinstance(default, bool)
     cast = int if is_int else float
+    _drop_non_finite(key, raw)
     value = c.slider(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
                      key=key, help=help, format=fmt, bind="query-params")
     _note_if_rejected(key, label, raw, value, lambda s: cast(float(s)) if not is_int else int(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
@@ -178,6 +206,7 @@ def number(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     raw = _raw(key)
     is_int = isinstance(default, int) and not isinstance(default, bool)
     cast = int if is_int else float
+    _drop_non_finite(key, raw)
     value = c.number_input(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
                            key=key, help=help, format=fmt, bind="query-params")
     _note_if_rejected(key, label, raw, value, lambda s: int(s) if is_int else float(s), f"{_fmt(lo)} to {_fmt(hi)}", c)

@@ -1,0 +1,118 @@
+"""Charts for the T5 / ALiBi page.  DataFrame in, Altair chart out (no Streamlit)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL
+from posenc.charts.learned import binned_heatmap
+
+KINDS = ["exact", "log-spaced", "last (everything further)"]
+MASK_GREY = "#a6a6a6"
+MASK_LABEL = "masked: −∞ (key after query)"
+
+
+def bucket_function_chart(segments: pd.DataFrame, *, max_exact: int, max_distance: int, bidirectional: bool) -> alt.LayerChart:
+    """T5 bucket id against rel = j - i (symlog x): one bar per bucket over the rel range it covers.
+
+    Dashed rules mark where the exact buckets end (|rel| = max_exact) and max_distance.
+    """
+    if len(segments) > MAX_MARKS:
+        raise ValueError(f"{len(segments):,} segments, above the {MAX_MARKS:,}-mark ceiling")
+    far = float(max(segments["x_hi"].abs().max(), segments["x_lo"].abs().max())) if len(segments) else 1.0
+    powers = [2**k for k in range(0, 40) if 2**k <= far]
+    if len(powers) > 6:  # keep about six ticks a side, always including the largest
+        powers = powers[::-1][:: max(1, len(powers) // 6)][::-1]
+    ticks = [-p for p in reversed(powers)] + [0] + powers
+    x = alt.X("x_lo:Q", title="relative position rel = j − i (key − query; symmetric log scale)",
+              scale=alt.Scale(type="symlog", constant=1, domain=[-far, far], nice=False),
+              axis=alt.Axis(values=ticks, format="d"))
+    top = int(segments["bucket"].max()) if len(segments) else 1
+    bars = (
+        alt.Chart(segments)
+        .mark_rule(strokeWidth=7, strokeCap="butt")
+        .encode(
+            x=x,
+            x2="x_hi:Q",
+            y=alt.Y("bucket:Q", title="bucket id", scale=alt.Scale(domain=[0, top], nice=False)),
+            color=alt.Color("kind:N", title="bucket", scale=alt.Scale(domain=KINDS, range=OKABE_ITO[:3]),
+                            legend=alt.Legend(orient="top", labelLimit=300)),
+            tooltip=[
+                alt.Tooltip("bucket:Q", title="bucket"),
+                alt.Tooltip("covers:N", title="covers"),
+                alt.Tooltip("side:N", title="side"),
+                alt.Tooltip("kind:N", title="kind"),
+            ],
+        )
+    )
+    rules = pd.DataFrame({"rel": [-max_exact, -max_distance, max_exact, max_distance],
+                          "what": ["exact buckets end", "max_distance"] * 2})
+    if not bidirectional:  # causal: every future key shares bucket 0, nothing to mark there
+        rules = rules[rules["rel"] < 0]
+    lines = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="gray").encode(
+        x="rel:Q", tooltip=[alt.Tooltip("what:N", title=""), alt.Tooltip("rel:Q", title="rel")]
+    )
+    return alt.layer(bars, lines).properties(height=320, width="container")
+
+
+def bucket_matrix_chart(frame: pd.DataFrame, *, step: int, num_buckets: int) -> alt.Chart:
+    """Bucket id of every (query i, key j) pair, viridis over 0 .. num_buckets - 1."""
+    return binned_heatmap(
+        frame, x="j", y="i", value="bucket", x_step=step, y_step=step, x_title="key position j",
+        y_title="query position i", legend_title="bucket id", scheme=SEQUENTIAL, domain=(0, num_buckets - 1),
+        value_format="d",
+    )
+
+
+def slopes_chart(frame: pd.DataFrame) -> alt.Chart:
+    """ALiBi slope m of every head (bars), coloured by where the slope comes from."""
+    if len(frame) > MAX_MARKS:
+        raise ValueError(f"{len(frame):,} heads, above the {MAX_MARKS:,}-mark ceiling")
+    groups = list(dict.fromkeys(frame["group"]))
+    return (
+        alt.Chart(frame, height=260, width="container")
+        .mark_bar()
+        .encode(
+            x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("slope:Q", title="slope m"),
+            color=alt.Color("group:N", title="slope from", scale=alt.Scale(domain=groups, range=OKABE_ITO[: len(groups)]),
+                            legend=alt.Legend(orient="top", labelLimit=400)),
+            tooltip=[
+                alt.Tooltip("head:O", title="head"),
+                alt.Tooltip("slope:Q", title="m", format=".6g"),
+                alt.Tooltip("neg_log2:Q", title="−log2 m", format=".4g"),
+                alt.Tooltip("group:N", title="from"),
+            ],
+        )
+    )
+
+
+def alibi_matrix_chart(frame: pd.DataFrame, *, step: int, train_len: int, vmin: float) -> alt.LayerChart:
+    """ALiBi bias of one head (viridis, vmin .. 0), masked (NaN) cells grey, training length dashed.
+
+    The grey mask layer (and its legend entry) is drawn only when some cell is masked."""
+    heat = binned_heatmap(
+        frame, x="j", y="i", value="bias", x_step=step, y_step=step, x_title="key position j",
+        y_title="query position i", legend_title="bias", scheme=SEQUENTIAL, domain=(vmin, 0.0),
+    ).transform_filter("isValid(datum.bias) && isFinite(datum.bias)")
+    mask = (
+        alt.Chart(frame)
+        .transform_filter("!isValid(datum.bias) || !isFinite(datum.bias)")
+        .transform_calculate(x_end=f"datum.j + {step}", y_end=f"datum.i + {step}", cell=f"'{MASK_LABEL}'")
+        .mark_rect()
+        .encode(
+            x="j:Q", x2="x_end:Q", y="i:Q", y2="y_end:Q",
+            color=alt.Color("cell:N", title="", scale=alt.Scale(domain=[MASK_LABEL], range=[MASK_GREY]),
+                            legend=alt.Legend(orient="bottom", labelLimit=400)),
+            tooltip=[alt.Tooltip("i:Q", title="query position i"), alt.Tooltip("j:Q", title="key position j"),
+                     alt.Tooltip("cell:N", title="bias")],
+        )
+    )
+    marks = pd.DataFrame({"at": [train_len], "what": [f"training length L = {train_len}"]})
+    vrule = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(
+        x="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
+    hrule = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(
+        y="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
+    layers = [heat, mask, vrule, hrule] if frame["bias"].isna().any() else [heat, vrule, hrule]  # no mask, no legend entry
+    return alt.layer(*layers).resolve_scale(color="independent").properties(height=420, width="container")

@@ -1,0 +1,152 @@
+"""Data for the T5 / ALiBi page: bucket ranges, the bucket-id matrix, ALiBi slopes and bias.
+
+axes: n positions, i query (row), j key (column), rel = j - i (T5's sign), distance = i - j
+(ALiBi's sign), H heads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from posenc._validate import check_bool, check_int
+from posenc.charts.base import HEATMAP_CELLS, matrix_frame, stride_for
+from posenc.registry import get_scheme
+from posenc.relative import MAX_HEADS, alibi_slopes, t5_bucket, t5_bucket_matrix
+from posenc.scores import position_scores
+
+T5_MAX_N = 2048
+ALIBI_MAX_TRAIN = 1024
+EXTRAPOLATION = 4  # the ALiBi matrix is drawn out to 4 x the training length
+
+
+def _square(M: np.ndarray):
+    """Stride a square (n, n) matrix by one step both ways to <= HEATMAP_CELLS cells (diagonal kept)."""
+    n = M.shape[0]
+    step = stride_for(n, int(np.sqrt(HEATMAP_CELLS)))
+    idx = np.arange(0, n, step)
+    return idx, idx, M[::step, ::step], step
+
+
+# ----------------------------------------------------------------------------- T5
+
+def _ranges(dist: np.ndarray, buckets: np.ndarray, sign: int, open_bucket: int) -> list[dict]:
+    """One row per bucket id produced on one side: the |rel| range it covers."""
+    rows = []
+    for b in np.unique(buckets):
+        d = dist[buckets == b]
+        lo, hi = int(d.min()), int(d.max())
+        is_open = b == open_bucket
+        rows.append({"bucket": int(b), "side": "past / self (rel ≤ 0)" if sign < 0 else "future (rel > 0)",
+                     "dist_lo": lo, "dist_hi": None if is_open else hi, "open": bool(is_open)})
+    return rows
+
+
+def t5_distance_choices() -> list[int]:
+    """max_distance values offered on the page: powers of two and round numbers spanning the
+    registry's range for T5's max_distance (4 .. 100000), including T5's 128 and schemes.md's 20."""
+    spec = {p.name: p for p in get_scheme("t5").params}["max_distance"]
+    lo, hi = int(spec.lo), int(spec.hi)
+    values = {lo, hi, 20, 100, 1000, 10_000} | {2**k for k in range(2, 17)}
+    return sorted(v for v in values if lo <= v <= hi)
+
+
+def t5_view(bidirectional: bool, num_buckets: int, max_distance: int, n: int) -> dict:
+    """T5's bucket function, its ranges and its (n, n) bucket-id matrix.
+
+    Returns {"ranges": DataFrame(bucket, side, kind, dist_lo, dist_hi (NaN = no upper end),
+    rel_lo, rel_hi, covers) one row per bucket id produced, "segments": the same rows with
+    finite display ends for the bucket-function chart (x from rel_lo - 0.5 to rel_hi + 0.5,
+    open ranges drawn to +-display_max), "display_max": 2 max_distance, "max_exact",
+    "half": buckets per side (num_buckets // 2 bidirectional, num_buckets causal),
+    "buckets_used": distinct ids produced, "unused": ids never produced,
+    "last_start": the smallest |rel| of the last (open) past bucket,
+    "matrix": DataFrame(i, j, bucket) of t5_bucket_matrix strided to <= HEATMAP_CELLS, "step",
+    "n", "exercise_rel": -20, "exercise_bucket": bucket(-20)}.
+    """
+    bidirectional = check_bool("bidirectional", bidirectional)
+    nb = check_int("num_buckets", num_buckets, lo=2)
+    md = check_int("max_distance", max_distance, lo=1)
+    n = check_int("n", n, lo=2, hi=T5_MAX_N)
+    kw = {"bidirectional": bidirectional, "num_buckets": nb, "max_distance": md}
+    half = nb // 2 if bidirectional else nb
+    max_exact = half // 2
+    dist = np.arange(md + 1)  # (md + 1,) every |rel| up to max_distance; beyond it is the last bucket
+    past = t5_bucket(-dist, **kw)  # (md + 1,)
+    rows = _ranges(dist, past, -1, int(past[-1]))
+    if bidirectional:
+        future = t5_bucket(dist[1:], **kw)  # (md,)
+        rows += _ranges(dist[1:], future, +1, int(future[-1]))
+    ranges = pd.DataFrame(rows)
+    ranges["kind"] = np.where(ranges["open"], "last (everything further)",
+                              np.where(ranges["dist_lo"] < max_exact, "exact", "log-spaced"))
+    sign = np.where(ranges["side"].str.startswith("future"), 1, -1)
+    far = ranges["dist_hi"].astype("float64").fillna(2 * md).to_numpy()
+    near = ranges["dist_lo"].to_numpy(dtype=np.float64)
+    ranges["rel_lo"] = np.where(sign < 0, -far, near) + 0.0  # + 0.0: no "-0"
+    ranges["rel_hi"] = np.where(sign < 0, -near, far) + 0.0
+    ranges["covers"] = [
+        f"|rel| ≥ {lo}" if op else (f"|rel| = {lo}" if lo == hi else f"|rel| {lo}–{int(hi)}")
+        for lo, hi, op in zip(ranges["dist_lo"], ranges["dist_hi"], ranges["open"])
+    ]
+    ranges = ranges.drop(columns="open").sort_values(["bucket"]).reset_index(drop=True)
+    ranges["dist_hi"] = ranges["dist_hi"].astype("float64")
+    segments = ranges.assign(x_lo=ranges["rel_lo"] - 0.5, x_hi=ranges["rel_hi"] + 0.5)
+
+    M = t5_bucket_matrix(n, **kw)  # (n, n) bucket(j - i)
+    r, c, sub, step = _square(M)
+    produced = set(ranges["bucket"])
+    return {
+        "ranges": ranges, "segments": segments, "display_max": 2 * md, "max_exact": max_exact, "half": half,
+        "buckets_used": len(produced), "unused": sorted(set(range(nb)) - produced),
+        "last_start": int(dist[past == past[-1]].min()),
+        "matrix": matrix_frame(sub, r, c, row="i", col="j", value="bucket"), "step": step, "n": n,
+        "exercise_rel": -20, "exercise_bucket": int(t5_bucket(-20, **kw)),
+    }
+
+
+# ----------------------------------------------------------------------------- ALiBi
+
+def alibi_slopes_view(n_heads: int) -> dict:
+    """ALiBi slopes of every head, H = ``n_heads``.
+
+    {"frame": DataFrame(head (1-based), slope m, neg_log2 (-log2 m), group), "power": c, the
+    largest power of two <= H, "extra": H - c (heads taking the odd slopes of the 2c sequence),
+    "exercise_head": the first appended head (c + 1) if H is not a power of two, else
+    max(1, H // 2), "exercise_slope": its slope, "exercise_neg_log2": -log2 of it}.
+    """
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    m = alibi_slopes(H)  # (H,)
+    c = 1 << (H.bit_length() - 1)
+    group = np.where(np.arange(H) < c, f"2^(-8k/{c}) for k = 1…{c}", f"odd slopes of the {2 * c}-head sequence")
+    frame = pd.DataFrame({"head": np.arange(1, H + 1, dtype=np.int32), "slope": m, "neg_log2": -np.log2(m), "group": group})
+    k = c + 1 if H != c else max(1, H // 2)
+    return {"frame": frame, "power": c, "extra": H - c, "exercise_head": k, "exercise_slope": float(m[k - 1]),
+            "exercise_neg_log2": float(-np.log2(m[k - 1]))}
+
+
+def alibi_matrix_view(n_heads: int, head: int, train_len: int, causal: bool) -> dict:
+    """ALiBi bias of one head over n = 4 x ``train_len`` positions, strided to <= HEATMAP_CELLS.
+
+    The matrix is posenc.position_scores("alibi", n, n_heads=H, head=head-1, causal=causal), an
+    O(n) Toeplitz view of -m_h |i - j| (causal: -inf where j > i), equal to
+    posenc.alibi_bias(n, H, causal=causal)[head - 1] without the (H, n, n) tensor.
+    Returns {"frame": DataFrame(i, j, bias) with masked (-inf) cells as NaN, "step", "n",
+    "train_len", "slope": m_h, "bias_at_train": -m_h * train_len (query train_len after its key),
+    "bias_far": -m_h * (n - 1), "masked_share": fraction of the n x n cells masked,
+    "head": 1-based head}.
+    """
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    h = check_int("head", head, lo=1, hi=H)
+    L = check_int("train_len", train_len, lo=1, hi=ALIBI_MAX_TRAIN)
+    causal = check_bool("causal", causal)
+    n = EXTRAPOLATION * L
+    B = position_scores("alibi", n, n_heads=H, head=h - 1, causal=causal)  # (n, n) view
+    r, c, sub, step = _square(B)
+    sub = sub + 0.0  # a copy of the kept cells; turns the diagonal's -0.0 into 0.0
+    m = float(alibi_slopes(H)[h - 1])
+    return {
+        "frame": matrix_frame(sub, r, c, row="i", col="j", value="bias"), "step": step, "n": n, "train_len": L,
+        "slope": m, "bias_at_train": -m * L, "bias_far": -m * (n - 1),
+        "masked_share": (n - 1) / (2 * n) if causal else 0.0, "head": h,
+    }

@@ -1,0 +1,119 @@
+"""Page 8 (T5 and ALiBi): bucket boundaries, slopes for any head count, the masked bias matrix."""
+
+import numpy as np
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes
+
+import posenc
+
+PAGE = "pages/relative_bias.py"
+# /work/shared/reference/schemes.md §3, bidirectional default 32 / 128: |rel| ranges of buckets 8..15
+T5_LOG_RANGES = ["|rel| 8–11", "|rel| 12–15", "|rel| 16–22", "|rel| 23–31", "|rel| 32–45", "|rel| 46–63", "|rel| 64–90", "|rel| ≥ 91"]
+# schemes.md §4: -log2(m) for 12 and 20 heads
+NEG_LOG2_12 = [1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5]
+NEG_LOG2_20 = [0.5 * k for k in range(1, 17)] + [0.25, 0.75, 1.25, 1.75]
+
+
+def _frames(at):
+    """(T5 ranges table, ALiBi slopes table)."""
+    return at.dataframe[0].value, at.dataframe[1].value
+
+
+def _data(at, index, column):
+    """The dataset of chart ``index`` that carries ``column`` (layered charts have several)."""
+    return next(d for d in charts(at)[index]["data"].values() if column in d.columns)
+
+
+def _reveal(at, key):
+    at.toggle(key=f"ex_{key}_reveal").set_value(True).run()
+    return "\n".join(m.value for m in at.markdown if "Answer:" in m.value)
+
+
+def test_defaults_show_reference_buckets_and_slopes():
+    at = open_page(PAGE)
+    assert_clean(at)
+    m = metrics(at)
+    assert m["exact buckets per side"] == "8" and m["log-spaced buckets per side"] == "8"
+    assert m["last bucket starts at |rel| ="] == "91" and m["bucket ids used"] == "31 of 32"  # bucket 16 is never produced
+    ranges, slopes = _frames(at)
+    past = ranges[ranges["side"].str.startswith("past")].set_index("bucket")
+    assert [past.loc[b, "covers"] for b in range(8)] == [f"|rel| = {d}" for d in range(8)]
+    assert [past.loc[b, "covers"] for b in range(8, 16)] == T5_LOG_RANGES
+    assert np.allclose(slopes["neg_log2"], NEG_LOG2_12)
+    # ALiBi head 1 of 12: m = 2^-1; n = 4 x 128
+    assert m["slope m of head 1"] == "0.5" and m["bias at distance L = 128"] == "-64"
+    assert m["bias at distance 4L − 1 = 511"] == f"{-0.5 * 511:.4g}"
+    assert len(charts(at)) == 4
+    buckets, matrix, bars, bias = _data(at, 0, "kind"), _data(at, 1, "bucket"), _data(at, 2, "slope"), _data(at, 3, "bias")
+    rules = _data(at, 3, "at")
+    assert rules["at"].tolist() == [128]  # the training length is marked
+    assert set(buckets["kind"]) == {"exact", "log-spaced", "last (everything further)"}
+    grid = matrix.pivot(index="i", columns="j", values="bucket").to_numpy()
+    assert np.array_equal(grid, posenc.t5_bucket_matrix(128))
+    assert bars["head"].tolist() == list(range(1, 13))
+    B = posenc.alibi_bias(512, 12, causal=True)[0][::4, ::4]
+    grid = bias.pivot(index="i", columns="j", values="bias").to_numpy()
+    assert np.array_equal(np.isnan(grid), np.isneginf(B))  # -inf travels as NaN and is drawn as the grey mask
+    assert np.allclose(grid[np.isfinite(B)], B[np.isfinite(B)], atol=1e-4)
+    assert "**Answer: 10.**" in _reveal(at, "t5_rel")  # schemes.md §3: rel -20 -> 10
+    assert "**Answer: 0.70711.**" in _reveal(at, "alibi_slope")  # schemes.md §8.7: head 9 of 12 = 2^-0.5
+
+
+def test_controls_change_the_numbers():
+    at = open_page(PAGE)
+    at.toggle(key="t5_bidirectional").set_value(False).run()
+    assert_clean(at)
+    m = metrics(at)
+    # schemes.md §3 causal: 0-15 exact, ..., >= 113 -> 31
+    assert m["exact buckets per side"] == "16" and m["last bucket starts at |rel| ="] == "113"
+    assert m["bucket ids used"] == "32 of 32"
+    grid = chart_frame(at, 1).pivot(index="i", columns="j", values="bucket").to_numpy()
+    assert np.array_equal(grid, posenc.t5_bucket_matrix(128, bidirectional=False))
+    assert "**Answer: 17.**" in _reveal(at, "t5_rel")  # causal row of the schemes.md table: rel -20 -> 17
+
+    at.slider(key="heads").set_value(8).run()
+    at.slider(key="head").set_value(4).run()
+    at.toggle(key="causal").set_value(False).run()
+    assert_clean(at)
+    _, slopes = _frames(at)
+    assert np.allclose(slopes["neg_log2"], range(1, 9))
+    m = metrics(at)
+    assert m["slope m of head 4"] == "0.0625" and m["cells masked (−∞)"] == "0.0%"
+    assert not _data(at, 3, "bias")["bias"].isna().any()
+
+
+def test_an_impossible_bucket_setting_is_a_message_and_alibi_still_works():
+    at = open_page(PAGE, {"t5_num_buckets": "256", "t5_max_distance": "64"})
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "max_distance must be an integer in [65," in errors[0]
+    assert metrics(at)["slope m of head 1"] == "0.5"
+    assert len(charts(at)) == 2  # the ALiBi charts
+
+
+def test_link_values_are_taken_and_bad_ones_noted():
+    at = open_page(PAGE, {"heads": "20", "head": "17", "train_len": "256", "causal": "false", "t5_max_distance": "20",
+                          "t5_num_buckets": "8", "t5_n": "64"})
+    assert_clean(at)
+    assert not at.warning
+    _, slopes = _frames(at)
+    assert np.allclose(slopes["neg_log2"], NEG_LOG2_20)
+    m = metrics(at)
+    assert m["slope m of head 17"] == f"{2 ** -0.25:.6g}"
+    assert m["bias at distance 4L − 1 = 1023"] == f"{-(2 ** -0.25) * 1023:.4g}"
+    assert m["last bucket starts at |rel| ="] == str(next(d for d in range(100) if posenc.t5_bucket(-d, num_buckets=8, max_distance=20) == 3))
+    bad = open_page(PAGE, {"heads": "inf", "t5_num_buckets": "abc", "train_len": "100", "causal": "maybe"})
+    assert_clean(bad)
+    notes = "\n".join(w.value for w in bad.warning)
+    for key in ("`heads`", "`t5_num_buckets`", "`train_len`", "`causal`"):
+        assert key in notes, notes
+    assert metrics(bad)["bucket ids used"] == "31 of 32"
+
+
+def test_payload_budgets():
+    at = open_page(PAGE)
+    assert payload_bytes(at) <= 1_000_000
+    big = open_page(PAGE, {"t5_n": "2048", "t5_num_buckets": "256", "t5_max_distance": "100000", "heads": "128",
+                           "head": "128", "train_len": "1024"})
+    assert_clean(big)
+    assert len(charts(big)) == 4
+    assert payload_bytes(big) <= 2_000_000, payload_bytes(big)
