@@ -83,7 +83,7 @@ def browser(max_queries: dict[str, dict], reruns: int = 50) -> dict:
                 page.goto(_url(base, "pages/sinusoid.py", {}), wait_until="domcontentloaded")
                 wait_for_app(page)
                 before = sampler.rss()
-                thumb = page.locator("[data-testid='stSlider'] [role='slider']").first
+                thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
                 for i in range(reruns):
                     thumb.focus()
                     thumb.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")

@@ -28,15 +28,35 @@ def _chart_pixels(page) -> list[bytes]:
     return [charts.nth(i).screenshot() for i in range(min(charts.count(), 6))]
 
 
+def nudge(thumb) -> None:
+    """One keyboard step on a slider (a react-aria range input): right, or left at its maximum."""
+    at_max = thumb.evaluate("e => Number(e.value) >= Number(e.max)")
+    thumb.focus()
+    thumb.press("ArrowLeft" if at_max else "ArrowRight")
+
+
+def _edit_second_sentence(page) -> bool:
+    box = page.locator("[data-testid='stTextInput'] input").nth(1)
+    box.fill("Cat sat on the big table")
+    box.press("Enter")
+    return True
+
+
+# Pages whose first slider-like control changes numbers but no chart get a chart-changing action.
+ACTIONS = {"pages/index_length.py": _edit_second_sentence}
+
+
 def _move_a_control(page) -> bool:
-    """Nudge the first slider (or select slider); else pick another option of the first
-    segmented control.  Returns False when the page has neither."""
-    thumbs = page.locator("[data-testid='stSlider'] [role='slider']")
+    """Nudge the first slider (or select slider); else step up the first number input; else pick
+    another option of the first segmented control.  Returns False when the page has none."""
+    thumbs = page.locator("[data-testid='stSlider'] input[type='range']")
     if thumbs.count():
-        thumb = thumbs.first
-        thumb.scroll_into_view_if_needed()
-        thumb.focus()
-        thumb.press("ArrowRight")
+        nudge(thumbs.first)
+        return True
+    steps = page.locator("[data-testid='stNumberInputStepUp']")
+    if steps.count():
+        steps.first.scroll_into_view_if_needed()
+        steps.first.click()
         return True
     groups = page.locator("[data-testid='stButtonGroup']")
     if groups.count():
@@ -63,7 +83,8 @@ def test_page_in_browser(info, live_server, browser, artifacts):
             assert page.locator("[data-testid='stPageLink']").count() >= len(PAGES) - 1
             return
         before_url, before_pixels = page.url, _chart_pixels(page)
-        assert _move_a_control(page), f"{info.path} has no slider or segmented control to move"
+        action = ACTIONS.get(info.path, _move_a_control)
+        assert action(page), f"{info.path} has no slider, number input or segmented control to move"
         page.wait_for_timeout(300)
         wait_for_app(page)
         wait_for_charts(page, expected)

@@ -49,7 +49,7 @@ def test_ten_sessions_see_their_own_numbers(live_server, browser, record_propert
             assert _metric(page, "‖PE‖ there") == f"{2047 * math.sqrt(d):,.4g}", f"session d={d} saw another view"
         # every session moves its own d slider one step at (nearly) the same time
         for page in pages:
-            thumb = page.locator("[data-testid='stSlider'] [role='slider']").nth(1)
+            thumb = page.locator("[data-testid='stSlider'] input[type='range']").nth(1)  # d_model
             thumb.focus()
             thumb.press("ArrowRight")
         for d, page in zip(widths, pages):
