@@ -32,6 +32,7 @@ table = pd.DataFrame(
         "continuous": [r["continuous"] for r in rows],
         "relative": [r["relative"] for r in rows],
         "max |value| at 10⁶": [r["max_abs_at_1e6"] for r in rows],
+        "closest pair at n = 512": [r["closest_distance"] for r in rows],
         "translation invariance": [r["translation_invariance"] for r in rows],
     }
 )
@@ -43,6 +44,7 @@ st.dataframe(
         "continuous": st.column_config.CheckboxColumn(help="defined between integer positions, with a finite slope"),
         "relative": st.column_config.CheckboxColumn(help="the score depends only on the offset, and varies with it"),
         "max |value| at 10⁶": st.column_config.NumberColumn(format="%.4g", help="NaN: the scheme is undefined there"),
+        "closest pair at n = 512": st.column_config.NumberColumn(format="%.3g", help="distance between the two most similar positions; 0 = a collision (not on the wishlist, but the story's other failure)"),
         "translation invariance": st.column_config.NumberColumn(format="%.3g", help="0 = the score depends only on the offset"),
     },
 )

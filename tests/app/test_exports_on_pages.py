@@ -1,0 +1,17 @@
+"""Every chart on every page carries its export menu: PNG, SVG and CSV (plus .npy arrays)."""
+
+import pytest
+
+from apphelpers import open_page
+from posenc.ui.pages import PAGES
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_chart_has_png_svg_and_csv(info):
+    at = open_page(info.path)
+    n_charts = len(at.get("vega_lite_chart"))
+    labels = [b.label for b in at.get("download_button")]
+    for kind in ("PNG (for slides)", "SVG (vector)", "CSV (chart data)"):
+        assert labels.count(kind) == n_charts, (info.path, kind, labels)
+    if info.path != "pages/home.py":
+        assert n_charts >= 1

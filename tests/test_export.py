@@ -1,0 +1,59 @@
+"""Exports for slides: every chart as PNG and SVG (vl-convert), its data as CSV, arrays as .npy."""
+
+import io
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from posenc import export
+from posenc.charts.base import heatmap, matrix_frame, style
+from posenc.charts.story import growth_chart
+from posenc.views.story import raw_index_growth
+
+
+@pytest.fixture(scope="module")
+def chart_and_data():
+    view = raw_index_growth(2048, 64)
+    return style(growth_chart(view["frame"], context=2048)), view["frame"]
+
+
+def test_png_is_a_real_png_at_twice_the_size(chart_and_data):
+    ch, _ = chart_and_data
+    png = export.chart_png(ch, scale=2.0)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    one = export.chart_png(ch, scale=1.0)
+    assert (width, height) == (2 * int.from_bytes(one[16:20], "big"), 2 * int.from_bytes(one[20:24], "big"))
+
+
+def test_svg_is_a_vector_drawing_with_the_axis_titles(chart_and_data):
+    ch, _ = chart_and_data
+    svg = export.chart_svg(ch).decode("utf-8")
+    assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert "position t (log)" in svg and "vector norm (log)" in svg
+
+
+def test_csv_round_trips_the_chart_data(chart_and_data):
+    _, frame = chart_and_data
+    back = pd.read_csv(io.BytesIO(export.frame_csv(frame)))
+    assert list(back.columns) == list(frame.columns)
+    np.testing.assert_allclose(back["norm"].to_numpy(), frame["norm"].to_numpy(), rtol=1e-12)
+
+
+def test_npy_round_trips_without_pickle():
+    arr = np.arange(12.0).reshape(3, 4)
+    back = np.load(io.BytesIO(export.array_npy(arr)), allow_pickle=False)
+    assert back.dtype == arr.dtype and np.array_equal(back, arr)
+    with pytest.raises(ValueError, match="numeric"):
+        export.array_npy(np.array([object()], dtype=object))
+
+
+def test_large_heatmap_exports_without_the_5000_row_cap():
+    M = np.random.default_rng(0).uniform(-1, 1, size=(128, 128))  # 16,384 rows > Altair's 5,000
+    frame = matrix_frame(M, np.arange(128), np.arange(128), row="p", col="j", value="v")
+    ch = heatmap(frame, x="j", y="p", value="v", x_title="depth", y_title="position", domain=(-1, 1))
+    spec = export.chart_spec(ch)
+    assert sum(len(d) for d in spec["datasets"].values()) == 128 * 128
+    assert export.chart_png(ch)[:4] == b"\x89PNG"
