@@ -56,15 +56,22 @@ def _open(path: str, query: dict | None = None) -> AppTest:
     return at.run()
 
 
+def _num(v) -> str:
+    """A number as a link value: integers in plain digits (a bound int control rejects "1e+07")."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def _max_query(at: AppTest) -> dict:
     """URL values that put every slider/number/select-slider/multiselect at its largest setting."""
     q: dict = {}
     for s in at.slider:
         if s.key and not isinstance(s.value, tuple):
-            q[s.key] = f"{s.max:g}" if isinstance(s.max, float) else str(s.max)
+            q[s.key] = _num(s.max) if isinstance(s.value, int) or float(s.max).is_integer() and isinstance(s.value, int) else (f"{s.max:g}" if isinstance(s.max, float) else str(s.max))
     for s in at.number_input:
         if s.key and s.max is not None and not s.key.startswith("ex_"):
-            q[s.key] = f"{s.max:g}" if isinstance(s.max, float) else str(s.max)
+            q[s.key] = _num(s.max) if isinstance(s.value, int) else (f"{s.max:g}" if isinstance(s.max, float) else str(s.max))
     for s in at.select_slider:
         if s.key:
             q[s.key] = s.options[-1]

@@ -1,5 +1,7 @@
 """Learned absolute position tables: a real BERT-family table, its structure, and what is past row 511."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.charts.base import OKABE_ITO, style
@@ -11,7 +13,7 @@ from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views.learned import (
-    SOURCES, contrast_view, expected_random_abs_cosine, learned_row_at, learned_view, provenance, row_at,
+    SOURCES, builtin_table, contrast_view, expected_random_abs_cosine, learned_row_at, learned_view, provenance, row_at,
     sinusoid_at, summary_row, table_series, table_view, with_upload,
 )
 
@@ -57,7 +59,7 @@ if view is not None:
     with left:
         sr, sc = view["heat_step"]
         chart(style(table_heatmap_chart(view["heatmap"], step=view["heat_step"], clip=view["clip"])), key="learned_table",
-              data=view["heatmap"], caption=(
+              data=view["heatmap"], arrays=None if label else {"table": partial(builtin_table, source, seed)}, caption=(
                   f"One position in {sr} and one channel in {sc} are drawn (≤ 16,384 cells). Colours saturate at ±{view['clip']:.3g}, "
                   f"the 99.5th percentile of |value|; the largest, {view['max_abs']:.3g}, is at position "
                   f"{view['max_abs_at'][0]}, channel {view['max_abs_at'][1]}."))

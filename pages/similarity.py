@@ -1,5 +1,7 @@
 """Page 11: position-score matrices side by side, and how relative each one is."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.charts.base import HEATMAP_CELLS, style
@@ -10,7 +12,7 @@ from posenc.scores import dense_scores, offset_profile, position_scores, transla
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
-from posenc.views.compare import HEADS, relative_count, scheme_similarity, similarity_panel, table_similarity
+from posenc.views.compare import HEADS, full_scores, relative_count, scheme_similarity, similarity_panel, table_similarity
 
 PATH = "pages/similarity.py"
 DEFAULT = ["sinusoidal", "learned_minilm", "rope", "alibi"]
@@ -67,6 +69,7 @@ if results:
         style(score_matrices(view["frame"], view["panels"])),
         key="similarity_matrices",
         data=view["frame"],
+        arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1) for k in keys if not uploads.is_upload(k)},
         caption=(
             f"One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
             "mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "

@@ -1,5 +1,7 @@
 """Page 6: the sinusoid -- many frequencies, the wavelengths, Hello World, PE(p+k) = M_k PE(p)."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.charts.base import style
@@ -38,7 +40,8 @@ if hm is not None:
     m1.metric(f"cells drawn (of n × d = {hm['total']:,})", f"{hm['cells']:,}")
     m2.metric("max |PE| over all n × d", f"{hm['max_abs']:.4f}")
     m3.metric("‖PE(p)‖ at every position", f"{hm['norm_max']:.4f}", help=f"min {hm['norm_min']:.12f}, max {hm['norm_max']:.12f}; √(d/2) = {hm['sqrt_half_d']:.12f}")
-    chart(style(pe_heatmap(hm["frame"])), key="sinusoid_heatmap", data=hm["frame"], arrays={"pe_shown": hm["shown"]}, caption=hm["caption"])
+    chart(style(pe_heatmap(hm["frame"])), key="sinusoid_heatmap", data=hm["frame"], caption=hm["caption"],
+          arrays={"pe_shown": hm["shown"], "pe": partial(v.full_encoding, n, d, base, layout)})
 
 st.subheader("The wavelengths")
 st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\, b^{2i/d}:\quad \lambda_0 = 2\pi,\quad "

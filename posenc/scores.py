@@ -114,7 +114,8 @@ def position_scores(
     if metric == "cosine":
         norms = np.linalg.norm(E, axis=1)
         safe = np.where(norms > 0, norms, 1.0)
-        S = S / np.outer(safe, safe)
+        S /= safe[:, None]  # in place: no (n, n) temporaries
+        S /= safe[None, :]
         S[norms == 0, :] = 0.0  # a zero vector has no direction: report 0, not NaN
         S[:, norms == 0] = 0.0
     return S

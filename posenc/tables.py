@@ -43,7 +43,8 @@ def table_scores(table, n: int, *, metric: str = "cosine") -> np.ndarray:
     if metric == "cosine":
         norms = np.linalg.norm(E, axis=1)
         safe = np.where(norms > 0, norms, 1.0)
-        S = S / np.outer(safe, safe)
+        S /= safe[:, None]  # in place: no (n, n) temporaries
+        S /= safe[None, :]
         S[norms == 0, :] = 0.0
         S[:, norms == 0] = 0.0
     return S

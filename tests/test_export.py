@@ -57,3 +57,21 @@ def test_large_heatmap_exports_without_the_5000_row_cap():
     spec = export.chart_spec(ch)
     assert sum(len(d) for d in spec["datasets"].values()) == 128 * 128
     assert export.chart_png(ch)[:4] == b"\x89PNG"
+
+
+def test_lazy_array_exports_are_the_full_arrays():
+    """The .npy buttons behind the sinusoid, similarity, learned and ALiBi charts hand out the
+    whole array the chart samples, computed on click."""
+    import posenc
+    from posenc.views.compare import full_scores
+    from posenc.views.learned import builtin_table
+    from posenc.views.sinusoid import full_encoding
+
+    pe = np.load(io.BytesIO(export.array_npy(full_encoding(300, 64, 10000.0, "interleaved"))))
+    assert pe.shape == (300, 64) and np.array_equal(pe, posenc.sinusoidal(np.arange(300), 64))
+    S = full_scores("rope", 200, 64, "cosine", 0)
+    assert S.shape == (200, 200) and S.flags.writeable
+    np.testing.assert_allclose(S, posenc.dense_scores("rope", 200, d=64), atol=1e-9)
+    assert np.array_equal(builtin_table("minilm", 0), posenc.minilm_table())
+    A = posenc.schemes.bias_matrix("alibi", 64, 12, 8, causal=True)
+    np.testing.assert_array_equal(A, posenc.alibi_bias(64, 12, causal=True)[8])

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import streamlit as st
 
 MAX_ENTRIES = 512
-MAX_BYTES = "256MB"  # per function; least-recently-used entries go first
+MAX_BYTES = "64MB"  # pickled results kept, least-recently-used first; views return only what is drawn
 _SCALARS = (int, float, str, bool, type(None))
 
 

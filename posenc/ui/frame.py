@@ -97,13 +97,15 @@ def chart(
     *,
     key: str,
     data: pd.DataFrame,
-    arrays: Mapping[str, np.ndarray] | None = None,
+    arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]] | None = None,
     caption: str | None = None,
     width: str | int = "stretch",
 ) -> None:
     """Draw an Altair chart, its caption, and an Export menu (PNG, SVG, CSV, .npy).
 
-    PNG and SVG are rendered only when clicked (download_button with a callable).
+    PNG and SVG are rendered only when clicked (download_button with a callable).  ``arrays``
+    maps a file name to an array, or to a zero-argument function that computes it -- then the
+    full array (e.g. an (n, d) encoding the chart only samples) is built only when clicked.
     """
     st.altair_chart(ch, width=width, key=f"chart_{key}")
     row = st.container(horizontal=True, vertical_alignment="center")
@@ -117,7 +119,8 @@ def chart(
         st.download_button("CSV (chart data)", data=lambda: export.frame_csv(data), file_name=f"{key}.csv",
                            mime="text/csv", key=f"csv_{key}", on_click="ignore", icon=":material/table:")
         for name, arr in (arrays or {}).items():
-            st.download_button(f"{name}.npy {tuple(np.shape(arr))}", data=lambda a=arr: export.array_npy(a),
+            label = f"{name}.npy" if callable(arr) else f"{name}.npy {tuple(np.shape(arr))}"
+            st.download_button(label, data=lambda a=arr: export.array_npy(a() if callable(a) else a),
                                file_name=f"{name}.npy", mime="application/octet-stream", key=f"npy_{key}_{name}",
                                on_click="ignore", icon=":material/data_array:")
 

@@ -23,7 +23,7 @@ from posenc import learned
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
 from posenc.compare import RELATIVE_TOL, measure_scheme
 from posenc.registry import N_HEADS, SCHEMES, get_scheme
-from posenc.schemes import bias
+from posenc.schemes import bias, bias_matrix
 from posenc.scores import dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
 from posenc.tables import measure_table, table_scores
 
@@ -59,6 +59,14 @@ def _cosine(S: np.ndarray) -> np.ndarray:
     C[norms == 0, :] = 0.0
     C[:, norms == 0] = 0.0
     return C
+
+
+def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0) -> np.ndarray:
+    """The whole (n, n) score matrix ``scheme_similarity`` samples, as a plain array (for .npy)."""
+    kind = get_scheme(key).kind
+    d_used = learned.MINILM_D_MODEL if key == "learned_minilm" else int(d)
+    kw = {"n_heads": HEADS, "head": head} if kind == "bias" else {}
+    return np.array(position_scores(key, n, d=d_used, metric=metric if kind == "additive" else "dot", **kw))
 
 
 def diagonal_means(S: np.ndarray) -> np.ndarray:
@@ -120,8 +128,8 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     only = is_offset_only(key, d_used)
     ti, note = None, ""
     if kind == "bias":
-        try:  # the (H, n, n) bias tensor, built from i and j by posenc.relative
-            ti = translation_invariance(bias(key, n, HEADS)[head])
+        try:  # one head of the bias, built densely from every (i, j) by posenc.schemes.bias_matrix
+            ti = translation_invariance(bias_matrix(key, n, HEADS, head))
         except ValueError as exc:
             note = str(exc)
     elif only:  # dense from the vectors, so the figure is measured, not true by construction

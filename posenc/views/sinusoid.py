@@ -39,6 +39,11 @@ MAX_ABS_EMBEDDING = 1e6
 TABLE_FORMATS = {"longest wavelength": "%.2f", "limit 2π·base": "%.2f", "closest-pair distance": "%.6f"}
 
 
+def full_encoding(n: int, d_model: int, base: float, layout: str) -> np.ndarray:
+    """Every value the heatmap samples: posenc.sinusoidal(arange(n), d_model), shape (n, d_model)."""
+    return sinusoidal(np.arange(check_int("n", n, lo=1, hi=MAX_N)), d_model, base=base, layout=layout)
+
+
 def fmt_length(x: float) -> str:
     """A length in positions for a metric: 54,410.14 up to 10^7, else 6.0340e+09 (fits a metric tile)."""
     return f"{x:,.2f}" if abs(x) < 1e7 else f"{x:.4e}"
