@@ -111,13 +111,21 @@ def position_scores(
     check_memory("score matrix", (n, n))
     E = encode(key, np.arange(n), d, seq_len=n, **params)  # (n, d)
     S = E @ E.T  # (n, n)
-    if metric == "cosine":
-        norms = np.linalg.norm(E, axis=1)
-        safe = np.where(norms > 0, norms, 1.0)
-        S /= safe[:, None]  # in place: no (n, n) temporaries
-        S /= safe[None, :]
-        S[norms == 0, :] = 0.0  # a zero vector has no direction: report 0, not NaN
-        S[:, norms == 0] = 0.0
+    return cosine_from_gram(S) if metric == "cosine" else S
+
+
+def cosine_from_gram(S: np.ndarray) -> np.ndarray:
+    """Cosine similarity from a Gram matrix S = E E^T, in place: S_ij / (|E_i| |E_j|); (n, n).
+
+    The norms are sqrt(diag S).  A zero vector has no direction: its row and column become 0,
+    not NaN.  Divides in place, so no (n, n) temporaries are made.
+    """
+    norms = np.sqrt(np.clip(np.diag(S), 0.0, None))  # (n,)
+    safe = np.where(norms > 0, norms, 1.0)
+    S /= safe[:, None]
+    S /= safe[None, :]
+    S[norms == 0, :] = 0.0
+    S[:, norms == 0] = 0.0
     return S
 
 

@@ -16,17 +16,9 @@ import numpy as np
 import scipy.fft
 
 from posenc._validate import check_float
+from posenc.tables import check_table
 
 CHUNK_ELEMENTS = 1 << 22  # table values transformed at once (bounds the complex spectrum of a big upload)
-
-
-def _table(table) -> np.ndarray:
-    T = np.asarray(table, dtype=np.float64)
-    if T.ndim != 2 or T.shape[0] < 2 or T.shape[1] < 1:
-        raise ValueError(f"table must be a 2-D (n >= 2 positions, d >= 1 channels) array, got shape {T.shape}")
-    if not np.all(np.isfinite(T)):
-        raise ValueError("table must contain only finite numbers")
-    return T
 
 
 def position_spectrum(table) -> dict:
@@ -38,7 +30,7 @@ def position_spectrum(table) -> dict:
     "n": int}.  By Parseval, sum_k w_k power[k] = n^2 * mean_c var(x_c) (population variance),
     with w_k = 2 except w = 1 for the Nyquist bin of an even n.
     """
-    T = _table(table)
+    T = check_table(table)
     n, d = T.shape
     power = np.zeros(n // 2)  # (f,)
     chunk = max(1, CHUNK_ELEMENTS // n)  # channels per block

@@ -13,13 +13,17 @@ import numpy as np
 from posenc._validate import check_choice, check_int, check_memory
 from posenc.geometry import closest_pair
 from posenc.learned import learned_lookup
-from posenc.scores import translation_invariance
+from posenc.scores import cosine_from_gram, translation_invariance
 
 METRICS = ("dot", "cosine")
 
 
-def _table(table) -> np.ndarray:
-    T = np.asarray(table, dtype=np.float64)
+def check_table(table) -> np.ndarray:
+    """``table`` as a float64 (max_len >= 2, d_model >= 1) array of finite numbers, or ValueError."""
+    try:
+        T = np.asarray(table, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"table must be a 2-D array of numbers, got {type(table).__name__}") from exc
     if T.ndim != 2 or T.shape[0] < 2 or T.shape[1] < 1:
         raise ValueError(f"table must be a 2-D (max_len >= 2, d_model >= 1) array, got shape {T.shape}")
     if not np.all(np.isfinite(T)):
@@ -29,25 +33,18 @@ def _table(table) -> np.ndarray:
 
 def table_signature(table, positions) -> np.ndarray:
     """Rows of ``table`` at ``positions``: (m, d).  Past the last row raises ValueError (max_len)."""
-    return learned_lookup(_table(table), positions)
+    return learned_lookup(check_table(table), positions)
 
 
 def table_scores(table, n: int, *, metric: str = "cosine") -> np.ndarray:
     """Dot product or cosine similarity of rows 0 .. n-1: ndarray (n, n)."""
-    T = _table(table)
+    T = check_table(table)
     n = check_int("n", n, lo=1, hi=T.shape[0])
     metric = check_choice("metric", metric, METRICS)
     check_memory("score matrix", (n, n))
     E = T[:n]  # (n, d)
     S = E @ E.T  # (n, n)
-    if metric == "cosine":
-        norms = np.linalg.norm(E, axis=1)
-        safe = np.where(norms > 0, norms, 1.0)
-        S /= safe[:, None]  # in place: no (n, n) temporaries
-        S /= safe[None, :]
-        S[norms == 0, :] = 0.0
-        S[:, norms == 0] = 0.0
-    return S
+    return cosine_from_gram(S) if metric == "cosine" else S
 
 
 def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> dict:
@@ -58,7 +55,7 @@ def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> di
     not depend on the prompt length); relative: translation invariance of the dot-product matrix;
     extrapolates: defined at 4L only if the table has that many rows.
     """
-    T = _table(table)
+    T = check_table(table)
     n = check_int("n", n, lo=4, hi=4096)
     L = check_int("train_len", train_len, lo=4, hi=4096)
     rows, d = T.shape

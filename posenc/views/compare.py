@@ -24,7 +24,7 @@ from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
 from posenc.compare import RELATIVE_TOL, measure_scheme
 from posenc.registry import N_HEADS, SCHEMES, get_scheme
 from posenc.schemes import bias, bias_matrix
-from posenc.scores import dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
+from posenc.scores import cosine_from_gram, dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
 from posenc.tables import measure_table, table_scores
 
 HEADS = int(N_HEADS.default)  # bias schemes are evaluated with the registry's 8 heads
@@ -46,19 +46,6 @@ def unit_of(key: str, metric: str) -> str:
 
 def additive_unit(metric: str) -> str:
     return "cosine similarity" if metric == "cosine" else "dot product PE(i)·PE(j)"
-
-
-def _cosine(S: np.ndarray) -> np.ndarray:
-    """Cosine similarity from a fresh Gram matrix S = E E^T, in place (zero vectors give 0,
-    as in position_scores)."""
-    norms = np.sqrt(np.clip(np.diag(S), 0.0, None))  # (n,)
-    safe = np.where(norms > 0, norms, 1.0)
-    C = S
-    C /= safe[:, None]  # (n, n) S_ij / |E_i|
-    C /= safe[None, :]  # (n, n) S_ij / (|E_i| |E_j|)
-    C[norms == 0, :] = 0.0
-    C[:, norms == 0] = 0.0
-    return C
 
 
 def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0) -> np.ndarray:
@@ -134,7 +121,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
             note = str(exc)
     elif only:  # dense from the vectors, so the figure is measured, not true by construction
         G = dense_scores(key, n, d=d_used)  # (n, n) Gram matrix of PE(p) or R_p q
-        ti = translation_invariance(_cosine(G) if m == "cosine" else G)
+        ti = translation_invariance(cosine_from_gram(G) if m == "cosine" else G)
     else:  # position_scores already built this one densely from the vectors
         ti = translation_invariance(S)
 
