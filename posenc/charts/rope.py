@@ -47,11 +47,12 @@ def _rules(values: dict[str, float], axis: str, fmt: str = ",", *, align: Sequen
     return alt.layer(*layers)
 
 
-def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float, size: int = 380) -> alt.LayerChart:
+def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float, size: int = 320) -> alt.LayerChart:
     """The chosen 2-D pair: q and k as arrows from the origin, unshifted (solid) and shifted (dashed)."""
     r = 1.15 * max(radius, 1e-12)
     dom = alt.Scale(domain=[-r, r], nice=False)
-    color = alt.Color("vector:N", title="vector", scale=alt.Scale(domain=list(QK_COLORS), range=list(QK_COLORS.values())))
+    color = alt.Color("vector:N", title="vector", scale=alt.Scale(domain=list(QK_COLORS), range=list(QK_COLORS.values())),
+                      legend=alt.Legend(orient="bottom"))  # legends below keep the plot square in a half-width column
     orbit = alt.Chart(orbits).mark_line(opacity=0.35, strokeWidth=1.5).encode(
         x=alt.X("x:Q", scale=dom, title="first channel of the pair"),
         y=alt.Y("y:Q", scale=dom, title="second channel of the pair"),
@@ -60,16 +61,19 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
     data = arrows.assign(x0=0.0, y0=0.0)
     tips = [alt.Tooltip("vector:N"), alt.Tooltip("placement:N"), alt.Tooltip("position:Q", format=","),
             alt.Tooltip("x:Q", format=".4f"), alt.Tooltip("y:Q", format=".4f")]
-    dash = alt.StrokeDash("placement:N", title="", scale=alt.Scale(domain=["at (m, n)", "shifted by s"], range=[[1, 0], [6, 4]]))
+    dash = alt.StrokeDash("placement:N", title="", scale=alt.Scale(domain=["at (m, n)", "shifted by s"], range=[[1, 0], [6, 4]]),
+                          legend=alt.Legend(orient="bottom"))
     shaft = alt.Chart(data).mark_rule(strokeWidth=3).encode(
         x=alt.X("x0:Q", scale=dom), y=alt.Y("y0:Q", scale=dom), x2="x:Q", y2="y:Q", color=color, strokeDash=dash, tooltip=tips,
     )
     head = alt.Chart(data).mark_point(filled=True, size=110).encode(
         x=alt.X("x:Q", scale=dom), y=alt.Y("y:Q", scale=dom), color=color,
-        shape=alt.Shape("placement:N", title="", scale=alt.Scale(domain=["at (m, n)", "shifted by s"], range=["circle", "triangle-up"])),
+        shape=alt.Shape("placement:N", title="", scale=alt.Scale(domain=["at (m, n)", "shifted by s"], range=["circle", "triangle-up"]),
+                        legend=alt.Legend(orient="bottom")),
         tooltip=tips,
     )
-    return alt.layer(orbit, shaft, head).properties(width=size, height=size)
+    # autosize "pad": width and height are the plot itself, so a circle stays a circle
+    return alt.layer(orbit, shaft, head).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
 
 
 def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
