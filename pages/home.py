@@ -6,7 +6,7 @@ import streamlit as st
 from posenc.compare import comparison_table
 from posenc.ui.cache import cached
 from posenc.ui.frame import header, show_code
-from posenc.ui.pages import PAGES, SCHEME_PAGE, sections
+from posenc.ui.pages import sections
 
 PATH = "pages/home.py"
 STORY = ("raw_index", "index_over_length", "single_sine", "sincos_pair", "sinusoidal", "learned_minilm", "t5", "alibi", "rope")

@@ -23,7 +23,7 @@ from posenc import learned
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
 from posenc.compare import RELATIVE_TOL, measure_scheme
 from posenc.registry import N_HEADS, SCHEMES, get_scheme
-from posenc.schemes import bias, bias_matrix
+from posenc.schemes import bias_matrix
 from posenc.scores import cosine_from_gram, dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
 from posenc.tables import measure_table, table_scores
 
