@@ -11,7 +11,8 @@ from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
-from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, measure, measure_upload, wishlist_names, with_rows
+from posenc.tables import measure_table
+from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_names, with_rows
 
 PATH = "pages/compare.py"
 LENGTHS = [64, 128, 256, 512, 1024]
@@ -39,7 +40,7 @@ view = safe(comparison, n, d, n_heads, train_len, pages)
 if view is not None:
     for name, msg in view["errors"].items():
         st.error(f"{name}: {msg}", icon=":material/error:")
-    mine = [uploads.safe_table_call(measure_upload, lab, name=f"Uploaded: {lab}", n=n, train_len=train_len)
+    mine = [uploads.safe_table_call(measure_table, lab, name=f"Uploaded: {lab}", n=n, train_len=train_len)
             for lab in uploads.session_tables()]
     frame = with_rows(view["frame"], [r for r in mine if r is not None], PAGE_BY_PATH["pages/learned.py"].url_path)
     Num, Check, Text = st.column_config.NumberColumn, st.column_config.CheckboxColumn, st.column_config.TextColumn
@@ -103,4 +104,4 @@ if view is not None:
              answer=len(names), explanation=f"{', '.join(names) or 'None'}: bounded values, defined between integers, "
              "and a score that depends only on the offset.")
 
-show_code(comparison, measure, measure_scheme, growth, closest_pair, length_dependence, translation_invariance)
+show_code(comparison, measure_scheme, measure_table, growth, closest_pair, length_dependence, translation_invariance)

@@ -35,7 +35,7 @@ if prov is not None:
 with st.expander("Bring your own table (.npy / .safetensors)", icon=":material/upload_file:"):
     uploads.upload_widget(key="upload")
 
-options = list(SOURCES) + [uploads.PREFIX + label for label in uploads.session_tables()]
+options = list(SOURCES) + uploads.upload_options()
 c1, c2, c3 = st.columns([3, 1, 2])
 source = controls.choice("table", "table", options, default="minilm", container=c1,
                          format_func=lambda o: SOURCES.get(o, o.removeprefix(uploads.PREFIX)))

@@ -27,7 +27,7 @@ header(
 st.subheader("T5: relative-position buckets", anchor=False)
 st.latex(get_scheme("t5").formula)
 c = st.columns([3, 1])
-spec = {p.name: p for p in get_scheme("t5").params}  # the registry's ranges; sliders take any link value safely
+spec = {p.name: p for p in get_scheme("t5").params}  # the registry's ranges; max distance as a log-spaced preset list
 cc = c[0].columns(3)
 t5 = {"bidirectional": controls.param(spec["bidirectional"], key="t5_bidirectional", container=cc[0]),
       "num_buckets": controls.slider(spec["num_buckets"].label, "t5_num_buckets", default=spec["num_buckets"].default,

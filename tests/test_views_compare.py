@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import posenc
+import posenc.tables
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
 from posenc.charts.compare import MASKED, NO, YES, measured_dots, offset_profiles, score_matrices, wishlist_table
 from posenc.compare import RELATIVE_TOL
@@ -241,15 +242,15 @@ def test_seed_001_table_rows(table):
 
 
 def test_learned_rows_measured_on_their_512_rows():
-    row = v.measure("learned_random", 1024, 16, 8, 256)
+    row = posenc.measure_scheme("learned_random", n=1024, d=16, n_heads=8, train_len=256)
     assert row["n_measured"] == 512
     assert row["closest_distance"] == posenc.measure_scheme("learned_random", n=512, d=16, train_len=256)["closest_distance"]
-    assert v.measure("rope", 1024, 16, 8, 256)["n_measured"] == 1024
+    assert posenc.measure_scheme("rope", n=1024, d=16, n_heads=8, train_len=256)["n_measured"] == 1024
     assert posenc.measure_scheme("learned_random", n=1024, d=16)["n_measured"] == 512
 
 
 def test_upload_rows_agree_with_the_bundled_table(table):
-    up = v.measure_upload(posenc.minilm_table(), name="Uploaded: minilm.npy", n=512, train_len=512)
+    up = posenc.tables.measure_table(posenc.minilm_table(), name="Uploaded: minilm.npy", n=512, train_len=512)
     assert up["n_measured"] == 512
     merged = v.with_rows(table["frame"], [up], "learned")
     assert len(merged) == len(table["frame"]) + 1

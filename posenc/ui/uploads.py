@@ -69,9 +69,14 @@ def session_tables() -> dict[str, TableMeta]:
     return dict(st.session_state.get(_SESSION, {}))
 
 
+def upload_options() -> list[str]:
+    """"upload:<label>" for each of this session's uploads."""
+    return [PREFIX + label for label in session_tables()]
+
+
 def scheme_options() -> list[str]:
     """Registry keys plus "upload:<label>" for each of this session's uploads."""
-    return list(SCHEMES) + [PREFIX + label for label in session_tables()]
+    return list(SCHEMES) + upload_options()
 
 
 def is_upload(option: str) -> bool:

@@ -25,7 +25,7 @@ from posenc.compare import RELATIVE_TOL, measure_scheme
 from posenc.registry import N_HEADS, SCHEMES, get_scheme
 from posenc.schemes import bias_matrix
 from posenc.scores import cosine_from_gram, dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
-from posenc.tables import measure_table, table_scores
+from posenc.tables import table_scores
 
 HEADS = int(N_HEADS.default)  # bias schemes are evaluated with the registry's 8 heads
 MAX_OFFSETS = 1024  # offsets drawn per scheme on the score-against-offset chart
@@ -223,12 +223,6 @@ def relative_count(results: list[dict]) -> dict:
 WISHLIST = ("bounded", "continuous", "relative")
 
 
-def measure(key: str, n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512) -> dict:
-    """posenc.compare.measure_scheme; its "n_measured" says on how many positions (a learned
-    table has only 512 rows, so its columns are measured on min(n, 512))."""
-    return measure_scheme(key, n=n, d=d, n_heads=n_heads, train_len=train_len)
-
-
 def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") -> pd.DataFrame:
     """The display table: measured columns from ``rows`` (measure_scheme dicts), the derived
     marks, and each row's page link (``pages``: scheme key -> URL path, e.g. "sinusoid";
@@ -278,17 +272,11 @@ def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512
     rows, errors = [], {}
     for key in SCHEMES:
         try:
-            rows.append(measure(key, n, d, n_heads, train_len))
+            rows.append(measure_scheme(key, n=n, d=d, n_heads=n_heads, train_len=train_len))
         except ValueError as exc:
             errors[SCHEMES[key].name] = str(exc)
     frame = display_rows(rows, dict(pages))
     return {"frame": frame, "errors": errors, "wishlist_names": wishlist_names(frame)}
-
-
-def measure_upload(table: np.ndarray, *, name: str, n: int = 512, train_len: int = 512) -> dict:
-    """posenc.tables.measure_table plus "n_measured" = min(n, rows of the table)."""
-    row = measure_table(table, name=name, n=n, train_len=train_len)
-    return {**row, "n_measured": min(int(n), int(np.shape(table)[0]))}
 
 
 def wishlist_names(frame: pd.DataFrame) -> list[str]:
