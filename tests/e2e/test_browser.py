@@ -73,6 +73,10 @@ def test_page_in_browser(info, live_server, browser, artifacts):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         page.goto(f"{live_server['url']}/{info.url_path}", wait_until="domcontentloaded")
+        # routed by app.py (a fresh server's first run may be the legacy pages/ run, which
+        # frame.ensure_router turns into a rerun): the sections and the link slot are there
+        page.wait_for_selector("[data-testid='stNavSectionHeader']", timeout=60_000)
+        page.get_by_text("Link to this view").first.wait_for(timeout=60_000)
         wait_for_app(page)
         wait_for_charts(page, expected)
         page.screenshot(path=str(artifacts / f"{info.url_path}.png"), full_page=True)
@@ -80,6 +84,7 @@ def test_page_in_browser(info, live_server, browser, artifacts):
         drawn = page.locator("[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks").count()
         assert drawn >= expected
         if info.path == "pages/home.py":
+            page.locator("[data-testid='stPageLink']").nth(len(PAGES) - 2).wait_for(timeout=60_000)
             assert page.locator("[data-testid='stPageLink']").count() >= len(PAGES) - 1
             return
         before_url, before_pixels = page.url, _chart_pixels(page)
