@@ -5,8 +5,7 @@ Run with:  streamlit run app.py
 
 import streamlit as st
 
-from posenc.ui import controls, frame
-from posenc.ui.pages import sections
+from posenc.ui import compat, controls, frame
 
 st.set_page_config(
     page_title="posenc · positional encodings, computed",
@@ -14,15 +13,10 @@ st.set_page_config(
     layout="wide",
 )
 
-navigation = {
-    section: [
-        st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(p.path == "pages/home.py"))
-        for p in pages
-    ]
-    for section, pages in sections().items()
-}
-page = st.navigation(navigation, position="sidebar", expanded=True)
+page = st.navigation(frame.navigation(), position="sidebar", expanded=True)
 st.sidebar.caption("posenc: every number on these pages is computed by the `posenc` library, live.")
 controls.begin_run(page.url_path)
+compat.mark_routed(True)
 page.run()
+compat.mark_routed(False)
 frame.finish_run()

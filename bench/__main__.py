@@ -75,16 +75,20 @@ def main(argv=None) -> int:
     out = []
     if "encoding" in only:
         results["encoding"] = numeric.encoding()
-        out.append(table("1. Encoding: posenc.sinusoidal vs seed 001's function and bare np.sin + np.cos", results["encoding"],
-                         ["n", "d", "posenc_s", "seed_reference_s", "bare_sin_cos_s", "speedup_vs_seed", "ratio_to_bare", "max_abs_diff_vs_seed", "goal_met"]))
+        out.append(table("1. Encoding: posenc.sinusoidal vs the function in 'Positional Encoding in Transformers' "
+                         "and bare np.sin + np.cos", results["encoding"],
+                         ["n", "d", "posenc_s", "seed_reference_s", "bare_sin_cos_s", "speedup_vs_seed", "ratio_to_bare",
+                          "max_abs_diff_vs_seed", "goal_met"]))
     if "scores" in only:
         results["scores"] = numeric.score_matrices()
         out.append(table("2. Score matrices (n = 4096, d = 128): offset profile vs dense product", results["scores"],
-                         ["scheme", "profile_view_s", "profile_materialised_s", "dense_s", "speedup_view", "speedup_materialised", "max_abs_diff", "goal_met"]))
+                         ["scheme", "profile_view_s", "profile_materialised_s", "dense_s", "speedup_view",
+                          "speedup_materialised", "max_abs_diff", "goal_met"]))
     if "collisions" in only:
         results["collisions"] = numeric.collisions()
         out.append(table("3. Collisions: closest pair over 10^6 positions; KD-tree vs brute force at 20,000", results["collisions"],
-                         ["scheme", "d", "method", "closest_distance", "pair", "seconds_1e6", "collisions_20k_s", "kdtree_20k_s", "brute_20k_s", "speedup_vs_brute", "kdtree_speedup_vs_brute", "agrees_with_brute"]))
+                         ["scheme", "d", "method", "closest_distance", "pair", "seconds_1e6", "collisions_20k_s",
+                          "kdtree_20k_s", "brute_20k_s", "speedup_vs_brute", "kdtree_speedup_vs_brute", "agrees_with_brute"]))
     if "pages" in only:
         from bench.pages import pages
 

@@ -9,8 +9,8 @@ from urllib.parse import urlencode
 import psutil
 from playwright.sync_api import sync_playwright
 
-from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server, wait_for_app
 from posenc.ui.pages import PAGES
+from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server, wait_for_app
 
 
 class RssSampler:

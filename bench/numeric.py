@@ -8,13 +8,12 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 import posenc
-from posenc.sinusoidal import sinusoidal_direct
-
 from bench.timing import median_time
+from posenc.schemes.sinusoidal import sinusoidal_direct
 
 
 def seed_reference(seq_len: int, d_model: int) -> np.ndarray:
-    """The numpy function printed in seed 001, verbatim (full-grid angles, strided sin/cos)."""
+    """The numpy function printed in the article "Positional Encoding in Transformers", verbatim (full-grid angles, strided sin/cos)."""
     position = np.arange(seq_len)[:, None]  # (seq_len, 1)
     dim = np.arange(d_model)[None, :]  # (1, d_model)
     angle_rates = 1 / np.power(10000, (2 * (dim // 2)) / d_model)

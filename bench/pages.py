@@ -68,7 +68,7 @@ def _max_query(at: AppTest) -> dict:
     q: dict = {}
     for s in at.slider:
         if s.key and not isinstance(s.value, tuple):
-            q[s.key] = _num(s.max) if isinstance(s.value, int) or float(s.max).is_integer() and isinstance(s.value, int) else (f"{s.max:g}" if isinstance(s.max, float) else str(s.max))
+            q[s.key] = _num(s.max) if isinstance(s.value, int) else (f"{s.max:g}" if isinstance(s.max, float) else str(s.max))
     for s in at.number_input:
         if s.key and s.max is not None and not s.key.startswith("ex_"):
             q[s.key] = _num(s.max) if isinstance(s.value, int) else (f"{s.max:g}" if isinstance(s.max, float) else str(s.max))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from posenc.attention import attend, match_permutation, permutation_equivariance
+from posenc.analysis.attention import attend, match_permutation, permutation_equivariance
 from posenc.charts.base import style
 from posenc.charts.story import token_heatmap
 from posenc.registry import SCHEMES

@@ -2,16 +2,16 @@
 
 import streamlit as st
 
+from posenc.analysis.compare import BOUND_RATIO, FAR, NEAR, RELATIVE_TOL, measure_scheme
+from posenc.analysis.geometry import closest_pair, growth, length_dependence
+from posenc.analysis.scores import translation_invariance
+from posenc.analysis.tables import measure_table
 from posenc.charts.base import style
 from posenc.charts.compare import measured_dots, wishlist_table
-from posenc.compare import BOUND_RATIO, FAR, NEAR, RELATIVE_TOL, measure_scheme
-from posenc.geometry import closest_pair, growth, length_dependence
-from posenc.scores import translation_invariance
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
-from posenc.tables import measure_table
 from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_names, with_rows
 
 PATH = "pages/compare.py"
@@ -51,24 +51,27 @@ if view is not None:
         key="comparison_table",
         column_order=["scheme", "page", "learned_or_fixed", "bounded", "continuous", "relative", "wishlist",
                       "max_abs_at_1e6", "closest_distance", "closest_pair", "length_invariant", "length_change",
-                      "translation_invariance", "defined_at_4L", "beyond_out_of_range", "learned_parameters",
+                      "translation_invariance", "defined_at_4L", "learned_parameters",
                       "enters", "models", "paper", "n_measured"],
         column_config={
             "scheme": Text("Scheme", pinned=True),
             "page": st.column_config.LinkColumn("Page", display_text="open ↗", help="The page that explains this scheme."),
             "learned_or_fixed": Text("Learned or fixed?", help="Learned iff the scheme has trainable parameters (column 'learned parameters')."),
-            "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× max over [0, {NEAR.max():,.0f}]."),
+            "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× "
+                                            f"max over [0, {NEAR.max():,.0f}]."),
             "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6)."),
             "relative": Check("Relative", help=f"Translation invariance ≤ {RELATIVE_TOL:g} and the score varies at all."),
             "wishlist": Check("All three", help="Bounded and continuous and relative: the wishlist."),
-            "max_abs_at_1e6": Num("max |value| to 10^6", format="%.4g", help="Largest |value| of the signature at positions 10^5..10^6 (empty: no row there)."),
-            "closest_distance": Num("Unique: closest pair", format="%.3g", help="Distance between the two closest positions among 0..n−1 (0 = a collision)."),
+            "max_abs_at_1e6": Num("max |value| to 10^6", format="%.4g",
+                                  help="Largest |value| of the signature at positions 10^5..10^6 (empty: no row there)."),
+            "closest_distance": Num("Unique: closest pair", format="%.3g",
+                                    help="Distance between the two closest positions among 0..n−1 (0 = a collision)."),
             "closest_pair": Text("closest i & j"),
             "length_invariant": Check("Length-invariant", help=f"Position 1 unchanged (≤ {LENGTH_TOL:g}) for lengths 2, n/2, n, 2L, 4L."),
             "length_change": Num("length change", format="%.3g", help="Largest change of position 1's signature across those lengths."),
-            "translation_invariance": Num("Translation invariance", format="%.3g", help="‖S − T(S)‖/‖S − mean‖ of the dense score matrix; 0 = depends on j − i only."),
+            "translation_invariance": Num("Translation invariance", format="%.3g",
+                                          help="‖S − T(S)‖/‖S − mean‖ of the dense score matrix; 0 = depends on j − i only."),
             "defined_at_4L": Check("Defined at 4L", help="Extrapolates? The scheme has a value at 4× the training length."),
-            "beyond_out_of_range": Num("New scores past L", format="percent", help="Share of scores of pairs reaching past L that fall outside the range seen within L."),
             "learned_parameters": Num("Learned parameters", format="%d"),
             "enters": Text("Where position enters"),
             "models": Text("Used in"),
@@ -90,8 +93,7 @@ if view is not None:
             f"- **Length-invariant**: position 1 looks the same in sequences of length 2, n/2, n, 2L and 4L (L = {train_len}).\n"
             f"- **Relative**: translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
             "and the score varies at all (NoPE's constant score carries no position).\n"
-            "- **Extrapolates**: defined at 4L, and the share of scores of pairs reaching past L that fall outside the "
-            "range seen within L (RoPE extensions compare with plain RoPE trained at L).\n"
+            "- **Defined at 4L**: the scheme has a value at 4× the training length (a learned table of 512 rows does not).\n"
             "- **Learned parameters, where position enters, models, paper**: from the registry and the table shapes."
         )
     marks = marks_frame(frame)

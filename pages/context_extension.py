@@ -4,12 +4,13 @@ import streamlit as st
 
 from posenc.charts.base import style
 from posenc.charts.rope import bands_chart, ramp_chart, scale_chart, score_chart, wavelength_chart
-from posenc.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_config_bytes, parse_model_config
-from posenc.rope import llama3_bands, rope_frequencies, rope_offset_scores, yarn_ramp
+from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_config_bytes, parse_model_config
+from posenc.schemes.rotary import rope_offset_scores
+from posenc.schemes.scaling import llama3_bands, rope_frequencies, yarn_ramp
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
-from posenc.views.rope import extension_detail, extension_frequencies, extension_scores, model_view
+from posenc.views.extension import extension_detail, extension_frequencies, extension_scores, model_view
 
 PATH = "pages/context_extension.py"
 DIMS = list(range(4, 513, 2))  # even only; NTK-aware needs d >= 4
@@ -75,7 +76,8 @@ if freq is not None and det is not None:
     m[0].metric("target length s·L", f"{freq['target']:,}")
     m[1].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}",
                 help=f"pairs below low keep θ, above high use θ/s (unrounded {det['yarn_low_exact']:.4f} – {det['yarn_high_exact']:.4f})")
-    m[2].metric("YaRN attention factor", f"{det['yarn_attention']:.6f}", help=f"HF: {det['yarn_attention']:.10f}; 0.1·ln s + 1 = {det['yarn_mscale']:.10f}")
+    m[2].metric("YaRN attention factor", f"{det['yarn_attention']:.6f}",
+                help=f"HF: {det['yarn_attention']:.10f}; 0.1·ln s + 1 = {det['yarn_mscale']:.10f}")
     m[3].metric("Llama 3 bands", " / ".join(map(str, det["band_counts"])), help="pairs kept / smoothed / divided by s")
     m[4].metric("unseen-angle pairs, RoPE", f"{freq['unseen']['RoPE (no scaling)']:.0f}", help="see the table: the same count for every method")
     st.dataframe(freq["summary"], hide_index=True, column_config={
@@ -124,4 +126,5 @@ if det is not None:
              explanation=f"Pairs with wavelength 2π/θ < L / high_freq_factor = {det['band_limits'][0]:,.0f} keep θ: "
                          f"{det['band_counts'][0]} kept, {det['band_counts'][1]} smoothed, {det['band_counts'][2]} divided by s.")
 
-show_code(extension_frequencies, extension_detail, extension_scores, parse_model_config, rope_frequencies, yarn_ramp, llama3_bands, rope_offset_scores)
+show_code(extension_frequencies, extension_detail, extension_scores, parse_model_config, rope_frequencies, yarn_ramp,
+          llama3_bands, rope_offset_scores)

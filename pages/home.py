@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from posenc.compare import comparison_table
+from posenc.analysis.compare import comparison_table
 from posenc.ui.cache import cached
 from posenc.ui.frame import header, show_code
 from posenc.ui.pages import sections
@@ -44,7 +44,8 @@ st.dataframe(
         "continuous": st.column_config.CheckboxColumn(help="defined between integer positions, with a finite slope"),
         "relative": st.column_config.CheckboxColumn(help="the score depends only on the offset, and varies with it"),
         "max |value| at 10⁶": st.column_config.NumberColumn(format="%.4g", help="NaN: the scheme is undefined there"),
-        "closest pair at n = 512": st.column_config.NumberColumn(format="%.3g", help="distance between the two most similar positions; 0 = a collision (not on the wishlist, but the story's other failure)"),
+        "closest pair at n = 512": st.column_config.NumberColumn(
+            format="%.3g", help="distance between the two most similar positions; 0 = a collision"),
         "translation invariance": st.column_config.NumberColumn(format="%.3g", help="0 = the score depends only on the offset"),
     },
 )

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from posenc.analysis.geometry import length_dependence
 from posenc.charts.base import style
 from posenc.charts.story import index_values_chart, step_chart
-from posenc.geometry import length_dependence
-from posenc.naive import index_over_length
+from posenc.schemes.naive import index_over_length
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code

@@ -4,17 +4,28 @@ from functools import partial
 
 import streamlit as st
 
+from posenc.analysis.spectrum import position_spectrum
+from posenc.analysis.tables import table_scores
 from posenc.charts.base import OKABE_ITO, style
 from posenc.charts.learned import norms_chart, similarity_chart, spectrum_chart, table_heatmap_chart, vector_chart
-from posenc.learned import learned_lookup, minilm_table, random_table
-from posenc.spectrum import position_spectrum
-from posenc.tables import table_scores
+from posenc.schemes.learned import learned_lookup, minilm_table, random_table
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views.learned import (
-    SOURCES, builtin_table, contrast_view, expected_random_abs_cosine, learned_row_at, learned_view, provenance, row_at,
-    sinusoid_at, summary_row, table_series, table_view, with_upload,
+    SOURCES,
+    builtin_table,
+    contrast_view,
+    expected_random_abs_cosine,
+    learned_row_at,
+    learned_view,
+    provenance,
+    row_at,
+    sinusoid_at,
+    summary_row,
+    table_series,
+    table_view,
+    with_upload,
 )
 
 PATH = "pages/learned.py"

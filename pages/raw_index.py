@@ -2,9 +2,9 @@
 
 import streamlit as st
 
+from posenc.analysis.geometry import growth, token_embedding_norm
 from posenc.charts.base import style
 from posenc.charts.story import growth_chart
-from posenc.geometry import growth, token_embedding_norm
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code

@@ -4,12 +4,11 @@ from functools import partial
 
 import streamlit as st
 
+from posenc.analysis.scores import dense_scores, position_scores
 from posenc.charts.base import style
 from posenc.charts.relative import alibi_matrix_chart, bucket_function_chart, bucket_matrix_chart, slopes_chart
 from posenc.registry import get_scheme
-from posenc.relative import alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
-from posenc.schemes import bias_matrix, bias_offsets
-from posenc.scores import position_scores
+from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
@@ -55,8 +54,10 @@ if view is not None:
               + ("" if t5["bidirectional"] else " Causal: every future key (rel > 0) shares bucket 0, and the mask hides it anyway."))
     with right:
         chart(style(bucket_matrix_chart(view["matrix"], step=view["step"], num_buckets=t5["num_buckets"])), key="t5_matrix",
-              data=view["matrix"], arrays={"t5_buckets": partial(t5_bucket_matrix, n, bidirectional=t5["bidirectional"],
-                                                                num_buckets=t5["num_buckets"], max_distance=t5["max_distance"])}, caption=f"bucket(j − i) for {view['n']} positions"
+              data=view["matrix"],
+              arrays={"t5_buckets": partial(t5_bucket_matrix, n, bidirectional=t5["bidirectional"],
+                                            num_buckets=t5["num_buckets"], max_distance=t5["max_distance"])},
+              caption=f"bucket(j − i) for {view['n']} positions"
               + (f", one row and column in {view['step']} drawn." if view["step"] > 1 else ".")
               + " Constant along every diagonal: only the offset matters.")
     st.dataframe(view["ranges"], hide_index=True, height=280, column_order=["bucket", "covers", "side", "kind"])
@@ -102,11 +103,11 @@ if mat is not None:
     m[3].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
     chart(style(alibi_matrix_chart(mat["frame"], step=mat["step"], train_len=mat["train_len"], vmin=mat["bias_far"])),
           key="alibi_matrix", data=mat["frame"],
-          arrays={"alibi_bias": partial(bias_matrix, "alibi", mat["n"], heads, head - 1, causal=causal)},
+          arrays={"alibi_bias": partial(dense_scores, "alibi", mat["n"], n_heads=heads, head=head - 1, causal=causal)},
           caption=f"Bias of head {mat['head']} for {mat['n']} positions = 4 × the training length (dashed at L = "
           f"{mat['train_len']})" + (f"; one row and column in {mat['step']} drawn" if mat["step"] > 1 else "")
           + (". Grey cells are masked (−∞): the key comes after the query." if causal else ". Symmetric: −m·|i − j|, no mask.")
           + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
 
 show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
-          bias_offsets, alibi_offset_bias)
+          alibi_bias, alibi_offset_bias)

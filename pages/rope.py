@@ -3,17 +3,21 @@
 import streamlit as st
 
 from posenc.charts.base import style
+from posenc.charts.compare import offset_profiles
 from posenc.charts.rope import decay_chart, layout_chart, rotation_chart
 from posenc.registry import get_scheme
-from posenc.rope import apply_rope, default_inv_freq, pair_permutation, rope_decay_bound, rope_offset_scores
+from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound, rope_offset_scores
+from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.views.compare import scheme_similarity, similarity_panel
 from posenc.views.rope import decay_view, layout_view, rotation_view
 
 PATH = "pages/rope.py"
 DIMS = list(range(4, 513, 2))  # even only: RoPE rotates channel pairs
 DISTANCES = [256, 1000, 2000, 5000, 10_000, 20_000, 50_000]
+XPOS_N = 1024  # positions for the xPos comparison: offsets -1023 .. 1023
 
 header(
     PATH,
@@ -92,6 +96,17 @@ if lay is not None:
         "theta": st.column_config.NumberColumn("θ (rad/position)", format="%.6g"),
         "wavelength": st.column_config.NumberColumn("wavelength", format="%.5g"),
         "half_split": "half-split channels", "interleaved": "interleaved channels"})
+
+st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)
+st.latex(get_scheme("xpos").formula)
+xp = [safe(scheme_similarity, key, XPOS_N, d, "dot", 0) for key in ("rope", "xpos")]
+if all(r is not None for r in xp):
+    panel = similarity_panel(xp)
+    chart(style(offset_profiles(panel["offsets"], [r["name"] for r in xp])), key="rope_xpos", data=panel["offsets"],
+          caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the "
+                  "query by ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): "
+                  "past keys (j < i) fade, the fast pairs (small ζ_i) fastest, and the score still depends on j − i only "
+                  f"(translation invariance {xp[1]['translation_invariance']:.1g}).")
 
 if rot is not None:
     yes, no = "Yes, to float64 rounding", "No, it changes"

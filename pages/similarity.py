@@ -4,15 +4,21 @@ from functools import partial
 
 import streamlit as st
 
+from posenc.analysis.scores import dense_scores, offset_profile, position_scores, translation_invariance
 from posenc.charts.base import HEATMAP_CELLS, style
 from posenc.charts.compare import offset_profiles, score_matrices
-from posenc.registry import SCHEMES
-from posenc.schemes import bias
-from posenc.scores import dense_scores, offset_profile, position_scores, translation_invariance
+from posenc.registry import SCHEMES, bias
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
-from posenc.views.compare import HEADS, full_scores, relative_count, scheme_similarity, similarity_panel, table_similarity
+from posenc.views.compare import (
+    HEADS,
+    full_scores,
+    relative_count,
+    scheme_similarity,
+    similarity_panel,
+    table_similarity,
+)
 
 PATH = "pages/similarity.py"
 DEFAULT = ["sinusoidal", "learned_minilm", "rope", "alibi"]

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from posenc.analysis.geometry import closest_pair, collisions, count_close_pairs, first_return
 from posenc.charts.base import style
 from posenc.charts.story import circle_chart, closest_curve_chart
-from posenc.geometry import closest_pair, collisions, count_close_pairs, first_return
-from posenc.naive import unit_circle_points
+from posenc.schemes.naive import unit_circle_points
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
@@ -22,7 +22,8 @@ header(
     "**within one turn every position is a different point**. After a full turn (2π) the point comes back, "
     "and across many turns positions crowd together.",
 )
-st.latex(r"PE(t) = \big[\sin(\omega t),\ \cos(\omega t)\big],\qquad \lVert PE(t) - PE(s) \rVert = 2\,\big|\sin\!\big(\tfrac{\omega (t - s)}{2}\big)\big|")
+st.latex(r"PE(t) = \big[\sin(\omega t),\ \cos(\omega t)\big],\qquad "
+         r"\lVert PE(t) - PE(s) \rVert = 2\,\big|\sin\!\big(\tfrac{\omega (t - s)}{2}\big)\big|")
 
 c1, c2, c3, c4 = st.columns(4)
 omega = controls.slider("frequency ω (radians per position)", "omega", default=1.0, lo=0.05, hi=10.0, step=0.01, container=c1)

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from posenc.analysis.geometry import closest_pair, collisions, count_close_pairs, first_return
 from posenc.charts.base import style
 from posenc.charts.story import sine_chart
-from posenc.geometry import closest_pair, collisions, count_close_pairs, first_return
-from posenc.naive import single_sine
+from posenc.schemes.naive import single_sine
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code

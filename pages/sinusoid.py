@@ -4,16 +4,17 @@ from functools import partial
 
 import streamlit as st
 
+from posenc.analysis.geometry import collisions, frequency_spectrum, shift_operator
+from posenc.analysis.scores import offset_profile
 from posenc.charts.base import style
 from posenc.charts.sinusoid import bases_chart, pe_heatmap, shift_chart, spectrum_chart
-from posenc.geometry import collisions, frequency_spectrum, shift_operator, sinusoid_shift_matrix
 from posenc.registry import get_scheme
-from posenc.scores import offset_profile
-from posenc.sinusoidal import sinusoid_wavelengths, sinusoidal
+from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views import sinusoid as v
+from posenc.views import why_base as wbv
 
 PATH = "pages/sinusoid.py"
 SCHEME = get_scheme("sinusoidal")
@@ -39,7 +40,8 @@ if hm is not None:
     m1, m2, m3 = st.columns(3)
     m1.metric(f"cells drawn (of n × d = {hm['total']:,})", f"{hm['cells']:,}")
     m2.metric("max |PE| over all n × d", f"{hm['max_abs']:.4f}")
-    m3.metric("‖PE(p)‖ at every position", f"{hm['norm_max']:.4f}", help=f"min {hm['norm_min']:.12f}, max {hm['norm_max']:.12f}; √(d/2) = {hm['sqrt_half_d']:.12f}")
+    m3.metric("‖PE(p)‖ at every position", f"{hm['norm_max']:.4f}",
+              help=f"min {hm['norm_min']:.12f}, max {hm['norm_max']:.12f}; √(d/2) = {hm['sqrt_half_d']:.12f}")
     chart(style(pe_heatmap(hm["frame"])), key="sinusoid_heatmap", data=hm["frame"], caption=hm["caption"],
           arrays={"pe_shown": hm["shown"], "pe": partial(v.full_encoding, n, d, base, layout)})
 
@@ -77,7 +79,8 @@ if ws is not None:
         st.dataframe(we["frame"], hide_index=True)
         st.caption(we["caption"])
         with st.expander("Full precision", icon=":material/pin:"):
-            st.dataframe(we["full"], hide_index=True, column_config={c: st.column_config.NumberColumn(c, format="%.12f") for c in ("embedding", "PE", "sum")})
+            st.dataframe(we["full"], hide_index=True,
+                         column_config={c: st.column_config.NumberColumn(c, format="%.12f") for c in ("embedding", "PE", "sum")})
         exercise("pe12", "At d = 4 and base 10000, what is PE(1)[2], the sine of the slow pair at position 1 (3 decimals)?",
                  answer=round(we["pe_1_2"], 6), tolerance=5e-4,
                  explanation=f"sin(1 / 10000^(2/4)) = sin(0.01) = {we['pe_1_2']:.8f}: the slow pair has moved one "
@@ -107,7 +110,7 @@ st.markdown("The closest two positions among 0 … n−1 (Euclidean distance of 
             "fast turning (pairs that repeat within n) against slow columns that barely separate neighbours.")
 st.latex(r"\lVert PE(p+k) - PE(p) \rVert^2 = \sum_i 2\,\big(1 - \cos k\omega_i\big) = d - 2\sum_i \cos k\omega_i"
          r"\quad\text{(depends on the offset } k \text{ only)}")
-wb = safe(v.why_base_view, n, d, base, layout)
+wb = safe(wbv.why_base_view, n, d, base, layout)
 if wb is not None:
     cp = wb["closest"]
     m1, m2, m3 = st.columns(3)
@@ -115,9 +118,9 @@ if wb is not None:
     m2.metric("closest pair", f"{cp['i']:,} and {cp['j']:,}")
     m3.metric("their offset j − i", f"{cp['offset']:,}")
     st.caption(wb["caption"])
-    st.dataframe(wb["table"], hide_index=True, column_config={c: st.column_config.NumberColumn(c, format=f) for c, f in v.TABLE_FORMATS.items()})
+    st.dataframe(wb["table"], hide_index=True, column_config={c: st.column_config.NumberColumn(c, format=f) for c, f in wbv.TABLE_FORMATS.items()})
     chart(style(bases_chart(wb["lines"], n=n, order=wb["bases"])), key="sinusoid_bases", data=wb["lines"],
           caption="Each line is one base: the wavelengths of all d/2 pairs. Below the dashed line (n) a pair turns fully inside the sequence.")
 
 show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example,
-          v.shift_view, shift_operator, sinusoid_shift_matrix, v.closest_pair_sinusoid, collisions, offset_profile, v.why_base_view)
+          v.shift_view, shift_operator, sinusoid_shift_matrix, wbv.closest_pair_sinusoid, collisions, offset_profile, wbv.why_base_view)

@@ -16,9 +16,9 @@ signature) and the analyses (position_scores, growth, collisions, shift_operator
 """
 
 from posenc._validate import MEMORY_CAP_BYTES
-from posenc.attention import permutation_equivariance, tokenize
-from posenc.compare import comparison_table, measure_scheme
-from posenc.geometry import (
+from posenc.analysis.attention import permutation_equivariance, tokenize
+from posenc.analysis.compare import comparison_table, measure_scheme
+from posenc.analysis.geometry import (
     closest_pair,
     collisions,
     count_close_pairs,
@@ -27,19 +27,28 @@ from posenc.geometry import (
     growth,
     length_dependence,
     shift_operator,
-    sinusoid_shift_matrix,
     token_embedding_norm,
 )
-from posenc.learned import learned_lookup, minilm_metadata, minilm_table, random_table
-from posenc.naive import index_over_length, raw_index, sincos_pair, single_sine
-from posenc.registry import SCHEMES, ParamSpec, Scheme, get_scheme
-from posenc.relative import alibi_bias, alibi_slopes, causal_mask, nope_bias, t5_bias, t5_bucket, t5_bucket_matrix
-from posenc.rope import apply_rope, default_inv_freq, rope_decay_bound, rope_frequencies, rope_offset_scores
-from posenc.schemes import bias, encode, probe_vector, rope_for, signature
-from posenc.scores import dense_scores, offset_profile, position_scores, translation_invariance
-from posenc.sinusoidal import sinusoid_frequencies, sinusoid_wavelengths, sinusoidal
+from posenc.analysis.scores import dense_scores, offset_profile, position_scores, translation_invariance
+from posenc.registry import SCHEMES, ParamSpec, Scheme, bias, encode, get_scheme, rope_for, signature
+from posenc.schemes.kinds import probe_vector
+from posenc.schemes.learned import learned_lookup, minilm_metadata, minilm_table, random_table
+from posenc.schemes.naive import index_over_length, raw_index, sincos_pair, single_sine
+from posenc.schemes.relative import (
+    alibi_bias,
+    alibi_slopes,
+    causal_mask,
+    nope_bias,
+    t5_bias,
+    t5_bucket,
+    t5_bucket_matrix,
+)
+from posenc.schemes.rotary import apply_rope, rope_decay_bound, rope_offset_scores
+from posenc.schemes.scaling import default_inv_freq, rope_frequencies
+from posenc.schemes.sinusoidal import sinusoid_frequencies, sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
+from posenc.schemes.xpos import xpos_scale, xpos_zeta
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "MEMORY_CAP_BYTES", "SCHEMES", "ParamSpec", "Scheme", "get_scheme",
@@ -48,6 +57,7 @@ __all__ = [
     "learned_lookup", "minilm_table", "minilm_metadata", "random_table",
     "t5_bucket", "t5_bucket_matrix", "t5_bias", "alibi_slopes", "alibi_bias", "causal_mask", "nope_bias",
     "rope_frequencies", "apply_rope", "rope_decay_bound", "rope_offset_scores", "default_inv_freq",
+    "xpos_zeta", "xpos_scale",
     "encode", "rope_for", "bias", "signature", "probe_vector",
     "position_scores", "offset_profile", "dense_scores", "translation_invariance",
     "growth", "length_dependence", "closest_pair", "count_close_pairs", "collisions", "first_return",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

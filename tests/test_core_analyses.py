@@ -13,7 +13,7 @@ from scipy.spatial.distance import pdist
 
 import posenc
 
-SENT_A = "The dog bit the man."  # seed 000: the two sentences with the same bag of tokens
+SENT_A = "The dog bit the man."  # the article "Positional Embeddings: Why Attention Needs Order": the two sentences with the same bag of tokens
 SENT_B = "The man bit the dog."
 
 
@@ -81,7 +81,7 @@ def test_single_sine_collisions_are_near_but_not_exact():
 
 
 def test_single_sine_first_return_is_position_22():
-    # seed 000 / schemes: sin(t) = sin(t + 2 pi k); the first integer within 0.01 of position 0
+    # the article "Positional Embeddings: Why Attention Needs Order": sin(t) = sin(t + 2 pi k); the first integer within 0.01 of position 0
     # is 22 (22 = 7 * pi - 0.0089; sin(22) = -0.00885)
     out = posenc.first_return("single_sine", 1, eps=0.01)
     assert out["position"] == 22
@@ -133,7 +133,7 @@ def test_growth_learned_table_ends():
 
 
 def test_index_over_length_depends_on_length_sinusoid_does_not():
-    # seed 000: "Hello world" (L = 2) gives the first token 1/2; "Cat sat on table" (L = 4) 1/4
+    # the article "Positional Embeddings: Why Attention Needs Order": "Hello world" (L = 2) gives the first token 1/2; "Cat sat on table" (L = 4) 1/4
     out = posenc.length_dependence("index_over_length", 0, [2, 4], 4)
     assert out["max_change"] == 0.25
     np.testing.assert_array_equal(out["signatures"], [[0.5] * 4, [0.25] * 4])

@@ -1,154 +1,197 @@
-"""Contract of the whole registry: every scheme, through its per-kind evaluator and signature().
+"""The behaviour contract, over every scheme in the registry.
 
-For every key in posenc.SCHEMES: float64, finite (except the documented -inf masks of causal
-biases), deterministic, n = 1 works, the documented shapes, and every out-of-range parameter of
-the scheme's ParamSpec raises ValueError naming the parameter.
+For each scheme, ``check_scheme`` computes the score matrix and the signature *independently*, from
+the scheme's raw defining function (its encoding, its q/k transform on seeded random q and k, or its
+bias of every (i, j)), and checks that
+
+- the analyses' entry points agree with it within 1e-9: ``position_scores`` (which takes the O(n)
+  closed-form offset profile when the scheme declares itself offset-only), ``offset_profile``,
+  ``dense_scores`` and ``signature``;
+- the declared properties hold numerically: ``offset_only(d)`` (the score depends only on j - i)
+  and ``isometric(d)`` (|sig(p + k) - sig(p)| depends only on k) -- a wrong declaration, either way,
+  fails with a message naming the scheme;
+- outputs are float64, finite except the -inf masks of causal biases, and deterministic.
+
+Its parameter specs generate valid values (accepted) and invalid ones (rejected with a message
+naming the scheme and the argument).  The last tests break schemes on purpose -- a wrong kind, a
+wrong declaration, a q/k transform applied to q only -- and check that the contract catches each.
+Counts come from the registry, never literals.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 import posenc
-from posenc.registry import KINDS, ROPE_TYPE_OF_SCHEME
+from posenc.registry import SCHEMES, Scheme
+from posenc.schemes import kinds
+from posenc.schemes.rotary import apply_rope
 
-KEYS = list(posenc.SCHEMES)
-N = 6
-D = 16  # even, so rotary schemes (NTK/dynamic need head_dim >= 4) accept it
-H = 4
-
-
-def width(key: str) -> int:
-    """The encoding width a scheme is evaluated at (the MiniLM table fixes 384)."""
-    return posenc.learned.MINILM_D_MODEL if key == "learned_minilm" else D
+KEYS = list(SCHEMES)
+N = 12  # positions 0 .. N-1
+H = 3  # heads (not a power of two: ALiBi's slope rule for other head counts)
+TOL = 1e-9  # agreement, relative to the largest |value|
+CLEAR = 1e-6  # a property "fails" only by more than this (relative), so the verdict is never borderline
 
 
-def evaluate(key: str, n: int, **params):
-    """The per-kind evaluator of ``key`` at positions 0..n-1: one ndarray (rotary: apply_rope)."""
-    scheme = posenc.get_scheme(key)
-    pos = np.arange(n, dtype=np.float64)
-    if scheme.kind == "additive":
-        return posenc.encode(key, pos, width(key), **params)
+def widths(scheme: Scheme) -> list[int]:
+    """The widths a scheme is checked at: an even and an odd one where the declarations depend on d.
+
+    The odd width is 1: a lone sine column of frequency 1, so "not offset-only, not isometric" shows
+    clearly within N positions (at d = 7 the lone column turns at 10000^(-6/7) per position and is
+    linear to 1e-11 over 12 positions: true, but not decidable there).
+    """
+    if scheme.behaviour.width:
+        return [scheme.behaviour.width]
     if scheme.kind == "rotary":
-        inv, af = posenc.rope_for(key, D, **params)
-        layout = scheme.validate_params(params)["layout"]
-        x = np.random.default_rng(1).standard_normal((2, n, D))
-        return posenc.apply_rope(x, pos, inv, layout=layout, attention_factor=af)
-    return posenc.bias(key, n, H, **params)
+        return [8, 16]  # even only: RoPE rotates channel pairs
+    return [8, 1]
 
 
-def expected_shape(key: str, n: int) -> tuple[int, ...]:
-    kind = posenc.get_scheme(key).kind
-    return {"additive": (n, width(key)), "rotary": (2, n, D), "bias": (H, n, n)}[kind]
+def _scale(*arrays) -> float:
+    vals = np.concatenate([np.abs(a[np.isfinite(a)]).ravel() for a in arrays])
+    return max(1.0, float(vals.max())) if vals.size else 1.0
 
 
-def signature_width(key: str) -> int:
-    kind = posenc.get_scheme(key).kind
-    if kind == "bias":
-        return 8 if key == "alibi" else 1  # alibi: one column per head (n_heads=8); T5 bucket id; NoPE 0
-    return width(key)
+def assert_close(actual, expected, what: str, key: str) -> None:
+    a, e = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    assert a.shape == e.shape, f"{key}: {what} has shape {a.shape}, the dense computation {e.shape}"
+    same_mask = np.array_equal(np.isneginf(a), np.isneginf(e)) and np.array_equal(np.isposinf(a), np.isposinf(e))
+    assert same_mask, f"{key}: {what} masks (-inf) other entries than the dense computation"
+    ok = np.isfinite(e)
+    err = float(np.max(np.abs(a[ok] - e[ok]), initial=0.0))
+    assert err <= TOL * _scale(e), f"{key}: {what} differs from the dense computation by {err:.3g}"
 
 
-# ----------------------------------------------------------------------------- registry itself
-
-def test_registry_covers_every_kind_and_rope_type():
-    kinds = {s.kind for s in posenc.SCHEMES.values()}
-    assert kinds == set(KINDS)
-    rotary = [k for k, s in posenc.SCHEMES.items() if s.kind == "rotary"]
-    assert sorted(rotary) == sorted(ROPE_TYPE_OF_SCHEME)
-    assert len(KEYS) == 16
-    for key, scheme in posenc.SCHEMES.items():
-        assert scheme.key == key
-        assert posenc.get_scheme(key) is scheme
-        assert scheme.enters == {"additive": "input embedding", "rotary": "queries and keys", "bias": "attention logits"}[scheme.kind]
-        names = [p.name for p in scheme.params]
-        assert len(names) == len(set(names))
-        for spec in scheme.params:  # every default is itself valid
-            assert spec.validate(spec.default) == spec.default
+def raw_scores(scheme: Scheme, d: int, params: dict) -> np.ndarray:
+    """The (N, N) score matrix straight from the defining function (never through the analyses)."""
+    b = scheme.behaviour
+    pos = np.arange(N, dtype=np.float64)
+    if scheme.kind == "additive":
+        E = b.encode(pos, d, seq_len=N, **params)  # (N, d)
+        return E @ E.T
+    if scheme.kind == "rotary":
+        q, k = posenc.probe_vector(d, "random", seed=0), posenc.probe_vector(d, "random", seed=1)
+        Q, K = b.qk(np.broadcast_to(q, (N, d)), np.broadcast_to(k, (N, d)), pos, seq_len=N, **params)
+        return Q @ K.T  # (N, N) q'(i) . k'(j)
+    return b.bias(pos, pos, H, **params)  # (H, N, N)
 
 
-def test_get_scheme_unknown_lists_every_valid_key():
-    with pytest.raises(ValueError) as info:
-        posenc.get_scheme("nope!")
-    msg = str(info.value)
-    assert "'nope!'" in msg
-    for key in KEYS:
-        assert key in msg
-    for bad in (None, 3, ["rope"]):
-        with pytest.raises(ValueError, match="valid keys"):
-            posenc.get_scheme(bad)
+def raw_signature(scheme: Scheme, d: int, params: dict) -> np.ndarray:
+    b = scheme.behaviour
+    pos = np.arange(N, dtype=np.float64)
+    if scheme.kind == "additive":
+        return b.encode(pos, d, seq_len=N, **params)
+    if scheme.kind == "rotary":  # the probe query, transformed as a query (k given too: k=None must not matter)
+        q = np.broadcast_to(posenc.probe_vector(d, "ones"), (N, d))
+        return b.qk(q, q, pos, seq_len=N, **params)[0]
+    return b.bias(pos, np.zeros(1), H, **params)[:, :, 0].T  # (N, H): query at p, key at 0
 
 
-# ----------------------------------------------------------------------------- outputs
+def depends_on_offset_only(S: np.ndarray) -> tuple[bool, float]:
+    """(verdict, worst relative deviation of any entry from its diagonal's first entry)."""
+    worst = 0.0
+    scale = _scale(S)
+    for k in range(-(N - 1), N):
+        diag = np.diagonal(S, k)
+        if not (np.all(np.isneginf(diag)) or np.all(np.isfinite(diag))):
+            return False, math.inf  # a mask that moves along a diagonal
+        fin = diag[np.isfinite(diag)]
+        if fin.size:
+            worst = max(worst, float(np.max(np.abs(fin - fin[0]))) / scale)
+    return worst <= TOL, worst
 
-@pytest.mark.parametrize("key", KEYS)
-def test_evaluator_shape_dtype_finite_deterministic(key):
-    out = evaluate(key, N)
-    assert out.shape == expected_shape(key, N)
-    assert out.dtype == np.float64
-    again = evaluate(key, N)
-    assert np.array_equal(out, again)  # deterministic (NaN-free, so array_equal is exact)
-    if key in ("alibi", "nope"):  # causal by default: -inf exactly above the diagonal, finite elsewhere
-        upper = np.triu(np.ones((N, N), dtype=bool), k=1)
-        assert np.all(np.isneginf(out[:, upper]))
-        assert np.all(np.isfinite(out[:, ~upper]))
-        assert np.all(out[:, ~upper] <= 0.0)
+
+def is_isometric(sig: np.ndarray) -> tuple[bool, float]:
+    """(verdict, worst relative deviation of |sig(p + k) - sig(p)| from |sig(k) - sig(0)|)."""
+    D = np.linalg.norm(sig[:, None, :] - sig[None, :, :], axis=2)  # (N, N)
+    worst = 0.0
+    scale = max(1.0, float(D.max()))
+    for k in range(1, N):
+        diag = np.diagonal(D, k)
+        worst = max(worst, float(np.max(np.abs(diag - diag[0]))) / scale)
+    return worst <= TOL, worst
+
+
+def verdict(declared: bool, measured: tuple[bool, float], what: str, key: str, d: int) -> None:
+    ok, worst = measured
+    if declared:
+        assert ok, f"{key}: declares {what} at d = {d}, but it deviates by {worst:.3g} (relative)"
     else:
-        assert np.all(np.isfinite(out))
-    # something non-trivial came out (NoPE's finite part is all zeros by definition)
-    if key != "nope":
-        assert np.max(np.abs(out[np.isfinite(out)])) > 0
+        assert worst > CLEAR, f"{key}: declares not {what} at d = {d}, but it holds (deviation {worst:.3g})"
 
+
+def check_scheme(scheme: Scheme, params: dict | None = None) -> None:
+    """Every contract check of one scheme at its defaults (or ``params``); AssertionError names it."""
+    key = scheme.key
+    p = scheme.validate_params(params)
+    for d in widths(scheme):
+        S = raw_scores(scheme, d, p)
+        assert S.dtype == np.float64, f"{key}: scores are {S.dtype}, not float64"
+        assert not np.any(np.isnan(S)) and not np.any(np.isposinf(S)), f"{key}: scores hold NaN or +inf"
+        heads = S if S.ndim == 3 else S[None]
+        probe = "random" if scheme.kind == "rotary" else "ones"
+        for h, Sh in enumerate(heads):
+            kw = {"n_heads": H, "head": h}
+            offset_only = scheme.offset_only(d)
+            verdict(offset_only, depends_on_offset_only(Sh), "an offset-only score", key, d)
+            got = posenc.position_scores(scheme, N, d=d, probe=probe, **kw, **p)
+            assert_close(got, Sh, "position_scores" + (" (offset profile)" if offset_only else ""), key)
+            assert_close(posenc.dense_scores(scheme, N, d=d, probe=probe, **kw, **p), Sh, "dense_scores", key)
+            if offset_only:
+                offsets = np.arange(-(N - 1), N, dtype=np.float64)
+                prof = posenc.offset_profile(scheme, offsets, d=d, probe=probe, seq_len=N, **kw, **p)
+                i, j = np.indices((N, N))
+                assert_close(prof[j - i + N - 1], Sh, "offset_profile", key)
+        sig = raw_signature(scheme, d, p)
+        got = posenc.signature(scheme, np.arange(N), d, n_heads=H, **p)
+        assert_close(got, sig, "signature", key)
+        assert np.all(np.isfinite(got)), f"{key}: the signature at positions 0 .. {N - 1} is not finite"
+        verdict(scheme.isometric(d), is_isometric(sig), "an isometric signature", key, d)
+        assert np.array_equal(got, posenc.signature(scheme, np.arange(N), d, n_heads=H, **p)), f"{key}: not deterministic"
+
+
+# ----------------------------------------------------------------------------- every scheme
 
 @pytest.mark.parametrize("key", KEYS)
-def test_evaluator_n_equals_one(key):
-    out = evaluate(key, 1)
-    assert out.shape == expected_shape(key, 1)
-    assert out.dtype == np.float64
-    assert np.all(np.isfinite(out))  # a single position has no future to mask
-    # and it is the first row of the longer evaluation (nothing depends on n except index/length)
-    if posenc.get_scheme(key).kind == "additive" and key != "index_over_length":
-        assert np.array_equal(out[0], evaluate(key, N)[0])
+def test_behaviour_contract(key):
+    check_scheme(SCHEMES[key])
 
 
-@pytest.mark.parametrize("key", [k for k in KEYS if posenc.get_scheme(k).kind == "rotary"])
-def test_rope_for_returns_inv_freq_and_float(key):
-    inv, af = posenc.rope_for(key, D)
-    assert isinstance(inv, np.ndarray) and inv.shape == (D // 2,) and inv.dtype == np.float64
-    assert isinstance(af, float) and math.isfinite(af) and af > 0
-    assert np.all(np.isfinite(inv)) and np.all(inv > 0)
-    # theta_0 = base^0 = 1: kept by NTK/dynamic (base change), YaRN (ramp 0) and Llama 3 (fast
-    # band); only position interpolation divides it, by the default factor 4
-    assert inv[0] == (0.25 if key == "rope_linear" else 1.0)
-    inv2, af2 = posenc.rope_for(key, D)
-    assert np.array_equal(inv, inv2) and af == af2
+def valid_values(scheme: Scheme, spec) -> list:
+    """Values a ParamSpec allows beside the other defaults: the default, both ends of its range
+    (inside an open end, and within the bounds other parameters set), and the middle."""
+    if spec.type == "bool":
+        return [True, False]
+    if spec.type == "choice":
+        return list(spec.choices)
+    lo, hi = scheme.param_range(spec.name, scheme.validate_params())
+    mid = (lo + hi) / 2
+    return [spec.default, lo, hi, int(round(mid)) if spec.type == "int" else mid]
 
 
-@pytest.mark.parametrize("key", KEYS)
-def test_signature_shape_dtype_finite(key):
-    sig = posenc.signature(key, np.arange(N), width(key))
-    assert sig.shape == (N, signature_width(key))
-    assert sig.dtype == np.float64
-    assert np.all(np.isfinite(sig))  # positions >= 0: the key at 0 is never in the future
-    assert np.array_equal(sig, posenc.signature(key, np.arange(N), width(key)))
-    one = posenc.signature(key, [0], width(key))
-    assert one.shape == (1, signature_width(key))
-    if key == "nope":
-        assert np.all(sig == 0.0)
+VALID = [(key, spec, v) for key, s in SCHEMES.items() for spec in s.params for v in valid_values(s, spec)]
 
 
-# ----------------------------------------------------------------------------- parameter validation
+@pytest.mark.parametrize(("key", "spec", "value"), VALID, ids=[f"{k}-{s.name}-{v}" for k, s, v in VALID])
+def test_valid_parameter_values_are_accepted(key, spec, value):
+    scheme = SCHEMES[key]
+    d = widths(scheme)[0]
+    sig = posenc.signature(key, np.arange(N), d, n_heads=H, **{spec.name: value})
+    assert sig.shape[0] == N and np.all(np.isfinite(sig))
 
-def bad_values(spec):
-    """Every out-of-range value of one ParamSpec: (value, why)."""
+
+def invalid_values(spec) -> list[tuple[object, str]]:
+    """Every kind of value a ParamSpec must refuse: (value, why)."""
     out = [(math.nan, "NaN"), (math.inf, "inf"), (object(), "wrong type")]
     if spec.type in ("int", "float"):
         step = spec.step or 1
-        lo_bad = spec.lo if spec.lo_open else spec.lo - step
-        out += [(lo_bad, "lo - step"), (spec.hi + step, "hi + step"), ("3", "string"), (-math.inf, "-inf")]
+        out += [(spec.lo if spec.lo_open else spec.lo - step, "below"), (spec.hi + step, "above"),
+                ("3", "string"), (-math.inf, "-inf")]
         if spec.type == "int":
             out.append((spec.lo + 0.5, "non-integer"))
     elif spec.type == "bool":
@@ -158,48 +201,123 @@ def bad_values(spec):
     return out
 
 
-CASES = [(key, spec, value, why) for key, s in posenc.SCHEMES.items() for spec in s.params for value, why in bad_values(spec)]
+def dependent_invalid_values(scheme: Scheme, spec) -> list[tuple[object, str]]:
+    """Values inside the static range but outside the bounds the other (default) parameters set."""
+    if spec.type not in ("int", "float") or not (spec.lo_from or spec.hi_from):
+        return []
+    lo, hi = scheme.param_range(spec.name, scheme.validate_params())
+    step = spec.step or 1
+    out = []
+    if spec.lo_from and lo - step >= spec.lo:
+        out.append((type(spec.default)(lo - step), "below the bound another parameter sets"))
+    if spec.hi_from and hi + step <= spec.hi:
+        out.append((type(spec.default)(hi + step), "above the bound another parameter sets"))
+    assert out, f"{scheme.key}.{spec.name}: a dependent bound that no default makes binding"
+    return out
 
 
-def test_every_scheme_with_params_is_covered():
-    with_params = {k for k, s in posenc.SCHEMES.items() if s.params}
-    assert {c[0] for c in CASES} == with_params
-    assert len(CASES) > 100
+INVALID = [(key, spec, v, why) for key, s in SCHEMES.items() for spec in s.params
+           for v, why in invalid_values(spec) + dependent_invalid_values(s, spec)]
 
 
-@pytest.mark.parametrize(("key", "spec", "value", "why"), CASES, ids=[f"{c[0]}-{c[1].name}-{c[3]}" for c in CASES])
-def test_out_of_range_param_raises_naming_it(key, spec, value, why):
-    with pytest.raises(ValueError) as info:
-        evaluate(key, N, **{spec.name: value})
-    assert spec.name in str(info.value)
-    with pytest.raises(ValueError) as info:
-        posenc.signature(key, np.arange(N), width(key), **{spec.name: value})
-    assert spec.name in str(info.value)
+def test_parameter_cases_come_from_every_scheme_with_parameters():
+    with_params = {k for k, s in SCHEMES.items() if s.params}
+    assert {c[0] for c in INVALID} == with_params == {c[0] for c in VALID}
+    assert len(INVALID) == sum(len(invalid_values(p)) + len(dependent_invalid_values(s, p))
+                               for s in SCHEMES.values() for p in s.params)
+    assert any(why.startswith(("below the bound", "above the bound")) for *_, why in INVALID)
 
 
-@pytest.mark.parametrize("key", KEYS)
-def test_unknown_param_name_raises_naming_it(key):
-    with pytest.raises(ValueError) as info:
-        evaluate(key, N, bogus_param=1)
-    assert "bogus_param" in str(info.value)
-    for p in posenc.get_scheme(key).params:
-        assert p.name in str(info.value)  # and lists the valid ones
-    # signature() too -- NoPE has no parameters but must not swallow unknown ones
-    with pytest.raises(ValueError, match="bogus_param"):
-        posenc.signature(key, np.arange(N), width(key), bogus_param=1)
-
-
-@pytest.mark.parametrize("key", KEYS)
-def test_wrong_kind_evaluator_raises_value_error(key):
-    kind = posenc.get_scheme(key).kind
-    calls = {
-        "additive": lambda: posenc.encode(key, [0, 1], width(key)),
-        "rotary": lambda: posenc.rope_for(key, D),
-        "bias": lambda: posenc.bias(key, 3, H),
-    }
-    for other, call in calls.items():
-        if other == kind:
+@pytest.mark.parametrize(("key", "spec", "value", "why"), INVALID, ids=[f"{c[0]}-{c[1].name}-{c[3]}" for c in INVALID])
+def test_invalid_parameter_value_is_refused_naming_scheme_and_argument(key, spec, value, why):
+    scheme = SCHEMES[key]
+    d = widths(scheme)[0]
+    calls = [lambda: posenc.signature(key, np.arange(N), d, **{spec.name: value}),
+             lambda: posenc.position_scores(key, N, d=d, **{spec.name: value})]
+    for call in calls:
+        with pytest.raises(ValueError) as info:
             call()
-            continue
-        with pytest.raises(ValueError, match=f"not {other}"):
-            call()  # e.g. rope_for("raw_index") once raised KeyError('base')
+        assert key in str(info.value) and spec.name in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_unknown_parameter_is_refused_listing_the_valid_ones(key):
+    with pytest.raises(ValueError) as info:
+        posenc.signature(key, np.arange(N), widths(SCHEMES[key])[0], bogus_param=1)
+    msg = str(info.value)
+    assert key in msg and "bogus_param" in msg
+    assert all(p.name in msg for p in SCHEMES[key].params)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_defining_function_of_another_kind_is_refused(key):
+    scheme = SCHEMES[key]
+    d = widths(scheme)[0]
+    x = np.ones((N, 8))
+    calls = {
+        "additive": lambda: scheme.encode(np.arange(N), d),
+        "rotary": lambda: scheme.qk(x, x, np.arange(N)),
+        "bias": lambda: scheme.bias(np.arange(N), np.arange(N), H),
+    }
+    for kind, call in calls.items():
+        if kind == scheme.kind:
+            call()
+        else:
+            with pytest.raises(ValueError, match=f"{key}.*not {kind}"):
+                call()
+
+
+def test_registry_entries():
+    assert {s.kind for s in SCHEMES.values()} == set(kinds.KINDS)
+    for key, scheme in SCHEMES.items():
+        assert scheme.key == key and posenc.get_scheme(key) is scheme
+        assert scheme.enters == kinds.KINDS[scheme.kind].enters
+        for spec in scheme.params:
+            assert spec.validate(spec.default) == spec.default
+    with pytest.raises(ValueError) as info:
+        posenc.get_scheme("no such scheme")
+    assert all(k in str(info.value) for k in KEYS)
+
+
+# ----------------------------------------------------------------------------- the contract catches mistakes
+
+def broken(key: str, **behaviour_changes) -> Scheme:
+    scheme = SCHEMES[key]
+    return dataclasses.replace(scheme, behaviour=dataclasses.replace(scheme.behaviour, **behaviour_changes))
+
+
+def rotate_q_only(q, k, positions, *, seq_len=None, base, layout, **scaling):
+    """RoPE's transform with the rotation applied to q only (k passes through)."""
+    inv = posenc.default_inv_freq(np.shape(q)[-1], base)
+    return apply_rope(q, positions, inv, layout=layout), k
+
+
+def xpos_same_scale_on_k(q, k, positions, *, seq_len=None, base, layout, gamma, scale_base):
+    """xPos with the query's growing scale also on the key (instead of its inverse)."""
+    qq, _ = posenc.get_scheme("xpos").behaviour.qk(q, None, positions, base=base, layout=layout, gamma=gamma,
+                                                      scale_base=scale_base)
+    kk, _ = posenc.get_scheme("xpos").behaviour.qk(k, None, positions, base=base, layout=layout, gamma=gamma,
+                                                      scale_base=scale_base)
+    return qq, kk
+
+
+MISTAKES = {  # name: (the scheme it breaks, how)
+    "wrong kind": ("sinusoidal", lambda: dataclasses.replace(SCHEMES["sinusoidal"], kind="bias")),
+    "missing behaviour": ("alibi", lambda: dataclasses.replace(SCHEMES["alibi"], behaviour=None)),
+    "offset-only declared where it fails": ("raw_index", lambda: broken(
+        "raw_index", offset_only=kinds.always, dot_profile=lambda offsets, d: np.zeros(np.size(offsets)))),
+    "offset-only not declared where it holds": ("sinusoidal", lambda: broken("sinusoidal", offset_only=kinds.never)),
+    "isometric declared where it fails (xPos)": ("xpos", lambda: broken("xpos", isometric=kinds.always)),
+    "isometric declared where it fails (T5)": ("t5", lambda: broken("t5", isometric=kinds.always)),
+    "isometric not declared where it holds": ("rope", lambda: broken("rope", isometric=kinds.never)),
+    "q/k transform applied to q only": ("rope", lambda: broken("rope", qk=rotate_q_only)),
+    "xPos scale not inverted on k": ("xpos", lambda: broken("xpos", qk=xpos_same_scale_on_k)),
+}
+
+
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_the_contract_catches_a_deliberate_mistake(mistake):
+    key, build = MISTAKES[mistake]
+    with pytest.raises((AssertionError, ValueError)) as info:
+        check_scheme(build())
+    assert key in str(info.value), f"the failure does not name the scheme {key!r}: {info.value}"

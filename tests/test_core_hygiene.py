@@ -32,11 +32,34 @@ def test_import_posenc_does_not_import_streamlit():
 def test_only_posenc_ui_imports_streamlit():
     pattern = re.compile(r"^\s*(import\s+streamlit\b|from\s+streamlit\b)", re.MULTILINE)
     files = [p for p in PKG.rglob("*.py") if "ui" not in p.relative_to(PKG).parts[:1]]
-    core = {p.name for p in files if p.parent == PKG}
-    assert {"_validate.py", "registry.py", "schemes.py", "sinusoidal.py", "naive.py", "rope.py", "relative.py",
-            "learned.py", "scores.py", "geometry.py", "attention.py", "compare.py", "__init__.py"} <= core
+    layout = {str(p.relative_to(PKG)) for p in files}
+    assert {"__init__.py", "_validate.py", "registry.py", "schemes/kinds.py", "schemes/naive.py", "schemes/sinusoidal.py",
+            "schemes/learned.py", "schemes/relative.py", "schemes/scaling.py", "schemes/rotary.py", "schemes/xpos.py",
+            "analysis/scores.py", "analysis/geometry.py", "analysis/attention.py", "analysis/compare.py",
+            "io/uploads.py", "io/modelconfig.py", "io/export.py"} <= layout
     offenders = [str(p.relative_to(REPO)) for p in files if pattern.search(p.read_text("utf-8"))]
     assert offenders == []
+
+
+def _sources():
+    return {str(p.relative_to(REPO)): p.read_text("utf-8") for p in sorted(PKG.rglob("*.py"))}
+
+
+def test_no_module_dispatches_on_a_scheme_key():
+    """The registry is the only place a key maps to behaviour: no `key == "rope"`, no `key in ("t5", ...)`."""
+    keys = "|".join(re.escape(k) for k in posenc.SCHEMES)
+    test = re.compile(rf"(==|!=|\bin)\s*[(\[{{]?\s*['\"]({keys})['\"]|startswith\(\s*['\"]({keys}|learned|rope)")
+    hits = [f"{path}:{n}: {line.strip()}" for path, src in _sources().items() if path != "posenc/registry.py"
+            for n, line in enumerate(src.splitlines(), 1) if test.search(line)]
+    assert hits == []
+
+
+def test_files_stay_small_and_cite_only_what_the_repository_holds():
+    sizes = {path: src.count("\n") for path, src in _sources().items()}
+    assert {p: n for p, n in sizes.items() if n > 420} == {}
+    cites = re.compile(r"schemes\.md|seed 00\d|seed article|the seed\b|shared/reference", re.IGNORECASE)
+    product = {**_sources(), **{str(p.relative_to(REPO)): p.read_text("utf-8") for p in (REPO / "pages").glob("*.py")}}
+    assert [p for p, src in product.items() if cites.search(src)] == []
 
 
 def exercise_everything() -> dict:
@@ -45,6 +68,8 @@ def exercise_everything() -> dict:
     pts = np.random.default_rng(0).standard_normal((30, 3))
     calls = {
         "get_scheme": lambda: posenc.get_scheme("rope"),
+        "xpos_zeta": lambda: posenc.xpos_zeta(8),
+        "xpos_scale": lambda: posenc.xpos_scale([0, 1], 8),
         "sinusoidal": lambda: posenc.sinusoidal(np.arange(2000), 8),  # the fast path too
         "sinusoid_frequencies": lambda: posenc.sinusoid_frequencies(8),
         "sinusoid_wavelengths": lambda: posenc.sinusoid_wavelengths(8),
@@ -117,3 +142,15 @@ def test_nothing_prints_or_warns(capsys):
     except ValueError:
         pass
     assert capsys.readouterr() == ("", "")
+
+
+def test_readme_examples_run_unchanged():
+    """Every python block of README.md runs as it is, in order, in one namespace."""
+    text = (REPO / "README.md").read_text("utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert len(blocks) >= 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 -- the README is ours
+    assert namespace["buckets"].tolist() == [1, 17, 31]
+    assert namespace["xpos"].isometric(64) is False and namespace["S"].shape == (512, 512)

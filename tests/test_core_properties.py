@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import posenc
-from posenc import rope
-from posenc.sinusoidal import sinusoidal_direct
+from posenc.schemes import scaling as rope
+from posenc.schemes.sinusoidal import sinusoidal_direct
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 finite_positions = st.lists(st.floats(-1e12, 1e12, allow_nan=False), min_size=1, max_size=40)
@@ -264,7 +264,7 @@ def test_unknown_rope_type_lists_the_valid_ones(rt):
         lambda: posenc.raw_index(np.arange(10**6), 8192),
         lambda: posenc.random_table(65536, 8192),
         lambda: posenc.position_scores("raw_index", 65536, d=2),
-        lambda: posenc.schemes.bias_offsets("t5", np.arange(10**7), 1024),
+        lambda: posenc.offset_profile("t5", np.arange(10**7), n_heads=1024),
     ],
 )
 def test_memory_cap_is_a_value_error(call):
@@ -294,6 +294,8 @@ def test_memory_cap_constant():
     assert posenc.MEMORY_CAP_BYTES in (256 * 2**20, 512 * 2**20)
 
 
+YARN = {"rope_type": "yarn", "factor": 2, "original_max_position_embeddings": 64}
+
 BAD = [math.nan, math.inf, -math.inf, -1, 10**30, "x", None, [1, 2], object()]
 SCALAR_CALLS = {
     "alibi_slopes": lambda v: posenc.alibi_slopes(v),
@@ -307,12 +309,14 @@ SCALAR_CALLS = {
     "signature.n_heads(nope)": lambda v: posenc.signature("nope", [0], 8, n_heads=v),
     "rope_frequencies.seq_len": lambda v: posenc.rope_frequencies(8, seq_len=v),
     "rope_frequencies.scaling": lambda v: posenc.rope_frequencies(8, scaling=v if v is not None else "x"),
-    "yarn.mscale": lambda v: posenc.rope_frequencies(8, scaling={"rope_type": "yarn", "factor": 2, "original_max_position_embeddings": 64, "mscale": v, "mscale_all_dim": 1.0}),
-    "yarn.truncate": lambda v: posenc.rope_frequencies(8, scaling={"rope_type": "yarn", "factor": 2, "original_max_position_embeddings": 64, "truncate": v if v is not None else 1}),
-    "longrope.short_factor": lambda v: posenc.rope_frequencies(8, scaling={"rope_type": "longrope", "original_max_position_embeddings": 64, "short_factor": v, "long_factor": [1] * 4}),
+    "yarn.mscale": lambda v: posenc.rope_frequencies(8, scaling={**YARN, "mscale": v, "mscale_all_dim": 1.0}),
+    "yarn.truncate": lambda v: posenc.rope_frequencies(8, scaling={**YARN, "truncate": v if v is not None else 1}),
+    "longrope.short_factor": lambda v: posenc.rope_frequencies(8, scaling={
+        "rope_type": "longrope", "original_max_position_embeddings": 64, "short_factor": v, "long_factor": [1] * 4}),
     "apply_rope.attention_factor": lambda v: posenc.apply_rope(np.ones((1, 4)), [0], [1, 1], attention_factor=v),
     "apply_rope.x": lambda v: posenc.apply_rope(v if isinstance(v, (str, list)) or v is None else np.full((1, 4), v), [0], [1, 1]),
-    "rope_offset_scores.q": lambda v: posenc.rope_offset_scores([0], [1, 1], v if isinstance(v, (str, list)) or v is None else np.full(4, v), np.ones(4)),
+    "rope_offset_scores.q": lambda v: posenc.rope_offset_scores(
+        [0], [1, 1], v if isinstance(v, (str, list)) or v is None else np.full(4, v), np.ones(4)),
     "rope_for.seq_len": lambda v: posenc.rope_for("rope_dynamic", 8, seq_len=v),
     "probe_vector": lambda v: posenc.probe_vector(v),
     "position_scores.n": lambda v: posenc.position_scores("rope", v, d=8),

@@ -8,8 +8,8 @@ import pytest
 import scipy.linalg
 
 import posenc
-from posenc.rope import pair_permutation
-from posenc.scores import toeplitz_from_profile
+from posenc.analysis.scores import toeplitz_from_profile
+from posenc.schemes.rotary import pair_permutation
 
 ROTARY = [k for k, s in posenc.SCHEMES.items() if s.kind == "rotary"]
 RNG = np.random.default_rng(20240607)
@@ -24,7 +24,7 @@ def test_rope_score_depends_only_on_offset(key, layout):
     q, k = RNG.standard_normal(d), RNG.standard_normal(d)
     inv, af = posenc.rope_for(key, d, layout=layout)
     scores = []
-    for m, n in ((5, 2), (105, 102), (1005, 1002)):  # schemes.md §5.1 (the HF check used d = 64)
+    for m, n in ((5, 2), (105, 102), (1005, 1002)):  # RoFormer, arXiv:2104.09864; HF LlamaRotaryEmbedding, run (checked against HF with d = 64)
         rq = posenc.apply_rope(q[None], [m], inv, layout=layout, attention_factor=af)[0]
         rk = posenc.apply_rope(k[None], [n], inv, layout=layout, attention_factor=af)[0]
         scores.append(rq @ rk)
@@ -191,11 +191,15 @@ def test_position_scores_from_profile_equal_dense(key, params, probe):
 
 
 def test_cosine_metric_is_the_normalised_dot():
-    for key in ("sinusoidal", "rope_yarn"):
+    for key in ("sinusoidal", "sincos_pair"):  # offset-only: the Toeplitz path divides by |PE(p)|^2
         S = np.asarray(posenc.position_scores(key, 20, d=8))
         C = np.asarray(posenc.position_scores(key, 20, d=8, metric="cosine"))
         np.testing.assert_allclose(C, S / S[0, 0], atol=1e-13)
         np.testing.assert_allclose(np.diag(C), 1.0, atol=1e-13)
+    S = np.asarray(posenc.position_scores("raw_index", 20, d=8, metric="cosine"))  # dense: from the Gram matrix
+    np.testing.assert_allclose(S[1:, 1:], 1.0, atol=1e-13)  # every nonzero t * ones points the same way
+    with pytest.raises(ValueError, match="cosine.*rope_yarn.*rotary"):  # a score, not two vectors' angle
+        posenc.position_scores("rope_yarn", 20, d=8, metric="cosine")
 
 
 @pytest.mark.parametrize(("key", "d"), [("raw_index", 16), ("learned_minilm", 384), ("learned_random", 16), ("single_sine", 16)])
@@ -255,7 +259,7 @@ def test_nope_is_zero_below_and_minus_inf_above_the_diagonal():
 
 
 def test_t5_bias_uses_the_bucket_of_j_minus_i():
-    table = posenc.relative.t5_random_table(32, 4, seed=3)
+    table = posenc.schemes.relative.t5_random_table(32, 4, seed=3)
     n = 20
     B = posenc.t5_bias(n, table)
     assert B.shape == (4, n, n)

@@ -1,9 +1,10 @@
 """Literal reference values, each with its source.
 
-"schemes.md" is the project's reference specification (/work/shared/reference/schemes.md, whose
-numbers were computed by running HF transformers / the cited reference code); "seed 002" is the
-"Hello World" positional-embedding article and "seed 000" the "naive attempts" article among the
-project's seed articles.  The literals are copied here; the tests never read those files.
+Sources: the papers (arXiv ids) and the reference code named per test -- Hugging Face
+transformers (values obtained by running it), Meta's llama-models, the ALiBi authors' get_slopes --
+and the three articles the dashboard's story follows: "Positional Embeddings: Why Attention Needs
+Order" (the naive attempts), "Positional Encoding in Transformers" (the comparison table) and
+"What are Positional Embeddings?" ("Hello World" at d = 4).
 """
 
 from __future__ import annotations
@@ -14,24 +15,24 @@ import numpy as np
 import pytest
 
 import posenc
-from posenc import rope
-from posenc.rope import llama3_bands, yarn_correction_dim, yarn_ramp
+from posenc.schemes import scaling as rope
+from posenc.schemes.scaling import llama3_bands, yarn_correction_dim, yarn_ramp
 
 # ----------------------------------------------------------------------------- sinusoid
 
 
 def test_seed_hello_world_vectors_d4():
-    # seed 002, "Hello World to the Rescue": d = 4, "Hello" at position 0, "World" at position 1
+    # the article "What are Positional Embeddings?", "Hello World to the Rescue": d = 4, "Hello" at position 0, "World" at position 1
     pe = posenc.sinusoidal([0, 1], 4)
     assert np.round(pe, 3).tolist() == [[0.0, 1.0, 0.0, 1.0], [0.841, 0.540, 0.010, 1.000]]
-    # seed 002, "Combining Word and Position Information": the hypothetical word embeddings
+    # the article "What are Positional Embeddings?", "Combining Word and Position Information": the hypothetical word embeddings
     words = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8]])
     combined = np.round(words + pe, 3)
     np.testing.assert_array_equal(combined, [[0.1, 1.2, 0.3, 1.4], [1.341, 1.140, 0.710, 1.800]])
 
 
 def test_schemes_md_sinusoid_d4():
-    # schemes.md §8.1 (and §1.4 "Vaswani / DistilBERT" row)
+    # Vaswani et al. 2017 §3.5; HF DistilBERT _create_sinusoidal_embeddings, run
     pe = posenc.sinusoidal([0, 1, 2], 4)
     np.testing.assert_array_equal(pe[0], [0.0, 1.0, 0.0, 1.0])
     np.testing.assert_allclose(pe[1], [0.84147098, 0.54030231, 0.00999983, 0.99995000], atol=6e-9)
@@ -39,7 +40,7 @@ def test_schemes_md_sinusoid_d4():
 
 
 def test_schemes_md_sinusoid_d512():
-    # schemes.md §8.2: d = 512, pos = 1
+    # Vaswani et al. 2017 §3.5 at d = 512, pos = 1 (HF DistilBERT, run)
     pe = posenc.sinusoidal([1], 512)[0]
     np.testing.assert_allclose(pe[:6], [0.84147098, 0.54030231, 0.82185619, 0.56969501, 0.80196180, 0.59737533], atol=6e-9)
     np.testing.assert_allclose(pe[-2], 1.03663e-4, rtol=5e-6)
@@ -50,7 +51,7 @@ def test_schemes_md_sinusoid_d512():
 
 
 def test_schemes_md_sinusoid_odd_d_lone_sine():
-    # schemes.md §1.1 "Odd d": d = 5, pos = 1, last column 6.30957e-4 (= sin(1 / 10000^(4/5)))
+    # Vaswani et al. 2017, arXiv:1706.03762 §3.5 "Odd d": d = 5, pos = 1, last column 6.30957e-4 (= sin(1 / 10000^(4/5)))
     pe = posenc.sinusoidal([1], 5)[0]
     np.testing.assert_allclose(pe[-1], 6.30957e-4, rtol=1e-5)
     assert pe[-1] == pytest.approx(math.sin(10000 ** (-4 / 5)), rel=1e-15)
@@ -59,7 +60,7 @@ def test_schemes_md_sinusoid_odd_d_lone_sine():
 
 
 def test_schemes_md_wavelengths():
-    # schemes.md §1.1 / §8.3: from 2 pi up to 2 pi 10000^((d-2)/d) = 60611.48 at d = 512 (limit 62831.85)
+    # Vaswani et al. 2017, arXiv:1706.03762 §3.5 / §8.3: from 2 pi up to 2 pi 10000^((d-2)/d) = 60611.48 at d = 512 (limit 62831.85)
     wl = posenc.sinusoid_wavelengths(512)
     assert wl.shape == (256,)
     assert wl[0] == pytest.approx(2 * math.pi, rel=1e-15)
@@ -69,7 +70,7 @@ def test_schemes_md_wavelengths():
 
 
 def test_schemes_md_dot_product_profile_d8_k5():
-    # schemes.md §8.4: PE(p) . PE(p + k) = sum_i cos(k w_i); for d = 8, k = 5 this is 3.15998251
+    # Vaswani et al. 2017, arXiv:1706.03762 §3.5: the shift property: PE(p) . PE(p + k) = sum_i cos(k w_i); for d = 8, k = 5 this is 3.15998251
     for p in (0.0, 1.0, 17.0, 250.5, 1e4):
         a, b = posenc.sinusoidal([p, p + 5], 8)
         assert a @ b == pytest.approx(3.15998251, abs=6e-9)
@@ -78,7 +79,7 @@ def test_schemes_md_dot_product_profile_d8_k5():
 # ----------------------------------------------------------------------------- ALiBi
 
 def test_alibi_slopes_8_and_12_heads():
-    # schemes.md §8.7: n = 8 gives m = 2^-1 .. 2^-8; n = 12 appends 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5
+    # Press et al., arXiv:2108.12409 get_slopes: n = 8 gives m = 2^-1 .. 2^-8; n = 12 appends 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5
     np.testing.assert_array_equal(posenc.alibi_slopes(8), 2.0 ** -np.arange(1, 9))
     s12 = posenc.alibi_slopes(12)
     np.testing.assert_array_equal(s12[:8], 2.0 ** -np.arange(1, 9))
@@ -86,7 +87,7 @@ def test_alibi_slopes_8_and_12_heads():
     np.testing.assert_allclose(s12[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]), rtol=1e-15)
 
 
-# schemes.md §4, table of -log2(m) per head count (recomputed there from get_slopes)
+# ALiBi get_slopes (arXiv:2108.12409), table of -log2(m) per head count (recomputed there from get_slopes)
 ALIBI_NEG_LOG2 = {
     1: [8],
     2: [4, 8],
@@ -109,7 +110,7 @@ def test_alibi_neg_log2_table(H):
 
 
 def test_alibi_causal_row_example():
-    # schemes.md §4: m = 1/16, L = 4: row 3 = [-0.1875, -0.125, -0.0625, 0].  At H = 4 the slopes
+    # ALiBi get_slopes (arXiv:2108.12409): m = 1/16, L = 4: row 3 = [-0.1875, -0.125, -0.0625, 0].  At H = 4 the slopes
     # are 2^-2, 2^-4, 2^-6, 2^-8, so m = 1/16 is head 1.
     slopes = posenc.alibi_slopes(4)
     np.testing.assert_array_equal(slopes, [0.25, 0.0625, 0.015625, 0.00390625])
@@ -123,7 +124,7 @@ def test_alibi_causal_row_example():
 
 # ----------------------------------------------------------------------------- T5
 
-# schemes.md §3, "Exact outputs (default 32/128, from running HF)"
+# HF T5 bucket function, run, "Exact outputs (default 32/128, from running HF)"
 T5_REL = [-1000, -200, -129, -128, -127, -100, -64, -50, -32, -31, -20, -16, -15, -12, -11, -10, -9, -8, -7, -5, -2, -1,
           0, 1, 2, 5, 7, 8, 9, 11, 12, 15, 16, 20, 31, 32, 50, 64, 100, 127, 128, 1000]
 T5_BIDIRECTIONAL = [15, 15, 15, 15, 15, 15, 14, 13, 12, 11, 10, 10, 9, 9, 8, 8, 8, 8, 7, 5, 2, 1,
@@ -138,13 +139,13 @@ def test_t5_bucket_table_both_rows():
     assert b.dtype == np.int64
     assert b.tolist() == T5_BIDIRECTIONAL
     assert posenc.t5_bucket(T5_REL, bidirectional=False).tolist() == T5_CAUSAL
-    # schemes.md §8.6 spot checks
+    # HF T5Attention._relative_position_bucket, run: spot checks
     assert posenc.t5_bucket([-1, 1, -128, 128]).tolist() == [1, 17, 15, 31]
     assert posenc.t5_bucket([-16, -113], bidirectional=False).tolist() == [16, 31]
 
 
 def test_t5_bucket_boundaries():
-    # schemes.md §3 "Bucket boundaries (bidirectional)": |rel| ranges per bucket (negative side)
+    # HF T5 bucket function, run "Bucket boundaries (bidirectional)": |rel| ranges per bucket (negative side)
     ranges = {8: (8, 11), 9: (12, 15), 10: (16, 22), 11: (23, 31), 12: (32, 45), 13: (46, 63), 14: (64, 90), 15: (91, 5000)}
     for bucket, (lo, hi) in ranges.items():
         rel = -np.arange(lo, hi + 1)
@@ -155,7 +156,7 @@ def test_t5_bucket_boundaries():
 
 
 def test_t5_five_by_five_matrices():
-    # schemes.md §3 "5x5 matrices" (rows are queries i, columns keys j)
+    # HF T5 bucket function, run "5x5 matrices" (rows are queries i, columns keys j)
     bi = [[0, 17, 18, 19, 20], [1, 0, 17, 18, 19], [2, 1, 0, 17, 18], [3, 2, 1, 0, 17], [4, 3, 2, 1, 0]]
     assert posenc.t5_bucket_matrix(5).tolist() == bi
     causal = posenc.t5_bucket_matrix(5, bidirectional=False)
@@ -165,7 +166,7 @@ def test_t5_five_by_five_matrices():
 
 
 def test_t5_nondefault_example():
-    # schemes.md §3: num_buckets = 8, max_distance = 20, bidirectional, rel = -30..30 step 3
+    # HF T5 bucket function, run: num_buckets = 8, max_distance = 20, bidirectional, rel = -30..30 step 3
     got = posenc.t5_bucket(np.arange(-30, 31, 3), num_buckets=8, max_distance=20)
     assert got.tolist() == [3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 0, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7]
 
@@ -173,7 +174,7 @@ def test_t5_nondefault_example():
 # ----------------------------------------------------------------------------- RoPE
 
 def test_rope_test_vector_both_layouts():
-    # schemes.md §5.2: d = 8, base 1e4, x = [1..8], position 3 (from running HF / GPT-J)
+    # HF transformers apply_rotary_pos_emb and GPT-J rotate_every_two, run: d = 8, base 1e4, x = [1..8], position 3 (from running HF / GPT-J)
     inv, af = posenc.rope_frequencies(8)
     np.testing.assert_allclose(inv, [1, 0.1, 0.01, 0.001], rtol=1e-15)
     assert af == 1.0
@@ -188,7 +189,7 @@ def test_rope_test_vector_both_layouts():
 
 
 def test_rope_decay_bound_table_d128():
-    # schemes.md §5.4, values for d = 128 (bound = mean(1..64) = 32.5 at distance 0)
+    # RoFormer, arXiv:2104.09864 §3.4.3, the bound computed, values for d = 128 (bound = mean(1..64) = 32.5 at distance 0)
     dist = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
     bound = [32.5, 31.538, 28.956, 20.845, 17.954, 15.242, 12.629, 10.227, 7.245, 6.190, 4.471, 5.047, 7.596]
     got = posenc.rope_decay_bound(dist, 128)
@@ -198,7 +199,7 @@ def test_rope_decay_bound_table_d128():
 
 
 def test_schemes_md_extra_rope_numbers():
-    # schemes.md §6.7
+    # default RoPE frequencies, HF LlamaRotaryEmbedding (run)
     th = posenc.default_inv_freq(128)
     assert th[1] == pytest.approx(0.86596432, abs=6e-9)
     assert th[63] == pytest.approx(1.15478e-4, rel=5e-6)
@@ -209,7 +210,7 @@ def test_schemes_md_extra_rope_numbers():
 
 
 def test_linear_and_dynamic_values_d16():
-    # schemes.md §6 (d = 16, base 1e4) default inv_freq, §6.1 linear factor 4, §6.3 dynamic
+    # HF modeling_rope_utils, run (d = 16, base 1e4): default inv_freq, linear factor 4, dynamic
     default = [1, 0.31622777, 0.1, 0.031622777, 0.01, 0.0031622777, 0.001, 0.00031622777]
     np.testing.assert_allclose(posenc.rope_frequencies(16)[0], default, rtol=2e-8)
     lin, af = posenc.rope_frequencies(16, scaling={"rope_type": "linear", "factor": 4})
@@ -224,7 +225,7 @@ def test_linear_and_dynamic_values_d16():
 
 
 def test_ntk_aware_by_formula_and_values():
-    # schemes.md §6.2 (bloc97; no HF v5 key): base' = base s^(d/(d-2)); d=128,s=4 -> 40889.94;
+    # NTK-aware (bloc97): base * s^(d/(d-2)) (bloc97; no HF v5 key): base' = base s^(d/(d-2)); d=128,s=4 -> 40889.94;
     # d=16,s=4 -> 48760.55; highest frequency unchanged, lowest divided by exactly s
     for d, expected in ((128, 40889.94), (16, 48760.55)):
         inv, af = posenc.rope_frequencies(d, scaling={"rope_type": "ntk", "factor": 4.0})
@@ -241,7 +242,7 @@ def test_ntk_aware_by_formula_and_values():
 
 
 def test_yarn_values_d16_and_attention_factor():
-    # schemes.md §6.4: d = 16, s = 4, orig = 2048
+    # HF transformers modeling_rope_utils, _compute_yarn_parameters, run: d = 16, s = 4, orig = 2048
     sc = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
     assert yarn_correction_dim(32, 16, 1e4, 2048) == pytest.approx(2.0160, abs=5e-5)
     assert yarn_correction_dim(1, 16, 1e4, 2048) == pytest.approx(5.0263, abs=5e-5)
@@ -258,7 +259,7 @@ def test_yarn_values_d16_and_attention_factor():
 
 @pytest.mark.parametrize("s", [1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 128.0])
 def test_yarn_attention_factor_formula(s):
-    # schemes.md §6.4: attention_factor = 0.1 ln(s) + 1 (1 when s <= 1)
+    # HF transformers modeling_rope_utils, _compute_yarn_parameters, run: attention_factor = 0.1 ln(s) + 1 (1 when s <= 1)
     expected = 0.1 * math.log(s) + 1.0
     _, af = posenc.rope_for("rope_yarn", 64, factor=s)
     assert af == pytest.approx(expected, rel=1e-15)
@@ -267,7 +268,7 @@ def test_yarn_attention_factor_formula(s):
 
 
 def test_longrope_values():
-    # schemes.md §6.5: d = 8, orig = 4096, max_pos = 131072 (factor 32): long [1,2,4,8]
+    # HF transformers modeling_rope_utils, longrope, run: d = 8, orig = 4096, max_pos = 131072 (factor 32): long [1,2,4,8]
     sc = {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 32.0,
           "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 4, 8]}
     short, af = posenc.rope_frequencies(8, scaling=sc, seq_len=4096)
@@ -278,7 +279,7 @@ def test_longrope_values():
 
 
 def test_llama3_bands_d128_base5e5():
-    # schemes.md §6.6: 29 pairs kept, 6 smoothed (indices 29-34) with theta/theta' = 1.2075,
+    # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run: 29 pairs kept, 6 smoothed (indices 29-34) with theta/theta' = 1.2075,
     # 1.5534, 2.0263, 2.6945, 3.6843, 5.2573, and 29 divided by 8
     sc = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
     bands = llama3_bands(128, 5e5, sc)
@@ -297,8 +298,8 @@ def test_llama3_bands_d128_base5e5():
 
 
 def test_rope_scaling_block_of_each_rotary_scheme():
-    assert posenc.schemes.rope_scaling("rope") is None
-    lin = posenc.schemes.rope_scaling("rope_linear")
+    assert posenc.registry.rope_scaling("rope") is None
+    lin = posenc.registry.rope_scaling("rope_linear")
     assert lin == {"rope_type": "linear", "factor": 4.0, "original_max_position_embeddings": 2048}
     assert set(rope.ROPE_TYPES) >= {v["rope_type"] for k in ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3")
-                                     for v in [posenc.schemes.rope_scaling(k)]}
+                                     for v in [posenc.registry.rope_scaling(k)]}

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posenc import export
 from posenc.charts.base import heatmap, matrix_frame, style
 from posenc.charts.story import growth_chart
+from posenc.io import export
 from posenc.views.story import raw_index_growth
 
 
@@ -72,5 +72,5 @@ def test_lazy_array_exports_are_the_full_arrays():
     assert S.shape == (200, 200) and S.flags.writeable
     np.testing.assert_allclose(S, posenc.dense_scores("rope", 200, d=64), atol=1e-9)
     assert np.array_equal(builtin_table("minilm", 0), posenc.minilm_table())
-    A = posenc.schemes.bias_matrix("alibi", 64, 12, 8, causal=True)
+    A = posenc.dense_scores("alibi", 64, n_heads=12, head=8, causal=True)
     np.testing.assert_array_equal(A, posenc.alibi_bias(64, 12, causal=True)[8])

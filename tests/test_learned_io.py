@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save as st_save
 
-from posenc import io as pio
-from posenc.learned import (
+from posenc.io import uploads as pio
+from posenc.schemes.learned import (
     MINILM_D_MODEL,
     MINILM_MAX_LEN,
     learned_lookup,

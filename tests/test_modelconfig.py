@@ -1,6 +1,6 @@
 """posenc.modelconfig: a model's config.json -> its RoPE settings, checked against HF's rules.
 
-Literal values come from the reference (schemes.md sections named per test) and from the
+Literal values come from Hugging Face's code (run) and the papers named per test and from the
 committed HF oracle (tests/data/hf_oracle.json, produced by running transformers 5.24).
 """
 
@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc.modelconfig import (
+from posenc.io.modelconfig import (
     EXAMPLE_CONFIGS,
     MAX_CONFIG_BYTES,
     ModelRope,
     decode_config_bytes,
     parse_model_config,
 )
-from posenc.rope import default_inv_freq, llama3_bands, rope_frequencies
-from posenc.schemes import rope_for
+from posenc.registry import rope_for
+from posenc.schemes.scaling import default_inv_freq, llama3_bands, rope_frequencies
 
 ORACLE = json.loads((Path(__file__).parent / "data" / "hf_oracle.json").read_text())
 
@@ -78,7 +78,7 @@ def test_llama31_8b():
     ref, _ = rope_for("rope_llama3", 128, base=500000.0, factor=8.0, original_max_position_embeddings=8192)
     np.testing.assert_array_equal(inv, ref)
     assert af == 1.0
-    # schemes.md 6.6: 29 kept, 6 smoothed, 29 divided at d=128, base 5e5
+    # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run: 29 kept, 6 smoothed, 29 divided at d=128, base 5e5
     assert np.bincount(llama3_bands(128, 500000.0, m.scaling)).tolist() == [29, 6, 29]
     assert any("4096 / 32 = 128" in n for n in m.notes)
     assert any("131,072" in n and "65,536" in n for n in m.notes)
@@ -89,7 +89,7 @@ def test_qwen25_yarn_v4_type_key():
     assert (m.head_dim, m.base, m.rope_type, m.factor, m.trained_length) == (128, 1e6, "yarn", 4.0, 32768)
     assert m.target_length == 131072
     _, af = m.frequencies()
-    assert af == pytest.approx(1.1386294361, abs=1e-10)  # schemes.md 6.4 / 8.9: 0.1 ln 4 + 1
+    assert af == pytest.approx(1.1386294361, abs=1e-10)  # HF transformers modeling_rope_utils, _compute_yarn_parameters, run: 0.1 ln 4 + 1
     assert af == pytest.approx(0.1 * math.log(4) + 1, rel=1e-15)
 
 
@@ -106,7 +106,7 @@ def test_v4_type_key_linear():
     m = parse_model_config('{"head_dim": 16, "rope_theta": 10000.0, "max_position_embeddings": 8192,'
                            ' "rope_scaling": {"type": "linear", "factor": 4.0}}')
     inv, af = m.frequencies()
-    # schemes.md 6.1: factor 4 -> [0.25, 0.0790569, ..., 7.90569e-05]
+    # HF transformers modeling_rope_utils, linear: factor 4 -> [0.25, 0.0790569, ..., 7.90569e-05]
     assert inv[0] == pytest.approx(0.25) and inv[1] == pytest.approx(0.0790569, rel=1e-6)
     assert inv[-1] == pytest.approx(7.90569e-05, rel=1e-5)
     assert m.trained_length == 2048 and any("estimated" in n for n in m.notes)  # 8192 / 4
@@ -119,7 +119,7 @@ def test_v5_rope_parameters_with_rope_theta_inside():
     }))
     assert m.source.startswith("rope_parameters") and m.base == 10000.0 and m.trained_length == 2048
     inv, af = m.frequencies()
-    # schemes.md 6.4 (HF v5, d=16, s=4, orig=2048)
+    # HF transformers modeling_rope_utils, _compute_yarn_parameters, run (HF v5, d=16, s=4, orig=2048)
     np.testing.assert_allclose(inv, [1, 0.31622776, 0.1, 0.025693506, 0.00625, 0.0013834966, 2.5e-4, 7.90569e-5], rtol=1e-6)
     assert af == pytest.approx(1.1386294361, abs=1e-10)
     case = oracle_case("yarn_d16_s4_o2048")  # the same config run through HF
@@ -136,7 +136,7 @@ def test_dynamic_trained_length_is_max_position_embeddings_like_hf():
     case = oracle_case("dynamic_d16_s2_L4096_orig_key_ignored")  # HF: the 1024 is ignored
     inv, _ = m.frequencies(seq_len=case["seq_len"])
     np.testing.assert_allclose(inv, case["inv_freq"], rtol=1e-6)
-    # schemes.md 6.3: factor 2, max_pos 2048, seq_len 4096 -> base' = 1e4 * 3^(8/7), inv[1] = 0.27029613
+    # HF transformers modeling_rope_utils, dynamic, run: factor 2, max_pos 2048, seq_len 4096 -> base' = 1e4 * 3^(8/7), inv[1] = 0.27029613
     assert inv[1] == pytest.approx(0.27029613, rel=1e-6)
     # up to the trained length it is plain RoPE
     np.testing.assert_array_equal(m.frequencies(seq_len=2048)[0], default_inv_freq(16, 1e4))
@@ -150,7 +150,7 @@ def test_dynamic_needs_max_position_embeddings():
 def test_partial_rotary_factor_is_noted_and_exact():
     m = parse_model_config('{"head_dim": 16, "rope_theta": 10000, "partial_rotary_factor": 0.25}')
     assert (m.head_dim, m.rotary_dim) == (16, 4)
-    np.testing.assert_allclose(m.frequencies()[0], [1, 0.01])  # schemes.md 7.6: NeoX 0.25, d=16 -> [1, 0.01]
+    np.testing.assert_allclose(m.frequencies()[0], [1, 0.01])  # HF transformers GPT-NeoX partial rotary, run: NeoX 0.25, d=16 -> [1, 0.01]
     assert any("partial rotary" in n for n in m.notes)
     neox = parse_model_config('{"hidden_size": 64, "num_attention_heads": 4, "rotary_pct": 0.25, "rotary_emb_base": 10000}')
     assert neox.rotary_dim == 4 and neox.base == 10000.0
@@ -166,7 +166,7 @@ def test_longrope_phi3_style():
                        "rope_scaling": {"type": "su", "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 4, 8]}})
     m = parse_model_config(text)
     assert m.rope_type == "longrope" and m.factor == 32.0 and m.trained_length == 4096
-    # schemes.md 6.5: long -> [1, 0.05, 0.0025, 1.25e-4], attention 1.19023807 (d=8, orig 4096, max 131072)
+    # HF transformers modeling_rope_utils, longrope, run: long -> [1, 0.05, 0.0025, 1.25e-4], attention 1.19023807 (d=8, orig 4096, max 131072)
     inv, af = m.frequencies(seq_len=131072)
     np.testing.assert_allclose(inv, [1, 0.05, 0.0025, 1.25e-4], rtol=1e-12)
     assert af == pytest.approx(1.19023807, abs=1e-8)
@@ -178,10 +178,11 @@ def test_ntk_and_filled_fields():
     m = parse_model_config('{"head_dim": 16, "rope_theta": 10000, "rope_scaling": {"type": "ntk", "factor": 4}}')
     inv, _ = m.frequencies()
     th = default_inv_freq(16, 1e4)
-    assert inv[0] == th[0] and inv[-1] == pytest.approx(th[-1] / 4, rel=1e-12)  # schemes.md 6.2
+    assert inv[0] == th[0] and inv[-1] == pytest.approx(th[-1] / 4, rel=1e-12)  # NTK-aware (bloc97): base * s^(d/(d-2))
     assert any("not a transformers v5 key" in n for n in m.notes)
     # yarn without factor: v5 uses max_position_embeddings / original
-    y = parse_model_config('{"head_dim": 16, "max_position_embeddings": 8192, "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 2048}}')
+    y = parse_model_config('{"head_dim": 16, "max_position_embeddings": 8192, '
+                           '"rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 2048}}')
     assert y.factor == 4.0 and any("factor is missing" in n for n in y.notes)
     assert any("rope_theta is not given" in n for n in y.notes) and y.base == 10000.0
     # yarn without original: v5 standardize_rope_params fills it from max_position_embeddings

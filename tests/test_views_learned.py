@@ -7,16 +7,38 @@ import numpy as np
 import pytest
 
 import posenc
+from posenc.analysis.spectrum import (
+    low_frequency_share,
+    median_frequency,
+    position_spectrum,
+)
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
-from posenc.charts.learned import norms_chart, similarity_chart, spectrum_chart, table_heatmap_chart, vector_chart
-from posenc.learned import minilm_table, random_table
-from posenc.spectrum import low_frequency_share, median_frequency, position_spectrum
+from posenc.charts.learned import (
+    norms_chart,
+    similarity_chart,
+    spectrum_chart,
+    table_heatmap_chart,
+    vector_chart,
+)
+from posenc.schemes.learned import minilm_table, random_table
 from posenc.views.learned import (
-    MAX_SERIES_POINTS, SOURCES, builtin_table, contrast_view, expected_random_abs_cosine, learned_row_at, learned_view, provenance,
-    row_at, sinusoid_at, summary_row, table_series, table_view, with_upload,
+    MAX_SERIES_POINTS,
+    SOURCES,
+    builtin_table,
+    contrast_view,
+    expected_random_abs_cosine,
+    learned_row_at,
+    learned_view,
+    provenance,
+    row_at,
+    sinusoid_at,
+    summary_row,
+    table_series,
+    table_view,
+    with_upload,
 )
 
-# schemes.md §1.1: ||PE(p)|| = sqrt(d / 2) for every p (even d); d = 384 -> sqrt(192)
+# Vaswani et al. 2017, arXiv:1706.03762 §3.5: ||PE(p)|| = sqrt(d / 2) for every p (even d); d = 384 -> sqrt(192)
 SINUSOID_NORM_384 = math.sqrt(192)
 # posenc/data/minilm_position_embeddings.json reference_scalars (float32 checkpoint, float64 norms)
 MINILM_MEDIAN_POSITION_NORM = 0.478485376906587

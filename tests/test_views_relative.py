@@ -8,18 +8,29 @@ import pytest
 
 import posenc
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
-from posenc.charts.relative import MASK_GREY, alibi_matrix_chart, bucket_function_chart, bucket_matrix_chart, slopes_chart
-from posenc.views.relative import alibi_matrix_view, alibi_slopes_view, t5_distance_choices, t5_view
+from posenc.charts.relative import (
+    MASK_GREY,
+    alibi_matrix_chart,
+    bucket_function_chart,
+    bucket_matrix_chart,
+    slopes_chart,
+)
+from posenc.views.relative import (
+    alibi_matrix_view,
+    alibi_slopes_view,
+    t5_distance_choices,
+    t5_view,
+)
 
-# /work/shared/reference/schemes.md §3, "Bucket boundaries (bidirectional)": |rel| range -> bucket
+# HF T5 bucket function, run, "Bucket boundaries (bidirectional)": |rel| range -> bucket
 # (negative rel uses b, positive rel 16 + b; None = no upper end)
 T5_BIDIRECTIONAL = [(d, d, d) for d in range(8)] + [
     (8, 11, 8), (12, 15, 9), (16, 22, 10), (23, 31, 11), (32, 45, 12), (46, 63, 13), (64, 90, 14), (91, None, 15)]
-# schemes.md §3, "Bucket boundaries (causal, past side)"
+# HF T5 bucket function, run, "Bucket boundaries (causal, past side)"
 T5_CAUSAL = [(d, d, d) for d in range(16)] + [
     (16, 18, 16), (19, 20, 17), (21, 23, 18), (24, 26, 19), (27, 30, 20), (31, 34, 21), (35, 39, 22), (40, 45, 23),
     (46, 51, 24), (52, 58, 25), (59, 66, 26), (67, 76, 27), (77, 86, 28), (87, 98, 29), (99, 112, 30), (113, None, 31)]
-# schemes.md §4 table of -log2(m) for n heads
+# ALiBi get_slopes (arXiv:2108.12409) table of -log2(m) for n heads
 ALIBI_NEG_LOG2 = {
     1: [8], 3: [4, 8, 2], 5: [2, 4, 6, 8, 1], 7: [2, 4, 6, 8, 1, 3, 5], 8: [1, 2, 3, 4, 5, 6, 7, 8],
     12: [1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5], 16: [0.5 * k for k in range(1, 17)],
@@ -38,8 +49,8 @@ def test_t5_default_boundaries_are_the_reference():
     future = [(lo, hi, b + 16) for lo, hi, b in T5_BIDIRECTIONAL if lo > 0]
     assert _triples(v["ranges"], "future") == future
     assert v["max_exact"] == 8 and v["half"] == 16 and v["last_start"] == 91
-    assert v["unused"] == [16] and v["buckets_used"] == 31  # schemes.md: "Bucket 16 is never produced"
-    assert v["exercise_rel"] == -20 and v["exercise_bucket"] == 10  # schemes.md §3 table: rel -20 -> 10
+    assert v["unused"] == [16] and v["buckets_used"] == 31  # rel = 0 maps to bucket 0, so bucket 16 is never produced
+    assert v["exercise_rel"] == -20 and v["exercise_bucket"] == 10  # HF T5 bucket function, run table: rel -20 -> 10
     assert list(v["ranges"].loc[v["ranges"]["bucket"] == 15, "covers"]) == ["|rel| ≥ 91"]
     assert set(v["ranges"]["kind"]) == {"exact", "log-spaced", "last (everything further)"}
     r = v["ranges"].set_index("bucket")
@@ -52,7 +63,7 @@ def test_t5_causal_boundaries_are_the_reference():
     assert _triples(v["ranges"], "past") == T5_CAUSAL
     assert not v["ranges"]["side"].str.startswith("future").any()
     assert v["max_exact"] == 16 and v["last_start"] == 113 and v["unused"] == []
-    assert v["exercise_bucket"] == 17  # schemes.md §3 table, causal row: rel -20 -> 17
+    assert v["exercise_bucket"] == 17  # HF T5 bucket function, run table, causal row: rel -20 -> 17
 
 
 @pytest.mark.parametrize("bidirectional,nb,md", [(True, 8, 20), (True, 64, 500), (False, 10, 37), (True, 256, 100_000)])
@@ -72,7 +83,7 @@ def test_t5_ranges_agree_with_the_bucket_function(bidirectional, nb, md):
 
 
 def test_t5_non_default_example():
-    # schemes.md §3: num_buckets = 8, max_distance = 20, bidirectional, rel = -30..30 step 3
+    # HF T5 bucket function, run: num_buckets = 8, max_distance = 20, bidirectional, rel = -30..30 step 3
     v = t5_view(True, 8, 20, 64)
     rel = np.arange(-30, 31, 3)
     expect = [3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 0, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7]
@@ -88,7 +99,7 @@ def test_t5_non_default_example():
 def test_t5_matrix_is_the_bucket_matrix():
     v = t5_view(True, 32, 128, 5)
     grid = v["matrix"].pivot(index="i", columns="j", values="bucket").to_numpy()
-    # schemes.md §3, 5x5 bidirectional matrix
+    # HF T5 bucket function, run, 5x5 bidirectional matrix
     assert grid.tolist() == [[0, 17, 18, 19, 20], [1, 0, 17, 18, 19], [2, 1, 0, 17, 18], [3, 2, 1, 0, 17], [4, 3, 2, 1, 0]]
     big = t5_view(True, 32, 128, 2048)
     s = big["step"]
@@ -126,7 +137,7 @@ def test_alibi_slopes_are_the_reference(H):
 
 def test_alibi_exercise():
     v = alibi_slopes_view(12)
-    # schemes.md §8.7: n = 12 appends 2^-0.5 = 0.70711 as head 9
+    # Press et al., arXiv:2108.12409 get_slopes: n = 12 appends 2^-0.5 = 0.70711 as head 9
     assert v["exercise_head"] == 9 and v["exercise_slope"] == pytest.approx(0.70711, abs=5e-6)
     assert v["exercise_neg_log2"] == pytest.approx(0.5)
     assert alibi_slopes_view(8)["exercise_head"] == 4 and alibi_slopes_view(1)["exercise_head"] == 1
@@ -149,7 +160,7 @@ def test_alibi_matrix_is_the_bias_of_one_head():
 
 
 def test_alibi_paper_example_row():
-    # schemes.md §4: m = 1/16, L = 4: row 3 = [-0.1875, -0.125, -0.0625, 0]
+    # ALiBi get_slopes (arXiv:2108.12409): m = 1/16, L = 4: row 3 = [-0.1875, -0.125, -0.0625, 0]
     v = alibi_matrix_view(8, 4, 1, True)  # head 4 of 8 has m = 2^-4; n = 4 x 1
     row = v["frame"][v["frame"]["i"] == 3].sort_values("j")["bias"].tolist()
     assert row == [-0.1875, -0.125, -0.0625, 0.0]

@@ -1,7 +1,7 @@
 """Views and charts of the RoPE page (9) and the context-extension page (10), as plain functions.
 
 Numbers are pinned against formulas, against posenc computed another way, and against literals
-from the reference (schemes.md, sections named per test).
+from Hugging Face's code (run) and the papers named per test.
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ import pytest
 
 from posenc.charts import rope as charts
 from posenc.charts.base import MAX_MARKS
-from posenc.modelconfig import EXAMPLE_CONFIGS
-from posenc.rope import (
+from posenc.io.modelconfig import EXAMPLE_CONFIGS
+from posenc.registry import rope_for
+from posenc.schemes.kinds import probe_vector
+from posenc.schemes.rotary import (
     apply_rope,
-    default_inv_freq,
     pair_permutation,
     rope_decay_bound,
     rope_offset_scores,
-    yarn_get_mscale,
 )
-from posenc.schemes import probe_vector, rope_for
+from posenc.schemes.scaling import default_inv_freq, yarn_get_mscale
+from posenc.views import extension as ext
 from posenc.views import rope as views
 
 LIMITS = (("d", 4, 512, 2), ("base", 2.0, 1e9, 0), ("train", 16, 1_048_576, 16), ("s", 1.0, 64.0, 0))
@@ -88,7 +89,7 @@ def test_rotation_rejects_bad_arguments():
         views.rotation_view(64, 10000.0, "half_split", "gaussian", 0, 0, 5, 2, 100)
 
 
-# schemes.md 5.4: RoFormer relative bound for d = 128 (computed in the reference)
+# RoFormer, arXiv:2104.09864 §3.4.3: the relative upper bound for d = 128, computed from its definition
 SCHEMES_BOUND_D128 = {0: 32.5, 1: 31.538, 2: 28.956, 5: 20.845, 10: 17.954, 20: 15.242, 50: 12.629, 100: 10.227,
                       200: 7.245, 500: 6.190, 1000: 4.471, 2000: 5.047, 5000: 7.596}
 
@@ -100,7 +101,7 @@ def test_decay_view_matches_the_reference_table():
         assert table.loc[dist, "bound"] == pytest.approx(want, abs=5e-4), dist
     assert v["bound0"] == 32.5 == np.mean(np.arange(1, 65))
     assert v["score0"] == 128.0  # ones probe: |q|^2 = d
-    # not monotone: the bound rises from 1000 to 2000 and from 2000 to 5000 (schemes.md 5.4)
+    # not monotone: the bound rises from 1000 to 2000 and from 2000 to 5000 (RoFormer, arXiv:2104.09864 §3.4.3, the bound computed)
     assert [(d1, d2) for d1, _, d2, _ in v["rises"]] == [(1000, 2000), (2000, 5000)]
     f = v["frame"]
     assert v["step"] == 1 and v["n_points"] == 5001 and len(f) == 2 * 5001
@@ -134,7 +135,7 @@ def test_layout_view_one_permutation_apart():
 
 
 def test_layout_identity_on_the_reference_vector():
-    # schemes.md 5.2: x = [1..8], d = 8, base 1e4, position 3 (values from running HF)
+    # HF transformers apply_rotary_pos_emb and GPT-J rotate_every_two, run: x = [1..8], d = 8, base 1e4, position 3 (values from running HF)
     x = np.arange(1.0, 9.0)
     inv = default_inv_freq(8)
     neox = apply_rope(x[None], [3], inv, layout="half_split")[0]
@@ -148,22 +149,22 @@ def test_layout_identity_on_the_reference_vector():
 # ============================================================================ page 10
 
 def test_target_length():
-    assert views.target_length(8192, 8.0) == 65536
+    assert ext.target_length(8192, 8.0) == 65536
     with pytest.raises(ValueError, match="cap"):
-        views.target_length(1_048_576, 128.0)
+        ext.target_length(1_048_576, 128.0)
     with pytest.raises(ValueError, match="factor"):
-        views.target_length(8192, 0.5)
+        ext.target_length(8192, 0.5)
 
 
 def test_extension_frequencies_relations():
-    v = views.extension_frequencies(128, 500000.0, 8192, 8.0)
+    v = ext.extension_frequencies(128, 500000.0, 8192, 8.0)
     f = v["frame"]
     by = {m: f[f.method == m].reset_index(drop=True) for m in v["methods"]}
     np.testing.assert_allclose(by["RoPE (no scaling)"]["scale"], 1.0)
     np.testing.assert_allclose(by["PI (linear)"]["scale"], 1 / 8, rtol=1e-15)
-    ntk = by["NTK-aware"]["scale"]  # schemes.md 6.2: fastest unchanged, slowest divided by exactly s
+    ntk = by["NTK-aware"]["scale"]  # NTK-aware (bloc97): base * s^(d/(d-2)): fastest unchanged, slowest divided by exactly s
     assert ntk.iloc[0] == 1.0 and ntk.iloc[-1] == pytest.approx(1 / 8, rel=1e-12)
-    # Llama 3.1 (schemes.md 6.6): pairs 29-34 smoothed with theta/theta' = 1.2075 ... 5.2573
+    # Llama 3.1 (Meta llama-models apply_scaling == HF _compute_llama3_parameters, run): pairs 29-34 smoothed with theta/theta' = 1.2075 ... 5.2573
     ratio = 1 / by["Llama 3"]["scale"].to_numpy()
     np.testing.assert_allclose(ratio[29:35], [1.2075, 1.5534, 2.0263, 2.6945, 3.6843, 5.2573], atol=6e-5)
     assert np.all(ratio[:29] == 1) and np.allclose(ratio[35:], 8)
@@ -180,12 +181,12 @@ def test_extension_frequencies_relations():
 
 
 def test_extension_frequencies_with_a_model():
-    v = views.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
+    v = ext.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
     assert v["methods"][-1] == "model: meta-llama/Llama-3.1-8B"
     f = v["frame"]
     model = f[f.method == v["methods"][-1]]["theta"].to_numpy()
     np.testing.assert_array_equal(model, f[f.method == "Llama 3"]["theta"].to_numpy())  # same settings, same numbers
-    q = views.extension_frequencies(64, 10000.0, 4096, 4.0, EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"])
+    q = ext.extension_frequencies(64, 10000.0, 4096, 4.0, EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"])
     qm = q["frame"][q["frame"].method == q["methods"][-1]]
     assert len(qm) == 64  # the model keeps its own head_dim 128, whatever the page's d
     assert q["summary"].iloc[-1]["attention_factor"] == pytest.approx(1.1386294361, abs=1e-10)
@@ -193,10 +194,10 @@ def test_extension_frequencies_with_a_model():
 
 @pytest.mark.parametrize(
     "d, base, train, s, low, high",
-    [(16, 10000.0, 2048, 4.0, 2, 6), (128, 10000.0, 4096, 4.0, 20, 46)],  # schemes.md 6.4
+    [(16, 10000.0, 2048, 4.0, 2, 6), (128, 10000.0, 4096, 4.0, 20, 46)],  # HF transformers modeling_rope_utils, _compute_yarn_parameters, run
 )
 def test_extension_detail_yarn_reference(d, base, train, s, low, high):
-    v = views.extension_detail(d, base, train, s)
+    v = ext.extension_detail(d, base, train, s)
     assert (v["yarn_low"], v["yarn_high"]) == (low, high)
     assert v["yarn_attention"] == pytest.approx(1.1386294361, abs=1e-10) == v["yarn_mscale"]
     ramp = v["ramp"]["ramp"].to_numpy()
@@ -206,17 +207,17 @@ def test_extension_detail_yarn_reference(d, base, train, s, low, high):
 
 
 def test_extension_detail_llama3_bands():
-    v = views.extension_detail(128, 500000.0, 8192, 8.0)
-    assert v["band_counts"] == (29, 6, 29)  # schemes.md 6.6
+    v = ext.extension_detail(128, 500000.0, 8192, 8.0)
+    assert v["band_counts"] == (29, 6, 29)  # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run
     assert v["band_limits"] == (2048.0, 8192.0)
     b = v["bands"]
     assert list(b["band"].iloc[[0, 29, 63]]) == ["kept (θ)", "smoothed", "divided by s"]
 
 
 def test_extension_scores_relations():
-    v = views.extension_scores(128, 500000.0, 8192, 8.0, "ones")
+    v = ext.extension_scores(128, 500000.0, 8192, 8.0, "ones")
     f = v["frame"]
-    assert v["n_points"] <= views.DENSE + views.SPARSE + 2 and len(f) == 6 * v["n_points"] <= MAX_MARKS
+    assert v["n_points"] <= ext.DENSE + ext.SPARSE + 2 and len(f) == 6 * v["n_points"] <= MAX_MARKS
     dist = f[f.method == "RoPE (no scaling)"]["distance"].to_numpy()
     assert dist[0] == 1 and dist[-1] == 65536 and 8192 in dist
     theta = default_inv_freq(128, 500000.0)
@@ -232,9 +233,9 @@ def test_extension_scores_relations():
 
 
 def test_extension_scores_at_the_largest_settings():
-    v = views.extension_scores(512, 1e9, 1_048_576, 64.0, "random", EXAMPLE_CONFIGS["Llama 3.1 8B"])
+    v = ext.extension_scores(512, 1e9, 1_048_576, 64.0, "random", EXAMPLE_CONFIGS["Llama 3.1 8B"])
     assert len(v["frame"]) <= MAX_MARKS and v["target"] == 67_108_864
-    classics = {label for _, label in views.METHODS}
+    classics = {label for _, label in ext.METHODS}
     assert set(v["methods"]) | set(v["skipped"]) == classics | {"model: meta-llama/Llama-3.1-8B"}
     inv, af = rope_for("rope_yarn", 512, base=1e9, factor=64.0, original_max_position_embeddings=1_048_576)
     q = probe_vector(512, "random")
@@ -244,20 +245,20 @@ def test_extension_scores_at_the_largest_settings():
 
 def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
     # e.g. an NTK-style base the core refuses: that method alone is dropped, with the core's message
-    real = views.rope_for
+    real = ext.rope_for
 
     def fake(key, *args, **kwargs):
         if key == "rope_dynamic":
             raise ValueError("dynamic NTK at seq_len 65536 gives a scaled base of inf; reduce the factor")
         return real(key, *args, **kwargs)
 
-    monkeypatch.setattr(views, "rope_for", fake)
-    f = views.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
+    monkeypatch.setattr(ext, "rope_for", fake)
+    f = ext.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
     assert f["skipped"] == {"dynamic NTK": "dynamic NTK is left out at these settings: dynamic NTK at seq_len 65536 "
                                           "gives a scaled base of inf; reduce the factor"}
     assert "dynamic NTK" not in f["methods"] and "dynamic NTK" not in set(f["frame"]["method"])
     assert f["methods"][-1].startswith("model:") and len(f["summary"]) == 6
-    sc = views.extension_scores(128, 500000.0, 8192, 8.0)
+    sc = ext.extension_scores(128, 500000.0, 8192, 8.0)
     assert set(sc["skipped"]) == {"dynamic NTK"} and sc["frame"]["method"].nunique() == 5
     sp = spec(charts.scale_chart(f["frame"], f["methods"]))
     colors = dict(zip(sp["encoding"]["color"]["scale"]["domain"], sp["encoding"]["color"]["scale"]["range"]))
@@ -265,16 +266,16 @@ def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
 
 
 def test_model_view():
-    v = views.model_view(EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"], LIMITS)
+    v = ext.model_view(EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"], LIMITS)
     assert v["fits"] and v["controls"] == {"d": 128, "base": 1e6, "train": 32768, "s": 4.0}
     table = dict(zip(v["table"]["field"], v["table"]["value"]))
     assert table["attention factor"] == f"{0.1 * math.log(4) + 1:.10g}" and table["factor × trained length"] == "131,072"
-    wide = views.model_view('{"head_dim": 1024, "rope_theta": 1e4, "max_position_embeddings": 4096}', LIMITS)
+    wide = ext.model_view('{"head_dim": 1024, "rope_theta": 1e4, "max_position_embeddings": 4096}', LIMITS)
     assert not wide["fits"] and "d = 1024" in wide["problems"][0]
-    odd = views.model_view('{"head_dim": 64, "rope_theta": 1e4, "max_position_embeddings": 4095}', LIMITS)
+    odd = ext.model_view('{"head_dim": 64, "rope_theta": 1e4, "max_position_embeddings": 4095}', LIMITS)
     assert not odd["fits"] and "grid" in odd["problems"][0]
     with pytest.raises(ValueError, match="not valid JSON"):
-        views.model_view("{oops", LIMITS)
+        ext.model_view("{oops", LIMITS)
 
 
 # ============================================================================ charts
@@ -303,7 +304,7 @@ def test_line_charts():
 
 
 def test_extension_charts():
-    f = views.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Mistral 7B v0.3"])
+    f = ext.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Mistral 7B v0.3"])
     sp = spec(charts.scale_chart(f["frame"], f["methods"]))
     assert sp["encoding"]["y"]["scale"]["type"] == "log" and sp["encoding"]["color"]["scale"]["domain"] == f["methods"]
     assert sp["encoding"]["strokeDash"]["scale"]["range"][-1] == [6, 3]  # the model is dashed
@@ -311,12 +312,12 @@ def test_extension_charts():
     assert marks(sp) == ["line", "rule", "text"]
     rules = [d for d in sp["datasets"].values() if len(d) == 2][0]
     assert sorted(r["at"] for r in rules) == [8192.0, 65536.0]
-    det = views.extension_detail(128, 500000.0, 8192, 8.0)
+    det = ext.extension_detail(128, 500000.0, 8192, 8.0)
     sp = spec(charts.ramp_chart(det["ramp"], low=det["yarn_low"], high=det["yarn_high"]))
     assert marks(sp)[0] == "line" and "rule" in marks(sp)
     sp = spec(charts.bands_chart(det["bands"]))
     assert sp["mark"]["type"] == "bar" and sp["encoding"]["color"]["field"] == "band"
-    sc = views.extension_scores(128, 500000.0, 8192, 8.0, "ones")
+    sc = ext.extension_scores(128, 500000.0, 8192, 8.0, "ones")
     sp = spec(charts.score_chart(sc["frame"], sc["methods"], trained=8192, target=sc["target"]))
     x = sp["layer"][0]["encoding"]["x"]
     assert x["scale"]["type"] == "log" and x["scale"]["domain"] == [1, 65536]
@@ -335,10 +336,10 @@ _BASE = st.floats(2.0, 1e9)  # the base number input's range
 @settings(max_examples=40, deadline=None)
 @given(d=_D, base=_BASE, train=st.integers(16, 1_048_576), s=st.floats(1.0, 64.0), probe=st.sampled_from(views.PROBES))
 def test_extension_views_work_for_every_control_value(d, base, train, s, probe):
-    f = views.extension_frequencies(d, base, train, s)
-    det = views.extension_detail(d, base, train, s)
-    sc = views.extension_scores(d, base, train, s, probe)
-    assert set(f["methods"]) | set(f["skipped"]) == {label for _, label in views.METHODS}
+    f = ext.extension_frequencies(d, base, train, s)
+    det = ext.extension_detail(d, base, train, s)
+    sc = ext.extension_scores(d, base, train, s, probe)
+    assert set(f["methods"]) | set(f["skipped"]) == {label for _, label in ext.METHODS}
     assert {"RoPE (no scaling)", "PI (linear)", "YaRN", "Llama 3"} <= set(f["methods"])  # never skipped
     assert np.all(np.isfinite(f["frame"]["theta"])) and len(sc["frame"]) <= MAX_MARKS
     # HF clamps low at 0 and high at d - 1 separately, so for tiny d and base low can pass high (d=4, base 2)

@@ -6,10 +6,11 @@ import altair as alt
 import numpy as np
 import pytest
 
+from posenc.analysis.geometry import collisions
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
 from posenc.charts.sinusoid import bases_chart, pe_heatmap, shift_chart, spectrum_chart
-from posenc.geometry import collisions
 from posenc.views import sinusoid as v
+from posenc.views import why_base as wbv
 
 
 def paper_pe(p: float, j: int, d: int, base: float = 10000.0) -> float:
@@ -35,10 +36,10 @@ def test_heatmap_default_is_every_value_exact():
     for p, j in [(0, 0), (0, 1), (1, 0), (1, 1), (37, 5), (127, 126), (127, 127), (100, 64)]:
         got = df[(df.position == p) & (df.depth == j)]["value"].item()
         assert got == pytest.approx(paper_pe(p, j, 128), abs=1e-7)  # float32 in the frame
-    # position 0 is [0, 1, 0, 1, ...] (schemes.md §1.1)
+    # position 0 is [0, 1, 0, 1, ...] (Vaswani et al. 2017, arXiv:1706.03762 §3.5)
     row0 = df[df.position == 0].sort_values("depth")["value"].to_numpy()
     assert np.array_equal(row0, np.tile([0.0, 1.0], 64))
-    # bounded, and ||PE(p)|| = sqrt(d/2) at every p (schemes.md §1.1: 16 at d = 512)
+    # bounded, and ||PE(p)|| = sqrt(d/2) at every p (Vaswani et al. 2017, arXiv:1706.03762 §3.5: 16 at d = 512)
     assert hm["max_abs"] <= 1.0
     assert hm["norm_min"] == pytest.approx(8.0, abs=1e-12) and hm["norm_max"] == pytest.approx(8.0, abs=1e-12)
     assert v.heatmap_view(16, 512, 10000.0, "interleaved")["norm_max"] == pytest.approx(16.0, abs=1e-12)
@@ -84,7 +85,7 @@ def test_odd_or_out_of_range_arguments_are_clear_errors():
 
 def test_spectrum_literal_longest_wavelength():
     sp = v.spectrum_view(512, 10000.0, 128)
-    # schemes.md §1.1: "For d=512 the longest wavelength is 60611.48, not 62831.85."
+    # Vaswani et al. 2017, arXiv:1706.03762 §3.5: "For d=512 the longest wavelength is 60611.48, not 62831.85."
     assert round(sp["longest"], 2) == 60611.48
     assert round(sp["limit"], 2) == 62831.85
     assert sp["shortest"] == pytest.approx(2 * math.pi, rel=1e-15)
@@ -119,12 +120,12 @@ def test_base_changes_the_spectrum():
 def test_hello_world_reproduces_the_seed():
     we = v.worked_example("Hello World", v.SEED_EMBEDDINGS)
     f = we["frame"]
-    # seed 002 ("Hello World" to the Rescue), Steps 2-3, printed at 3 decimals
+    # the article "What are Positional Embeddings?" ("Hello World" to the Rescue), Steps 2-3, printed at 3 decimals
     assert f["word"].tolist() == ["Hello", "World"]
     assert f["+ position vector PE(pos)"].tolist() == ["[0.000, 1.000, 0.000, 1.000]", "[0.841, 0.540, 0.010, 1.000]"]
     assert f["word embedding"].tolist() == ["[0.100, 0.200, 0.300, 0.400]", "[0.500, 0.600, 0.700, 0.800]"]
     assert f["= sum"].tolist() == ["[0.100, 1.200, 0.300, 1.400]", "[1.341, 1.140, 0.710, 1.800]"]
-    # schemes.md §1.4, Vaswani / DistilBERT at d=4, pos=1: [0.84147098, 0.54030231, 0.00999983, 0.99995000]
+    # HF DistilBERT, run: at d=4, pos=1: [0.84147098, 0.54030231, 0.00999983, 0.99995000]
     assert we["pe"][1] == pytest.approx([0.84147098, 0.54030231, 0.00999983, 0.99995000], abs=1e-8)
     assert we["pe_1_2"] == pytest.approx(math.sin(0.01), abs=1e-15)
     assert np.allclose(we["sum"], we["emb"] + we["pe"])
@@ -162,7 +163,7 @@ def test_malformed_worked_example_input_is_a_clear_error(text, embs, match):
 
 def test_shift_operator_fit_and_closed_form():
     sh = v.shift_view(7, 8, 10000.0)
-    assert sh["residual"] < 1e-10  # schemes.md §1.1: the relative-shift property, verified for d=8, k=7
+    assert sh["residual"] < 1e-10  # Vaswani et al. 2017, arXiv:1706.03762 §3.5: the relative-shift property, verified for d=8, k=7
     assert sh["orthogonality"] < 1e-10 and sh["off_block"] < 1e-10 and sh["max_diff"] < 1e-10
     w = 10000.0 ** (-2 * np.arange(4) / 8)
     for i, wi in enumerate(w):
@@ -188,7 +189,7 @@ def test_shift_residual_small_across_the_page_range(k, d):
 def test_closest_pair_is_collisions_and_exact():
     for n, d, base, layout in [(128, 128, 10000.0, "interleaved"), (512, 8, 10000.0, "concatenated"), (300, 4, 100.0, "interleaved"),
                                (512, 8, 100.0, "interleaved"), (1000, 6, 1e6, "interleaved")]:
-        cp = v.closest_pair_sinusoid(n, d, base, layout)
+        cp = wbv.closest_pair_sinusoid(n, d, base, layout)
         c = collisions("sinusoidal", n, d, base=base, layout=layout)
         assert cp["method"].startswith("the offset relation")
         assert (cp["distance"], cp["i"], cp["j"]) == (c["distance"], c["i"], c["j"])
@@ -199,32 +200,32 @@ def test_closest_pair_is_collisions_and_exact():
     # and against brute force over every pair at a small size
     from scipy.spatial.distance import pdist
     pe = np.array([[paper_pe(p, j, 8, 10000.0) for j in range(8)] for p in range(300)])
-    assert v.closest_pair_sinusoid(300, 8, 10000.0, "interleaved")["distance"] == pytest.approx(pdist(pe).min(), abs=1e-12)
+    assert wbv.closest_pair_sinusoid(300, 8, 10000.0, "interleaved")["distance"] == pytest.approx(pdist(pe).min(), abs=1e-12)
 
 
 def test_closest_pair_ignores_the_layout():
-    a = v.closest_pair_sinusoid(512, 8, 10000.0, "interleaved")
-    b = v.closest_pair_sinusoid(512, 8, 10000.0, "concatenated")
+    a = wbv.closest_pair_sinusoid(512, 8, 10000.0, "interleaved")
+    b = wbv.closest_pair_sinusoid(512, 8, 10000.0, "concatenated")
     assert a["distance"] == pytest.approx(b["distance"], abs=1e-12) and a["offset"] == b["offset"] == 63
 
 
 def test_why_base_table():
-    wb = v.why_base_view(512, 8, 10000.0, "interleaved")
+    wb = wbv.why_base_view(512, 8, 10000.0, "interleaved")
     t = wb["table"]
     assert t["base"].tolist() == ["100", "1,000", "10,000 (chosen)", "100,000"] == wb["bases"]
-    for b, row in zip(v.WHY_BASES, t.itertuples(index=False)):
+    for b, row in zip(wbv.WHY_BASES, t.itertuples(index=False)):
         assert row[1] == pytest.approx(2 * math.pi * b ** (6 / 8), rel=1e-12)  # longest wavelength
         assert row[2] == pytest.approx(2 * math.pi * b, rel=1e-12)
         assert row[4] == pytest.approx(collisions("sinusoidal", 512, 8, base=b)["distance"], abs=1e-10)
     assert wb["closest"]["distance"] == pytest.approx(t["closest-pair distance"][2])
     assert len(wb["lines"]) == 4 * 4
     assert "10,000 (63 apart)" in wb["caption"]
-    five = v.why_base_view(128, 16, 500000.0, "interleaved")
+    five = wbv.why_base_view(128, 16, 500000.0, "interleaved")
     assert len(five["table"]) == 5 and five["bases"][-1] == "500,000 (chosen)"
 
 
 def test_largest_settings_are_fast_paths():
-    wb = v.why_base_view(4096, 1024, 1e9, "concatenated")
+    wb = wbv.why_base_view(4096, 1024, 1e9, "concatenated")
     assert wb["closest"]["method"].startswith("the offset relation")
     assert wb["closest"]["offset"] == 1 and len(wb["lines"]) <= MAX_MARKS
 
@@ -256,7 +257,7 @@ def test_spectrum_chart_layers():
 
 
 def test_bases_and_shift_charts():
-    wb = v.why_base_view(128, 128, 10000.0, "interleaved")
+    wb = wbv.why_base_view(128, 128, 10000.0, "interleaved")
     spec = to_dict(bases_chart(wb["lines"], n=128, order=wb["bases"]))
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
     assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == wb["bases"]

@@ -1,7 +1,7 @@
 """Views and chart builders of the story pages 1, 3, 4 and 5 (attention, index/length, single sine, sin+cos pair).
 
 Every number is pinned against an independent oracle (the math module, a brute-force loop), a literal
-from the seed article /work/shared/seeds/000_372260f46883930c.txt ("the seed"), or a relation.
+from the article "Positional Embeddings: Why Attention Needs Order", or a relation.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from posenc.views.story import (
     single_sine_view,
 )
 
-DOG = "The dog bit the man."  # the seed's two sentences
+DOG = "The dog bit the man."  # the article's two sentences
 MAN = "The man bit the dog."
 
 
@@ -62,7 +62,7 @@ def test_attention_without_positions_is_the_same_bag():
     assert v["tokens_b"] == ["the", "man", "bit", "the", "dog", "."]
     assert v["labels_a"] == ["0 the", "1 dog", "2 bit", "3 the", "4 man", "5 ."]
     assert v["same_bag"] and v["only_a"] == [] and v["only_b"] == []
-    # the seed: "These two sentences contain the same tokens. Without some fix, a transformer literally cannot
+    # the article: "These two sentences contain the same tokens. Without some fix, a transformer literally cannot
     # tell them apart."  posenc sums with math.fsum, so the differences are exactly zero.
     assert v["max_diff_pooled"] == 0.0
     assert v["max_diff_permuted"] == 0.0
@@ -156,7 +156,7 @@ def test_format_tokens():
 def test_index_length_reproduces_the_seed():
     v = index_length_view(("Hello world", "Cat sat on table", "", ""), 0)
     s = v["summary"]
-    # the seed: "For length 2: 1/2, 2/2 ... For length 4: 1/4, 2/4, 3/4, 4/4"
+    # the article: "For length 2: 1/2, 2/2 ... For length 4: 1/4, 2/4, 3/4, 4/4"
     assert s["L"].tolist() == [2, 4]
     assert s["first"].tolist() == [0.5, 0.25]
     assert s["step"].tolist() == [0.5, 0.25]
@@ -199,7 +199,7 @@ def test_index_length_slots_positions_and_errors():
 def test_single_sine_seed_identity_and_first_return():
     v = single_sine_view(1.0, 64, 0.01)
     ident = v["identity"]
-    # the seed: "if position 5 gets the value sin(5), then position 5 + 2 pi gets exactly the same number"
+    # the article: "if position 5 gets the value sin(5), then position 5 + 2 pi gets exactly the same number"
     assert ident["t1"] == 5 + 2 * math.pi
     assert round(ident["v0"], 8) == round(ident["v1"], 8) == -0.95892427
     assert ident["v0"] == math.sin(5) and ident["diff"] < 1e-15
@@ -266,7 +266,7 @@ def test_circle_closest_pairs_match_the_chord_formula():
     within = sum(1 for t, s in itertools.combinations(range(64), 2) if chord(1.0, t, s) <= 0.1)
     assert v["closest"]["pairs_within_eps"] == within == 20
     sine = sum(1 for t, s in itertools.combinations(range(64), 2) if abs(math.sin(t) - math.sin(s)) <= 0.1)
-    assert v["sine_pairs"] == sine == 180  # the seed: with sine alone "collisions are common"
+    assert v["sine_pairs"] == sine == 180  # the article: with sine alone "collisions are common"
     curve = v["curve"]
     assert curve["n"].iloc[0] == 2 and curve["n"].iloc[-1] == 1000 and len(curve) <= 60
     assert curve["distance"].is_monotonic_decreasing  # a longer context can only bring a closer pair

@@ -48,16 +48,17 @@ def health(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def start_server(port: int | None = None, *, timeout: float = 90.0, extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str, float]:
+def start_server(port: int | None = None, *, timeout: float = 90.0, extra_args: tuple[str, ...] = (),
+                 app: Path = ROOT / "app.py") -> tuple[subprocess.Popen, str, float]:
     """Launch ``streamlit run app.py`` on 127.0.0.1; return (process, base url, seconds to healthy)."""
     port = port or free_port()
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        sys.executable, "-m", "streamlit", "run", str(app),
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args,
     ]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=Path(app).parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = t0 + timeout
     while time.perf_counter() < deadline:

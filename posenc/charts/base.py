@@ -3,14 +3,14 @@
 No Streamlit here: every builder takes a DataFrame and returns an Altair chart, so it is tested
 as a plain function (``chart.to_dict()`` under ``alt.data_transformers.disable_max_rows()``).
 
-Colour choices are colour-blind safe: diverging red-blue (the seed's -1 red .. +1 blue),
+Colour choices are colour-blind safe: diverging red-blue (-1 red .. +1 blue, as the articles draw the heatmap),
 sequential viridis, and the Okabe-Ito categorical palette.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
@@ -103,7 +103,8 @@ def heatmap(
         raise ValueError(f"heatmap has {len(df):,} cells, above the {MAX_MARKS:,}-mark ceiling; downsample first")
     scale = alt.Scale(scheme=scheme, domain=list(domain) if domain else alt.Undefined, reverse=reverse)
     tips = list(tooltip) if tooltip else [
-        alt.Tooltip(f"{y}:O", title=y_title), alt.Tooltip(f"{x}:O", title=x_title), alt.Tooltip(f"{value}:Q", title=legend_title or value, format=".4f"),
+        alt.Tooltip(f"{y}:O", title=y_title), alt.Tooltip(f"{x}:O", title=x_title),
+        alt.Tooltip(f"{value}:Q", title=legend_title or value, format=".4f"),
     ]
     return (
         alt.Chart(df, title=title or alt.Undefined, height=height, width=width)

@@ -3,7 +3,7 @@ Altair chart out; no Streamlit."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd

@@ -7,7 +7,7 @@ can be drawn at any coordinate.  charts/relative.py uses it too.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd

@@ -1,6 +1,6 @@
 """Charts for page 6, "The sinusoid".  DataFrame in, Altair chart out (no Streamlit).
 
-Colours: the PE heatmap and M_k use the diverging red-blue scale fixed to (-1, 1) (the seed's
+Colours: the PE heatmap and M_k use the diverging red-blue scale fixed to (-1, 1) (the article's
 -1 red .. +1 blue); categories use Okabe-Ito.
 """
 

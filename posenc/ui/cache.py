@@ -10,7 +10,8 @@ Exceptions are not cached; ``safe`` turns a ValueError into a visible message.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 

@@ -12,11 +12,13 @@ report unknown URL parameters (see ``posenc.ui.frame``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import streamlit as st
 
 from posenc.registry import ParamSpec, get_scheme
+from posenc.ui import compat
 
 _RUN = "_posenc_run"  # session-state slot holding this run's bound keys and notes
 
@@ -57,11 +59,6 @@ def bound_values() -> dict[str, tuple[Any, Any, list[str]]]:
     (option widgets store the *label*, i.e. format_func(value)).
     """
     return dict(_run()["bound"])
-
-
-def url_notes() -> list[str]:
-    """Notes about URL values that were rejected in this run."""
-    return list(_run()["notes"])
 
 
 def _raw(key: str) -> list[str]:
@@ -119,33 +116,6 @@ def _url_str(v) -> str:
     return str(v)
 
 
-def _drop_non_finite(key: str, raw: list[str]) -> None:
-    """Remove a non-finite or unparseable numeric link value before the widget reads it:
-    Streamlit converts an integer control's URL value with int(float(...)), which raises
-    OverflowError on "inf" or "1e400" instead of falling back.  The note still shows (the raw
-    value was read first)."""
-    if not raw:
-        return
-    try:
-        ok = len(raw) == 1 and math.isfinite(float(raw[0]))
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        # NOTE: Streamlit seeds bound widgets from the query string captured at page load
-        # (QueryParams._initial_query_params), not from st.query_params, so the value must be
-        # dropped there.  Internal API of streamlit 1.67 (pinned); if it moves, this does
-        # nothing and the hostile-URL tests fail loudly.
-        try:
-            from streamlit.runtime.state.session_state_proxy import get_session_state
-
-            with get_session_state().query_params() as qp:
-                getattr(qp, "_initial_query_params", {}).pop(key, None)
-                if key in qp:
-                    del qp[key]
-        except Exception:  # pragma: no cover - nothing to drop
-            pass
-
-
 def _register(key: str, value, default, labels: Callable[[Any], str] | None = None) -> None:
     to_s = labels or _url_str
     url = [to_s(v) for v in value] if isinstance(value, list) else [to_s(value)]
@@ -190,9 +160,8 @@ def slider(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     raw = _raw(key)
     is_int = isinstance(default, int) and not isinstance(default, bool)
     cast = int if is_int else float
-    _drop_non_finite(key, raw)
     value = c.slider(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
-                     key=key, help=help, format=fmt, bind="query-params")
+                     key=key, help=help, format=fmt, bind=compat.number_binding(key, raw))
     _note_if_rejected(key, label, raw, value, lambda s: cast(float(s)) if not is_int else int(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
     if raw and step is not None and is_int:
         value = _snap(key, label, value, cast(lo), cast(hi), cast(step), c)
@@ -206,9 +175,8 @@ def number(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     raw = _raw(key)
     is_int = isinstance(default, int) and not isinstance(default, bool)
     cast = int if is_int else float
-    _drop_non_finite(key, raw)
     value = c.number_input(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
-                           key=key, help=help, format=fmt, bind="query-params")
+                           key=key, help=help, format=fmt, bind=compat.number_binding(key, raw))
     _note_if_rejected(key, label, raw, value, lambda s: int(s) if is_int else float(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
     if raw and step is not None and is_int:
         value = _snap(key, label, value, cast(lo), cast(hi), cast(step), c)
@@ -228,7 +196,8 @@ def select_slider(label: str, key: str, options: Sequence, *, default, help: str
     return value
 
 
-def choice(label: str, key: str, options: Sequence[str], *, default: str, format_func=str, style: str = "segmented", help: str | None = None, container=None) -> str:
+def choice(label: str, key: str, options: Sequence[str], *, default: str, format_func=str, style: str = "segmented",
+           help: str | None = None, container=None) -> str:
     """One option out of a few, as a segmented control (default), radio or select box."""
     c = container or st
     raw = _raw(key)
@@ -236,7 +205,8 @@ def choice(label: str, key: str, options: Sequence[str], *, default: str, format
     if style == "segmented":
         value = c.segmented_control(label, options, default=default, format_func=format_func, key=key, help=help, required=True, bind="query-params")
     elif style == "radio":
-        value = c.radio(label, options, index=options.index(default), format_func=format_func, key=key, help=help, horizontal=True, bind="query-params")
+        value = c.radio(label, options, index=options.index(default), format_func=format_func, key=key, help=help,
+                        horizontal=True, bind="query-params")
     else:
         value = c.selectbox(label, options, index=options.index(default), format_func=format_func, key=key, help=help, bind="query-params")
     if value is None:  # defensive: a deselected segmented control
@@ -247,7 +217,8 @@ def choice(label: str, key: str, options: Sequence[str], *, default: str, format
     return value
 
 
-def multi(label: str, key: str, options: Sequence[str], *, default: Sequence[str], format_func=str, max_selections: int | None = None, help: str | None = None, container=None) -> list[str]:
+def multi(label: str, key: str, options: Sequence[str], *, default: Sequence[str], format_func=str,
+          max_selections: int | None = None, help: str | None = None, container=None) -> list[str]:
     """Several options (a multiselect), bound to the URL as repeated ``key`` parameters."""
     c = container or st
     raw = _raw(key)

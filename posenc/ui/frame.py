@@ -8,7 +8,7 @@ A page calls ``header`` first, then draws; app.py calls ``finish_run`` after the
 from __future__ import annotations
 
 import inspect
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 import altair as alt
@@ -16,32 +16,25 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from posenc import export
-from posenc.ui import controls
-from posenc.ui.pages import PAGE_BY_PATH
+from posenc.io import export
+from posenc.ui import compat, controls
+from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 
 _FRAME = "_posenc_frame"
 
 
-def ensure_router() -> None:
-    """Make sure this page runs under app.py's st.navigation, never on its own.
-
-    On a fresh server, Streamlit decides once per process whether the app "uses the pages/
-    directory" (the legacy multipage mode) -- it does, because our page files live in pages/ --
-    so the very first session that opens a page URL directly runs that file alone, without the
-    router (no sections, no wide layout, no link).  app.py's st.navigation clears the flag for
-    every later run; if we find it still set, we clear it and rerun, so app.py routes this run too.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+def navigation() -> dict[str, list]:
+    """The st.navigation sections of every page in posenc/ui/pages.py (app.py's router uses it)."""
+    return {
+        section: [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(p.path == HOME))
+                  for p in pages]
+        for section, pages in sections().items()
+    }
 
 
 def header(path: str, intro: str) -> None:
     """Title (from the page list) and a two-or-three-sentence intro; reserves the link slot."""
-    ensure_router()
+    compat.ensure_routed(navigation)
     info = PAGE_BY_PATH[path]
     top = st.container(horizontal=True, vertical_alignment="bottom")
     top.title(info.title, anchor=False)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from posenc.registry import SCHEMES
+
 
 @dataclass(frozen=True)
 class PageInfo:
@@ -48,26 +50,10 @@ PAGES: tuple[PageInfo, ...] = (
 )
 
 PAGE_BY_PATH = {p.path: p for p in PAGES}
+HOME = PAGES[0].path  # served at /
 
-# Which page explains each registered scheme (keep in sync with posenc.registry.SCHEMES).
-SCHEME_PAGE: dict[str, str] = {
-    "raw_index": "pages/raw_index.py",
-    "index_over_length": "pages/index_length.py",
-    "single_sine": "pages/single_sine.py",
-    "sincos_pair": "pages/sincos_pair.py",
-    "sinusoidal": "pages/sinusoid.py",
-    "learned_minilm": "pages/learned.py",
-    "learned_random": "pages/learned.py",
-    "t5": "pages/relative_bias.py",
-    "alibi": "pages/relative_bias.py",
-    "rope": "pages/rope.py",
-    "rope_linear": "pages/context_extension.py",
-    "rope_ntk": "pages/context_extension.py",
-    "rope_dynamic": "pages/context_extension.py",
-    "rope_yarn": "pages/context_extension.py",
-    "rope_llama3": "pages/context_extension.py",
-    "nope": "pages/attention_order.py",
-}
+# Which page explains each registered scheme: the registry entry says (Scheme.page).
+SCHEME_PAGE: dict[str, str] = {key: scheme.page for key, scheme in SCHEMES.items()}
 
 
 def sections() -> dict[str, list[PageInfo]]:

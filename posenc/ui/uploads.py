@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import streamlit as st
 
-from posenc import io as pio
+from posenc.io import uploads as pio
 from posenc.registry import SCHEMES
 from posenc.ui.cache import _resolve
 
@@ -38,7 +38,7 @@ class TableMeta:
 
 
 @st.cache_resource(show_spinner=False)
-def _store() -> "OrderedDict[str, np.ndarray]":
+def _store() -> OrderedDict[str, np.ndarray]:
     return OrderedDict()
 
 

@@ -15,19 +15,97 @@ display table with the wishlist marks derived from the measured numbers.
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
-from posenc import learned
+from posenc.analysis.compare import RELATIVE_TOL, measure_scheme
+from posenc.analysis.scores import (
+    cosine_from_gram,
+    dense_scores,
+    offset_profile,
+    position_scores,
+    translation_invariance,
+)
+from posenc.analysis.tables import table_scores
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
-from posenc.compare import RELATIVE_TOL, measure_scheme
-from posenc.registry import N_HEADS, SCHEMES, get_scheme
-from posenc.schemes import bias_matrix
-from posenc.scores import cosine_from_gram, dense_scores, is_offset_only, offset_profile, position_scores, translation_invariance
-from posenc.tables import table_scores
+from posenc.registry import N_HEADS_DEFAULT, SCHEMES, get_scheme
 
-HEADS = int(N_HEADS.default)  # bias schemes are evaluated with the registry's 8 heads
+# ----------------------------------------------------------------------------- result types
+# One TypedDict per view: the keys a page reads, with their types.
+
+class SchemeSimilarityView(TypedDict):
+    """What ``scheme_similarity`` returns."""
+
+    key: str
+    name: str
+    kind: str
+    unit: str
+    n: int
+    d: int
+    frame: pd.DataFrame
+    step: tuple
+    min: float
+    max: float
+    masked_fraction: float
+    translation_invariance: float
+    ti_note: str
+    offset_only: bool
+    offsets: pd.DataFrame
+    offset_method: str
+    offset_step: int
+
+
+class TableSimilarityView(TypedDict):
+    """What ``table_similarity`` returns."""
+
+    key: str
+    name: str
+    kind: str
+    unit: str
+    n: int
+    d: int
+    frame: pd.DataFrame
+    step: tuple
+    min: float
+    max: float
+    masked_fraction: float
+    translation_invariance: float
+    ti_note: str
+    offset_only: bool
+    offsets: pd.DataFrame
+    offset_method: str
+    offset_step: int
+
+
+class SimilarityPanelView(TypedDict):
+    """What ``similarity_panel`` returns."""
+
+    frame: pd.DataFrame
+    panels: list
+    offsets: pd.DataFrame
+    units: list
+
+
+class RelativeCountView(TypedDict):
+    """What ``relative_count`` returns."""
+
+    count: int
+    relative: list
+    absolute: list
+    unmeasured: list
+
+
+class ComparisonView(TypedDict):
+    """What ``comparison`` returns."""
+
+    frame: pd.DataFrame
+    errors: dict
+    wishlist_names: list
+
+
+HEADS = N_HEADS_DEFAULT  # bias schemes are evaluated with 8 heads
 MAX_OFFSETS = 1024  # offsets drawn per scheme on the score-against-offset chart
 LENGTH_TOL = 1e-12  # length_change at or below this counts as length-invariant
 
@@ -36,12 +114,12 @@ LENGTH_TOL = 1e-12  # length_change at or below this counts as length-invariant
 
 def unit_of(key: str, metric: str) -> str:
     """What the score of scheme ``key`` means; schemes sharing a unit share one colour scale."""
-    kind = get_scheme(key).kind
-    if kind == "additive":
+    scheme = get_scheme(key)
+    if scheme.kind == "additive":
         return additive_unit(metric)
-    if kind == "rotary":
-        return "q·k score (all-ones probe)"
-    return "T5 bucket id" if key == "t5" else "bias on the logit"
+    if scheme.kind == "rotary":
+        return f"{scheme.score_unit} (all-ones probe)"
+    return scheme.score_unit
 
 
 def additive_unit(metric: str) -> str:
@@ -50,10 +128,9 @@ def additive_unit(metric: str) -> str:
 
 def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0) -> np.ndarray:
     """The whole (n, n) score matrix ``scheme_similarity`` samples, as a plain array (for .npy)."""
-    kind = get_scheme(key).kind
-    d_used = learned.MINILM_D_MODEL if key == "learned_minilm" else int(d)
-    kw = {"n_heads": HEADS, "head": head} if kind == "bias" else {}
-    return np.array(position_scores(key, n, d=d_used, metric=metric if kind == "additive" else "dot", **kw))
+    scheme = get_scheme(key)
+    metric = metric if scheme.kind == "additive" else "dot"
+    return np.array(position_scores(key, n, d=scheme.width(d), metric=metric, n_heads=HEADS, head=head))
 
 
 def diagonal_means(S: np.ndarray) -> np.ndarray:
@@ -91,7 +168,7 @@ def _matrix_view(S: np.ndarray, n: int, max_cells: int) -> tuple[pd.DataFrame, t
     return frame, steps, rng
 
 
-def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, max_cells: int = HEATMAP_CELLS) -> dict:
+def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, max_cells: int = HEATMAP_CELLS) -> SchemeSimilarityView:
     """One registered scheme at its registry defaults, positions 0 .. n-1.
 
     Score: additive -> ``metric`` (dot or cosine) of PE(i), PE(j); rotary -> <R_i q, R_j q> for
@@ -106,22 +183,20 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     """
     scheme = get_scheme(key)
     kind = scheme.kind
-    d_used = learned.MINILM_D_MODEL if key == "learned_minilm" else int(d)
+    d_used = scheme.width(d)
     m = metric if kind == "additive" else "dot"
-    kw = {"n_heads": HEADS, "head": head} if kind == "bias" else {}
+    kw = {"n_heads": HEADS, "head": head}
     S = position_scores(key, n, d=d_used, metric=m, **kw)  # (n, n); offset-only: read-only Toeplitz view
     frame, steps, rng = _matrix_view(S, n, max_cells)
 
-    only = is_offset_only(key, d_used)
+    only = scheme.offset_only(d_used)
     ti, note = None, ""
-    if kind == "bias":
-        try:  # one head of the bias, built densely from every (i, j) by posenc.schemes.bias_matrix
-            ti = translation_invariance(bias_matrix(key, n, HEADS, head))
+    if only:  # dense from the defining function, so the figure is measured, not true by construction
+        try:
+            G = dense_scores(key, n, d=d_used, **kw)  # (n, n): PE(i) . PE(j), q'(i) . k'(j) or the bias
+            ti = translation_invariance(cosine_from_gram(G) if m == "cosine" else G)
         except ValueError as exc:
             note = str(exc)
-    elif only:  # dense from the vectors, so the figure is measured, not true by construction
-        G = dense_scores(key, n, d=d_used)  # (n, n) Gram matrix of PE(p) or R_p q
-        ti = translation_invariance(cosine_from_gram(G) if m == "cosine" else G)
     else:  # position_scores already built this one densely from the vectors
         ti = translation_invariance(S)
 
@@ -142,7 +217,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     }
 
 
-def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name: str, max_cells: int = HEATMAP_CELLS) -> dict:
+def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name: str, max_cells: int = HEATMAP_CELLS) -> TableSimilarityView:
     """The same dict as ``scheme_similarity`` for an uploaded learned table (rows 0 .. n-1).
 
     ``table``: (max_len, d_model).  n past max_len raises ValueError naming the table: a learned
@@ -179,7 +254,7 @@ def unit_domain(unit: str, lo: float, hi: float) -> tuple[tuple[float, float], s
     return (-top, top), "diverging"
 
 
-def similarity_panel(results: list[dict]) -> dict:
+def similarity_panel(results: list[dict]) -> SimilarityPanelView:
     """Lay several scheme results side by side with ONE colour scale per unit.
 
     Returns {"frame": DataFrame(scheme, i, j, score) of every matrix (NaN score = masked), "panels": list of
@@ -203,7 +278,7 @@ def similarity_panel(results: list[dict]) -> dict:
     return {"frame": frame, "panels": panels, "offsets": offsets, "units": list(units)}
 
 
-def relative_count(results: list[dict]) -> dict:
+def relative_count(results: list[dict]) -> RelativeCountView:
     """Which results are translation invariant (figure <= RELATIVE_TOL): {"count", "relative":
     [names], "absolute": [(name, figure)], "unmeasured": [names]}."""
     rel, absolute, unmeasured = [], [], []
@@ -251,7 +326,6 @@ def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") ->
             "translation_invariance": float(r["translation_invariance"]),
             "relative": bool(r["relative"]),
             "defined_at_4L": bool(r["defined_at_4L"]),
-            "beyond_out_of_range": float(r["beyond_out_of_range"]),
             "wishlist": bool(r["bounded"] and r["continuous"] and r["relative"]),
             "models": r["models"],
             "paper": r["paper"],
@@ -261,7 +335,7 @@ def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") ->
     return pd.DataFrame(out)
 
 
-def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512, pages: tuple = ()) -> dict:
+def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512, pages: tuple = ()) -> ComparisonView:
     """Every registered scheme measured at (n, d, n_heads, train_len).
 
     ``pages``: ((scheme key, URL path), ...) for the link column.  Returns {"frame": the
@@ -296,10 +370,11 @@ def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Long (scheme, property, ok, detail, group) frame of the yes/no columns, for the heat table."""
     props = [
         ("bounded", "bounded", "wishlist", lambda r: f"max |value| up to 10^6: {r['max_abs_at_1e6']:.4g}"),
-        ("continuous", "continuous", "wishlist", lambda r: "defined between integers, stable slope" if r["continuous"] else "integer positions only, or a jump"),
+        ("continuous", "continuous", "wishlist",
+         lambda r: "defined between integers, stable slope" if r["continuous"] else "integer positions only, or a jump"),
         ("relative", "relative", "wishlist", lambda r: f"translation invariance {r['translation_invariance']:.3g}"),
         ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
-        ("defined_at_4L", "defined at 4L", "also measured", lambda r: f"new scores past L: {r['beyond_out_of_range']:.1%}" if r["defined_at_4L"] else "no row past the table"),
+        ("defined_at_4L", "defined at 4L", "also measured", lambda r: "defined at every position" if r["defined_at_4L"] else "no row past the table"),
     ]
     recs = []
     for _, r in frame.iterrows():

@@ -10,16 +10,149 @@ the bundled tables (``learned_view``, cached on scalars) and uploads
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_int
+from posenc.analysis.spectrum import low_frequency_share, median_frequency, position_spectrum
+from posenc.analysis.tables import table_scores, table_signature
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame, stride_for
-from posenc.learned import MINILM_D_MODEL, MINILM_MAX_LEN, minilm_metadata, minilm_table, random_table
-from posenc.sinusoidal import sinusoidal
-from posenc.spectrum import low_frequency_share, median_frequency, position_spectrum
-from posenc.tables import table_scores, table_signature
+from posenc.schemes.learned import MINILM_D_MODEL, MINILM_MAX_LEN, minilm_metadata, minilm_table, random_table
+from posenc.schemes.sinusoidal import sinusoidal
+
+# ----------------------------------------------------------------------------- result types
+# One TypedDict per view: the keys a page reads, with their types.
+
+class ProvenanceView(TypedDict):
+    """What ``provenance`` returns."""
+
+    model: str
+    url: str
+    family: str
+    tensor: str
+    shape: tuple
+    licence: str
+    checkpoint_dtype: str
+    stored_dtype: str
+    max_abs_rounding: float
+
+
+class TableView(TypedDict):
+    """What ``table_view`` returns."""
+
+    shape: tuple
+    name: str
+    heatmap: pd.DataFrame
+    heat_step: tuple
+    clip: float
+    max_abs: float
+    max_abs_at: tuple
+    similarity: pd.DataFrame
+    sim_step: int
+    n_requested: int
+    n_shown: int
+    mean_abs_offdiag: float
+    neighbour_cosine: float
+    first_below: int
+    cos_01: float
+    norms: pd.DataFrame
+    norm_step: int
+    median_norm: float
+    norm_row0: float
+    norm_last: float
+    spectrum: pd.DataFrame
+    spectrum_points: int
+    spectrum_thinned: bool
+    median_wavelength: float
+    low_share: float
+
+
+class TableSeriesView(TypedDict):
+    """What ``table_series`` returns."""
+
+    neighbour_cosine: float
+    first_below: int
+    cos_01: float
+    norms: pd.DataFrame
+    norm_step: int
+    median_norm: float
+    norm_row0: float
+    norm_last: float
+    spectrum: pd.DataFrame
+    spectrum_points: int
+    spectrum_thinned: bool
+    median_wavelength: float
+    low_share: float
+
+
+class RowAtView(TypedDict):
+    """What ``row_at`` returns."""
+
+    position: int
+    defined: bool
+    message: str | None
+    norm: float
+    frame: pd.DataFrame | None
+
+
+class LearnedView(TypedDict):
+    """What ``learned_view`` returns."""
+
+    shape: tuple
+    name: str
+    heatmap: pd.DataFrame
+    heat_step: tuple
+    clip: float
+    max_abs: float
+    max_abs_at: tuple
+    similarity: pd.DataFrame
+    sim_step: int
+    n_requested: int
+    n_shown: int
+    mean_abs_offdiag: float
+    neighbour_cosine: float
+    first_below: int
+    cos_01: float
+    norms: pd.DataFrame
+    norm_step: int
+    median_norm: float
+    norm_row0: float
+    norm_last: float
+    spectrum: pd.DataFrame
+    spectrum_points: int
+    spectrum_thinned: bool
+    median_wavelength: float
+    low_share: float
+
+
+class LearnedRowAtView(TypedDict):
+    """What ``learned_row_at`` returns."""
+
+    position: int
+    defined: bool
+    message: str | None
+    norm: float
+    frame: pd.DataFrame | None
+
+
+class SinusoidAtView(TypedDict):
+    """What ``sinusoid_at`` returns."""
+
+    position: int
+    frame: pd.DataFrame
+    norm: float
+    max_abs: float
+
+
+class ContrastView(TypedDict):
+    """What ``contrast_view`` returns."""
+
+    norms: pd.DataFrame
+    spectrum: pd.DataFrame
+    summary: pd.DataFrame
+
 
 SOURCES = {"minilm": "MiniLM (trained)", "sinusoid": "sinusoid", "random": "untrained random"}
 SIMILARITY_SIDE = 128  # the similarity heatmap shows at most 128 x 128 cells
@@ -44,7 +177,7 @@ def builtin_table(source: str, seed: int = 0) -> np.ndarray:
     return random_table(MINILM_MAX_LEN, MINILM_D_MODEL, seed=seed)
 
 
-def provenance() -> dict:
+def provenance() -> ProvenanceView:
     """Where the bundled table comes from: {"model", "url", "family", "tensor", "shape", "licence",
     "checkpoint_dtype", "stored_dtype", "max_abs_rounding"} (from posenc.learned.minilm_metadata)."""
     m = minilm_metadata()
@@ -74,7 +207,7 @@ def _row_cosines(T: np.ndarray, ref: int) -> np.ndarray:
     return np.where(denom > 0, dots / np.where(denom > 0, denom, 1.0), 0.0)
 
 
-def table_view(table, n: int, *, name: str = "table") -> dict:
+def table_view(table, n: int, *, name: str = "table") -> TableView:
     """Everything the page draws for one table ``table`` (rows, d).
 
     Returns a dict:
@@ -115,7 +248,7 @@ def table_view(table, n: int, *, name: str = "table") -> dict:
     return out
 
 
-def table_series(table, name: str = "table") -> dict:
+def table_series(table, name: str = "table") -> TableSeriesView:
     """Per-position series and summary numbers of ``table`` (rows, d).
 
     {"norms": DataFrame(position, norm, table), "median_norm", "norm_row0", "norm_last",
@@ -161,7 +294,7 @@ def _vector(v: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"channel": np.arange(0, v.size, step, dtype=np.int64), "value": v[::step]})
 
 
-def row_at(table, position: int) -> dict:
+def row_at(table, position: int) -> RowAtView:
     """The row a table adds at ``position``, or why there is none.
 
     {"position", "defined": bool, "message": None or the ValueError text of
@@ -176,12 +309,12 @@ def row_at(table, position: int) -> dict:
     return {"position": position, "defined": True, "message": None, "norm": float(np.linalg.norm(row)), "frame": _vector(row)}
 
 
-def learned_view(source: str, seed: int, n: int) -> dict:
+def learned_view(source: str, seed: int, n: int) -> LearnedView:
     """``table_view`` of a bundled table (see ``builtin_table``), named by SOURCES."""
     return table_view(builtin_table(source, seed), n, name=SOURCES[source])
 
 
-def learned_row_at(source: str, seed: int, position: int) -> dict:
+def learned_row_at(source: str, seed: int, position: int) -> LearnedRowAtView:
     """``row_at`` of a bundled table.  The sinusoid is a function, not a table: for it this is
     ``sinusoid_at(position, 384)``, defined at every position (not a lookup into 512 rows)."""
     if check_choice("source", source, tuple(SOURCES)) == "sinusoid":
@@ -190,7 +323,7 @@ def learned_row_at(source: str, seed: int, position: int) -> dict:
     return row_at(builtin_table(source, seed), position)
 
 
-def sinusoid_at(position: int, d: int) -> dict:
+def sinusoid_at(position: int, d: int) -> SinusoidAtView:
     """The sinusoid (interleaved, base 10^4) at ``position`` with width ``d``: defined everywhere.
 
     {"position", "frame": DataFrame(channel, value), "norm": ||PE(position)|| (= sqrt(d/2), even d),
@@ -202,7 +335,7 @@ def sinusoid_at(position: int, d: int) -> dict:
     return {"position": position, "frame": _vector(v), "norm": float(np.linalg.norm(v)), "max_abs": float(np.abs(v).max())}
 
 
-def contrast_view(seed: int) -> dict:
+def contrast_view(seed: int) -> ContrastView:
     """Norm per position and spectrum of all three bundled tables, for the contrast lines.
 
     {"norms": DataFrame(position, norm, table), "spectrum": DataFrame(frequency, wavelength,

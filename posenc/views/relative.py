@@ -6,14 +6,62 @@ axes: n positions, i query (row), j key (column), rel = j - i (T5's sign), dista
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 import pandas as pd
 
 from posenc._validate import check_bool, check_int
+from posenc.analysis.scores import position_scores
 from posenc.charts.base import HEATMAP_CELLS, matrix_frame, stride_for
 from posenc.registry import get_scheme
-from posenc.relative import MAX_HEADS, alibi_slopes, t5_bucket, t5_bucket_matrix
-from posenc.scores import position_scores
+from posenc.schemes.relative import MAX_HEADS, alibi_slopes, t5_bucket, t5_bucket_matrix
+
+# ----------------------------------------------------------------------------- result types
+# One TypedDict per view: the keys a page reads, with their types.
+
+class T5View(TypedDict):
+    """What ``t5_view`` returns."""
+
+    ranges: pd.DataFrame
+    segments: pd.DataFrame
+    display_max: int
+    max_exact: int
+    half: int
+    buckets_used: int
+    unused: list
+    last_start: int
+    matrix: pd.DataFrame
+    step: int
+    n: int
+    exercise_rel: int
+    exercise_bucket: int
+
+
+class AlibiSlopesView(TypedDict):
+    """What ``alibi_slopes_view`` returns."""
+
+    frame: pd.DataFrame
+    power: int
+    extra: int
+    exercise_head: int
+    exercise_slope: float
+    exercise_neg_log2: float
+
+
+class AlibiMatrixView(TypedDict):
+    """What ``alibi_matrix_view`` returns."""
+
+    frame: pd.DataFrame
+    step: int
+    n: int
+    train_len: int
+    slope: float
+    bias_at_train: float
+    bias_far: float
+    masked_share: float
+    head: int
+
 
 T5_MAX_N = 2048
 ALIBI_MAX_TRAIN = 1024
@@ -44,14 +92,14 @@ def _ranges(dist: np.ndarray, buckets: np.ndarray, sign: int, open_bucket: int) 
 
 def t5_distance_choices() -> list[int]:
     """max_distance values offered on the page: powers of two and round numbers spanning the
-    registry's range for T5's max_distance (4 .. 100000), including T5's 128 and schemes.md's 20."""
+    registry's range for T5's max_distance (4 .. 100000), including T5's 128 and 20 (a small, non-default example)."""
     spec = {p.name: p for p in get_scheme("t5").params}["max_distance"]
     lo, hi = int(spec.lo), int(spec.hi)
     values = {lo, hi, 20, 100, 1000, 10_000} | {2**k for k in range(2, 17)}
     return sorted(v for v in values if lo <= v <= hi)
 
 
-def t5_view(bidirectional: bool, num_buckets: int, max_distance: int, n: int) -> dict:
+def t5_view(bidirectional: bool, num_buckets: int, max_distance: int, n: int) -> T5View:
     """T5's bucket function, its ranges and its (n, n) bucket-id matrix.
 
     Returns {"ranges": DataFrame(bucket, side, kind, dist_lo, dist_hi (NaN = no upper end),
@@ -107,7 +155,7 @@ def t5_view(bidirectional: bool, num_buckets: int, max_distance: int, n: int) ->
 
 # ----------------------------------------------------------------------------- ALiBi
 
-def alibi_slopes_view(n_heads: int) -> dict:
+def alibi_slopes_view(n_heads: int) -> AlibiSlopesView:
     """ALiBi slopes of every head, H = ``n_heads``.
 
     {"frame": DataFrame(head (1-based), slope m, neg_log2 (-log2 m), group), "power": c, the
@@ -125,7 +173,7 @@ def alibi_slopes_view(n_heads: int) -> dict:
             "exercise_neg_log2": float(-np.log2(m[k - 1]))}
 
 
-def alibi_matrix_view(n_heads: int, head: int, train_len: int, causal: bool) -> dict:
+def alibi_matrix_view(n_heads: int, head: int, train_len: int, causal: bool) -> AlibiMatrixView:
     """ALiBi bias of one head over n = 4 x ``train_len`` positions, strided to <= HEATMAP_CELLS.
 
     The matrix is posenc.position_scores("alibi", n, n_heads=H, head=head-1, causal=causal), an

@@ -12,14 +12,82 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_float, check_int
+from posenc.analysis.geometry import frequency_spectrum, shift_operator
 from posenc.charts.base import HEATMAP_CELLS, matrix_frame
-from posenc.geometry import collisions, frequency_spectrum, shift_operator, sinusoid_shift_matrix
-from posenc.sinusoidal import LAYOUTS, sinusoid_wavelengths, sinusoidal
+from posenc.schemes.sinusoidal import LAYOUTS, sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
+
+# ----------------------------------------------------------------------------- result types
+# One TypedDict per view: the keys a page reads, with their types.
+
+class HeatmapView(TypedDict):
+    """What ``heatmap_view`` returns."""
+
+    frame: pd.DataFrame
+    shown: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    row_step: int
+    pair_step: int
+    cells: int
+    n: int
+    d: int
+    max_abs: float
+    norm_min: float
+    norm_max: float
+    sqrt_half_d: float
+    aliased_pairs: int
+    total: int
+    caption: str
+
+
+class SpectrumView(TypedDict):
+    """What ``spectrum_view`` returns."""
+
+    caption: str
+    frame: pd.DataFrame
+    marks: pd.DataFrame
+    shortest: float
+    longest: float
+    limit: float
+    full_turns: int
+    pairs: int
+    n: int
+
+
+class WorkedExampleView(TypedDict):
+    """What ``worked_example`` returns."""
+
+    frame: pd.DataFrame
+    full: pd.DataFrame
+    pe: np.ndarray
+    emb: np.ndarray
+    sum: np.ndarray
+    words: tuple
+    zero_words: int
+    caption: str
+    pe_1_2: float
+
+
+class ShiftView(TypedDict):
+    """What ``shift_view`` returns."""
+
+    caption: str
+    frame: pd.DataFrame
+    M: np.ndarray
+    closed: np.ndarray
+    residual: float
+    orthogonality: float
+    off_block: float
+    max_diff: float
+    fit_span: float
+    angle_eps: float
+
 
 MAX_N = 4096
 MAX_D = 1024
@@ -27,16 +95,13 @@ MAX_SHIFT_D = 64
 EVEN_D = tuple(range(2, MAX_D + 1, 2))  # the page's d_model choices (even only)
 SHIFT_D = tuple(range(4, MAX_SHIFT_D + 1, 2))  # the page's d choices for M_k
 HEATMAP_MAX_COLS = 128  # columns kept before striding pairs; rows get the rest of HEATMAP_CELLS
-WHY_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 
-WORKED_D = 4  # the seed article's d_model (seed 002, "Hello World" to the Rescue)
+WORKED_D = 4  # the d_model of "What are Positional Embeddings?" ("Hello World" to the Rescue)
 WORKED_BASE = 10000.0
 MAX_WORDS = 12
-# The seed's hypothetical word embeddings for the first two words (seed 002, Step 3).
+# The article's hypothetical word embeddings for the first two words (the article "What are Positional Embeddings?", Step 3).
 SEED_EMBEDDINGS = ("0.1, 0.2, 0.3, 0.4", "0.5, 0.6, 0.7, 0.8")
 MAX_ABS_EMBEDDING = 1e6
-# printf formats of the why-base table's number columns (the page hands them to st.column_config)
-TABLE_FORMATS = {"longest wavelength": "%.2f", "limit 2π·base": "%.2f", "closest-pair distance": "%.6f"}
 
 
 def full_encoding(n: int, d_model: int, base: float, layout: str) -> np.ndarray:
@@ -64,7 +129,7 @@ def _pair_columns(pair: np.ndarray, d: int, layout: str) -> tuple[np.ndarray, np
     return pair, h + pair
 
 
-def heatmap_view(n: int, d_model: int, base: float, layout: str) -> dict:
+def heatmap_view(n: int, d_model: int, base: float, layout: str) -> HeatmapView:
     """The position x depth heatmap of PE, strided to at most HEATMAP_CELLS cells.
 
     Columns are kept by whole frequency pairs (every ``pair_step``-th pair, both its sin and its
@@ -123,7 +188,7 @@ def heatmap_view(n: int, d_model: int, base: float, layout: str) -> dict:
     }
 
 
-def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved") -> dict:
+def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved") -> SpectrumView:
     """Wavelength of every frequency pair, and which pairs complete a full turn within n.
 
     Returns {"frame": DataFrame(pair, columns str, omega, wavelength, full_turn "yes"/"no"),
@@ -170,7 +235,7 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
 
 
 def default_embedding(position: int) -> str:
-    """The text box default for word ``position``: the seed's values for 0 and 1, else blank."""
+    """The text box default for word ``position``: the article's values for 0 and 1, else blank."""
     return SEED_EMBEDDINGS[position] if 0 <= position < len(SEED_EMBEDDINGS) else ""
 
 
@@ -206,11 +271,11 @@ def parse_embedding(raw: str, word: str, position: int) -> np.ndarray | None:
 
 
 def _vec3(v: np.ndarray) -> str:
-    """A vector at 3 decimals, as the seed prints it: [0.841, 0.540, 0.010, 1.000]."""
+    """A vector at 3 decimals, as the article prints it: [0.841, 0.540, 0.010, 1.000]."""
     return "[" + ", ".join(f"{x:.3f}" if round(x, 3) != 0 else "0.000" for x in v) + "]"
 
 
-def worked_example(text: str, embeddings: tuple[str, ...]) -> dict:
+def worked_example(text: str, embeddings: tuple[str, ...]) -> WorkedExampleView:
     """Word embedding + PE(position) at d_model = 4, base 10000, the paper's interleaved layout.
 
     ``embeddings[i]`` is the text typed for word i (blank or missing: a zero embedding).
@@ -244,7 +309,8 @@ def worked_example(text: str, embeddings: tuple[str, ...]) -> dict:
     })
     zero = sum(r is None for r in rows)
     caption = (f"d_model = {WORKED_D}, base {WORKED_BASE:g}, the paper's interleaved layout, positions from 0, as in the "
-               "seed article. The first two boxes start at the seed's hypothetical embeddings; a blank box is a zero "
+               "article \"What are Positional Embeddings?\". The first two boxes start at the article's hypothetical "
+               "embeddings; a blank box is a zero "
                f"embedding, so that word's sum is its position vector itself ({zero} of {w} word(s) here). "
                "Values at 3 decimals; full precision below.")
     pe1 = sinusoidal([1], WORKED_D, base=WORKED_BASE)[0]  # (4,)
@@ -261,7 +327,7 @@ def worked_example(text: str, embeddings: tuple[str, ...]) -> dict:
     }
 
 
-def shift_view(k: int, d: int, base: float) -> dict:
+def shift_view(k: int, d: int, base: float) -> ShiftView:
     """M_k fitted by least squares (PE(p + k) = M_k PE(p)) next to its closed form.
 
     Interleaved layout (the closed form's).  Returns {"frame": DataFrame(row, col, value,
@@ -300,60 +366,3 @@ def shift_view(k: int, d: int, base: float) -> dict:
         "fit_span": span,
         "angle_eps": span * 2.0**-52,
     }
-
-
-def closest_pair_sinusoid(n: int, d: int, base: float, layout: str) -> dict:
-    """The closest pair of positions among 0 .. n-1: {"distance", "i", "j", "offset", "method"}.
-
-    posenc.geometry.collisions: for the sinusoid at even d the shift PE(p) -> PE(p + k) is the
-    rotation M_k, so ||PE(p+k) - PE(p)||^2 = d - 2 sum_i cos(k w_i) depends only on k and the
-    closest pair is the closest offset -- exact in O(n d).  Layout-free: the layouts are a column
-    permutation, which keeps every distance.
-    """
-    n = check_int("n", n, lo=2, hi=MAX_N)
-    d = _even_d("d_model", d, MAX_D)
-    layout = check_choice("layout", layout, LAYOUTS)
-    c = collisions("sinusoidal", n, d, base=base, layout=layout)
-    method = {"offsets": "the offset relation d − 2Σcos(kω) (exact)", "kd-tree": "a KD-tree over all positions"}[c["method"]]
-    return {"distance": c["distance"], "i": c["i"], "j": c["j"], "offset": c["j"] - c["i"], "method": method}
-
-
-def why_base_view(n: int, d_model: int, base: float, layout: str) -> dict:
-    """How the base changes the wavelengths and the closest pair, at the chosen n and d.
-
-    Bases: WHY_BASES plus the chosen one.  Returns {"closest": closest_pair_sinusoid(...) at the
-    chosen base, "table": DataFrame(base, longest wavelength, limit 2π·base, pairs turning within
-    n, closest-pair distance, closest-pair offset, method), "lines": DataFrame(base label, pair,
-    wavelength) for the chart, "bases": the labels in order, "caption"}.
-    """
-    n = check_int("n", n, lo=2, hi=MAX_N)
-    d = _even_d("d_model", d_model, MAX_D)
-    base = check_float("base", base, lo=1.0, hi=1e12, lo_open=True)
-    bases = sorted(set(WHY_BASES) | {base})
-    rows, lines, names, closest = [], [], [], None
-    for b in bases:
-        spec = spectrum_view(d, b, n, layout)
-        cp = closest_pair_sinusoid(n, d, b, layout)
-        plain = f"{b:,.6g}"
-        label = plain + (" (chosen)" if b == base else "")
-        closest = cp if b == base else closest
-        rows.append({
-            "base": label,
-            "longest wavelength": spec["longest"],
-            "limit 2π·base": spec["limit"],
-            f"pairs turning fully within n = {n:,}": f"{spec['full_turns']} of {spec['pairs']}",
-            "closest-pair distance": cp["distance"],
-            "closest pair": f"{cp['i']} and {cp['j']}",
-            "offset j − i": cp["offset"],
-        })
-        names.append(plain)
-        lines.append(pd.DataFrame({"base": label, "pair": spec["frame"]["pair"], "wavelength": spec["frame"]["wavelength"]}))
-    adjacent = [nm for nm, r in zip(names, rows) if r["offset j − i"] == 1]
-    far = [f"{nm} ({r['offset j − i']:,} apart)" for nm, r in zip(names, rows) if r["offset j − i"] != 1]
-    caption = (f"Closest pair by {closest['method']}. For the sinusoid (even d) the distance between two positions "
-               "depends only on their offset, so one pair stands for every pair that far apart. ")
-    caption += (f"Neighbours are the closest pair for base {', '.join(adjacent)}; " if adjacent else "")
-    caption += (f"for base {', '.join(far)} two distant positions come closer than neighbours do." if far else
-                "no base here brings two distant positions closer than neighbours.")
-    return {"closest": closest, "caption": caption, "table": pd.DataFrame(rows), "lines": pd.concat(lines, ignore_index=True),
-            "bases": [r["base"] for r in rows]}

@@ -4,22 +4,106 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
 from posenc._validate import check_float, check_int
-from posenc.attention import permutation_equivariance, tokenize
-from posenc.geometry import collisions, first_return, growth, length_dependence, token_embedding_norm
-from posenc.learned import minilm_metadata
-from posenc.naive import single_sine, unit_circle_points
-from posenc.registry import get_scheme
-from posenc.schemes import encode, signature
+from posenc.analysis.attention import permutation_equivariance, tokenize
+from posenc.analysis.geometry import collisions, first_return, growth, length_dependence, token_embedding_norm
+from posenc.registry import encode, get_scheme, signature
+from posenc.schemes.learned import minilm_metadata
+from posenc.schemes.naive import single_sine, unit_circle_points
+
+# ----------------------------------------------------------------------------- result types
+# One TypedDict per view: the keys a page reads, with their types.
+
+class RawIndexGrowthView(TypedDict):
+    """What ``raw_index_growth`` returns."""
+
+    frame: pd.DataFrame
+    context: int
+    pe_norm: float
+    pe_max: float
+    token_norm: float
+    minilm_token_norm: float
+    ratio: float
+    sinusoid_norm: float
+
+
+class AttentionView(TypedDict):
+    """What ``attention_view`` returns."""
+
+    tokens_a: list
+    tokens_b: list
+    labels_a: list
+    labels_b: list
+    same_bag: bool
+    only_a: list
+    only_b: list
+    heat_a: pd.DataFrame
+    heat_b: pd.DataFrame
+    vmax: float
+    diff: pd.DataFrame | None
+    perm_table: pd.DataFrame | None
+    max_diff_pooled: float
+    max_diff_permuted: float | None
+    max_diff_logits: float | None
+    masked: int
+    scheme: str | None
+    d_model: int
+
+
+class IndexLengthView(TypedDict):
+    """What ``index_length_view`` returns."""
+
+    values: pd.DataFrame
+    summary: pd.DataFrame
+    steps: pd.DataFrame
+    position: int
+    at_position: pd.DataFrame
+    max_change: float
+    exercise: dict
+
+
+class SingleSineView(TypedDict):
+    """What ``single_sine_view`` returns."""
+
+    points: pd.DataFrame
+    curve: pd.DataFrame
+    pairs: pd.DataFrame
+    n_pairs: int
+    closest: dict
+    identity: dict
+    first_return: dict
+    period: float
+    omega: float
+    n: int
+    eps: float
+
+
+class CircleView(TypedDict):
+    """What ``circle_view`` returns."""
+
+    points: pd.DataFrame
+    outline: pd.DataFrame
+    labelled: list
+    per_turn: int
+    closest: dict
+    turn_closest: dict
+    sine_pairs: int
+    curve: pd.DataFrame
+    first_return: dict
+    omega: float
+    n: int
+    eps: float
+
 
 GROWTH_POINTS = 121  # log-spaced positions from 1 to 10^6 (plus the chosen context)
 
 
-def raw_index_growth(context: int, d_model: int) -> dict:
+def raw_index_growth(context: int, d_model: int) -> RawIndexGrowthView:
     """Norm of the raw-index encoding against position (1 .. 10^6), next to embedding scales.
 
     Returns {"frame": DataFrame(position, norm, series) for the chart, "context": int,
@@ -83,7 +167,7 @@ def _score_frame(M: np.ndarray, labels_q: list[str], labels_k: list[str], value:
     })
 
 
-def attention_view(sentence_a: str, sentence_b: str, scheme: str | None, d_model: int) -> dict:
+def attention_view(sentence_a: str, sentence_b: str, scheme: str | None, d_model: int) -> AttentionView:
     """The tiny attention of posenc.attention on two sentences, without (scheme=None) or with a scheme.
 
     Returns {"tokens_a", "tokens_b": list[str], "labels_a", "labels_b": axis labels "i token",
@@ -152,8 +236,8 @@ MAX_SENTENCES = 4
 STEP_CURVE_MAX_L = 64  # the step curve 1/L runs over L = 2 .. 64 (the longest sentence tokenize allows)
 
 
-def index_length_view(sentences: tuple[str, ...], position: int = 0) -> dict:
-    """Index / length, PE(t) = (t + 1) / L, for each non-empty sentence (tokens counted from 1 as the seed does).
+def index_length_view(sentences: tuple[str, ...], position: int = 0) -> IndexLengthView:
+    """Index / length, PE(t) = (t + 1) / L, for each non-empty sentence (tokens counted from 1 as the article does).
 
     ``sentences``: up to 4 strings; empty ones are skipped (each keeps its box number in the labels).
 
@@ -179,7 +263,8 @@ def index_length_view(sentences: tuple[str, ...], position: int = 0) -> dict:
         short = text if len(text) <= 28 else text[:27] + "…"
         name = f"{k + 1}: {short} (L = {L})"
         frames.append(pd.DataFrame({"sentence": name, "t": np.arange(L), "token": toks, "value": v, "L": L}))
-        summary.append({"slot": k + 1, "sentence": name, "L": L, "first": float(v[0]), "step": float(v[1] - v[0]) if L > 1 else None, "last": float(v[-1])})
+        summary.append({"slot": k + 1, "sentence": name, "L": L, "first": float(v[0]),
+                        "step": float(v[1] - v[0]) if L > 1 else None, "last": float(v[-1])})
         lengths.append(L)
         names.append(name)
     shortest = min(lengths)
@@ -203,10 +288,10 @@ def index_length_view(sentences: tuple[str, ...], position: int = 0) -> dict:
 # ----------------------------------------------------------------------------- page 4: a single sine
 SINE_SAMPLES_PER_STEP = 8  # the continuous curve between integer positions
 MAX_LISTED_PAIRS = 20
-IDENTITY_POSITION = 5.0  # the seed: "position 5 gets sin(5), position 5 + 2 pi gets exactly the same number"
+IDENTITY_POSITION = 5.0  # the article: "position 5 gets sin(5), position 5 + 2 pi gets exactly the same number"
 
 
-def single_sine_view(omega: float, n: int, eps: float) -> dict:
+def single_sine_view(omega: float, n: int, eps: float) -> SingleSineView:
     """A single sine sin(omega t) at positions 0 .. n-1, and its collisions within eps.
 
     Returns {"points": DataFrame(t, value, partners, status): partners = how many other positions
@@ -255,7 +340,7 @@ CURVE_LENGTHS = 60  # log-spaced context lengths for the closest-pair curve
 MAX_CIRCLE_LABELS = 16
 
 
-def circle_view(omega: float, n: int, n_max: int, eps: float) -> dict:
+def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
     """Positions 0 .. n-1 as points (sin wt, cos wt) on the unit circle, and how close they come.
 
     Returns {"points": DataFrame(t, x = cos wt, y = sin wt, turn, label): label is the position as

@@ -1,8 +1,8 @@
 """Every chart on every page carries its export menu: PNG, SVG and CSV (plus .npy arrays)."""
 
 import pytest
-
 from apphelpers import open_page
+
 from posenc.ui.pages import PAGES
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apphelpers import charts, open_page
 from numpy.lib import format as npy_format
 
-from apphelpers import charts, open_page
 from posenc.io import MAX_UPLOAD_BYTES
 
 PAGE = "pages/learned.py"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from apphelpers import open_page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apphelpers import open_page
 from posenc.ui.pages import PAGES
 
 settings.register_profile("ci", max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)

@@ -1,12 +1,20 @@
-"""Page 1 (attention needs order): the seed's dog/man proof, a scheme that breaks it, bad input, URLs, payload."""
+"""Page 1 (attention needs order): the article's dog/man proof, a scheme that breaks it, bad input, URLs, payload."""
 
 import numpy as np
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 
 import posenc
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
 
 PAGE = "pages/attention_order.py"
-DOG = "The dog bit the man."  # the seed (000_372260f46883930c.txt): "The dog bit the man. / The man bit the dog."
+DOG = "The dog bit the man."  # the article "Positional Embeddings: Why Attention Needs Order": "The dog bit the man. / The man bit the dog."
 MAN = "The man bit the dog."
 NO = " (no positions)"
 WITH = " (with positions)"

@@ -1,4 +1,4 @@
-"""Page 10 (context extension): numbers against posenc and the reference, the model input, links, budgets."""
+"""Page 10 (context extension): numbers against posenc and Hugging Face's code, the model input, links, budgets."""
 
 import json
 import math
@@ -6,9 +6,9 @@ import math
 import numpy as np
 from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes, text_of
 
-from posenc.modelconfig import EXAMPLE_CONFIGS
-from posenc.rope import yarn_ramp
-from posenc.schemes import rope_for, rope_scaling
+from posenc.io.modelconfig import EXAMPLE_CONFIGS
+from posenc.registry import rope_for, rope_scaling
+from posenc.schemes.scaling import yarn_ramp
 
 PAGE = "pages/context_extension.py"
 CLASSICS = ["RoPE (no scaling)", "PI (linear)", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3"]
@@ -24,7 +24,7 @@ def test_defaults_llama31_settings():
     clean(at)
     m = metrics(at)
     assert m["target length s·L"] == "65,536"
-    # schemes.md 6.6: Llama 3 at d = 128, base 5e5, orig 8192 keeps 29, smooths 6, divides 29
+    # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run: Llama 3 at d = 128, base 5e5, orig 8192 keeps 29, smooths 6, divides 29
     assert m["Llama 3 bands"] == "29 / 6 / 29"
     ramp = yarn_ramp(128, 500000.0, rope_scaling("rope_yarn", base=500000.0, factor=8.0, original_max_position_embeddings=8192))
     assert m["YaRN correction range"] == f"{ramp['low']} – {ramp['high']}" == "18 – 35"
@@ -54,7 +54,7 @@ def test_controls_reproduce_the_reference_yarn():
     at.number_input(key="s").set_value(4.0).run()
     clean(at)
     m = metrics(at)
-    # schemes.md 6.4: d = 16, s = 4, orig = 2048 -> low 2, high 6, attention factor 1.1386294361
+    # HF transformers modeling_rope_utils, _compute_yarn_parameters, run: d = 16, s = 4, orig = 2048 -> low 2, high 6, attention factor 1.1386294361
     assert m["YaRN correction range"] == "2 – 6"
     assert m["YaRN attention factor"] == "1.138629"
     assert m["target length s·L"] == "8,192"

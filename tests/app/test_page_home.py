@@ -1,7 +1,8 @@
 """The landing page: the wishlist marks are the measurements, and every page is linked."""
 
-import posenc
 from apphelpers import assert_clean, open_page
+
+import posenc
 from posenc.ui.pages import PAGES
 
 PAGE = "pages/home.py"
@@ -16,7 +17,7 @@ def test_marks_are_derived_from_measurements():
         shown = table[table["scheme"] == row["name"]].iloc[0]
         assert (bool(shown["bounded"]), bool(shown["continuous"]), bool(shown["relative"])) == (
             row["bounded"], row["continuous"], row["relative"]), key
-    # the seed's verdicts, measured: raw index explodes, the sinusoid ticks all three
+    # the article's verdicts, measured: raw index explodes, the sinusoid ticks all three
     raw = table[table["scheme"] == "Raw index"].iloc[0]
     assert not raw["bounded"] and raw["max |value| at 10⁶"] == 1e6
     sin = table[table["scheme"] == "Sinusoidal"].iloc[0]

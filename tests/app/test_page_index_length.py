@@ -1,6 +1,13 @@
-"""Page 3 (attempt 2, index / length): the seed's 1/2 and 1/4, the shrinking step, controls, URLs, payload."""
+"""Page 3 (attempt 2, index / length): the article's 1/2 and 1/4, the shrinking step, controls, URLs, payload."""
 
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+)
 
 import posenc
 
@@ -11,7 +18,7 @@ def test_defaults_show_the_seed_numbers():
     at = open_page(PAGE)
     assert_clean(at)
     m = metrics(at)
-    # the seed (000_372260f46883930c.txt): "Hello world / Cat sat on table ... For length 2: 1/2, 2/2 ...
+    # the article "Positional Embeddings: Why Attention Needs Order": "Hello world / Cat sat on table ... For length 2: 1/2, 2/2 ...
     # For length 4: 1/4, 2/4, 3/4, 4/4"
     assert m["first token of sentence 1 (L = 2)"] == "0.5"
     assert m["first token of sentence 2 (L = 4)"] == "0.25"

@@ -5,13 +5,21 @@ import math
 
 import numpy as np
 import pytest
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 
 import posenc
-from posenc.learned import minilm_table, random_table
+from posenc.schemes.learned import minilm_table, random_table
 
 PAGE = "pages/learned.py"
-# schemes.md §1.1: ||PE(p)|| = sqrt(d/2); d = 384
+# Vaswani et al. 2017, arXiv:1706.03762 §3.5: ||PE(p)|| = sqrt(d/2); d = 384
 SINUSOID_NORM = f"{math.sqrt(192):.4f}"
 
 
@@ -128,7 +136,7 @@ def test_uploaded_table_joins_every_view():
     sim = chart_frame(at, 1)
     grid = sim.pivot(index="i", columns="j", values="cosine").to_numpy()
     assert grid.shape == (100, 100)  # 300 rows, one in 3 drawn
-    assert np.allclose(grid, posenc.tables.table_scores(T, 300)[::3, ::3], atol=1e-5)
+    assert np.allclose(grid, posenc.analysis.tables.table_scores(T, 300)[::3, ::3], atol=1e-5)
     assert "walk.npy" in set(chart_frame(at, 2)["table"]) and "walk.npy" in set(chart_frame(at, 3)["table"])
     summary = at.dataframe[0].value.set_index("table")
     assert list(summary.index) == ["MiniLM (trained)", "sinusoid", "untrained random", "walk.npy"]

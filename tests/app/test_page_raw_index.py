@@ -11,7 +11,7 @@ def test_defaults_show_the_seed_million():
     at = open_page(PAGE)
     assert_clean(at)
     m = metrics(at)
-    # the seed: "If your context length is one million ... values like 10^6 in the residual stream"
+    # the article: "If your context length is one million ... values like 10^6 in the residual stream"
     assert m["max |value| at position 999,999"] == "999,999"
     # ratio = t * sqrt(d) / (0.02 * sqrt(d)) = 50 t
     assert m["ratio ‖PE‖ / ‖e‖"] == f"{50 * 999_999:,.4g}"

@@ -1,14 +1,21 @@
 """Page 8 (T5 and ALiBi): bucket boundaries, slopes for any head count, the masked bias matrix."""
 
 import numpy as np
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+)
 
 import posenc
 
 PAGE = "pages/relative_bias.py"
-# /work/shared/reference/schemes.md §3, bidirectional default 32 / 128: |rel| ranges of buckets 8..15
+# HF T5 bucket function, run, bidirectional default 32 / 128: |rel| ranges of buckets 8..15
 T5_LOG_RANGES = ["|rel| 8–11", "|rel| 12–15", "|rel| 16–22", "|rel| 23–31", "|rel| 32–45", "|rel| 46–63", "|rel| 64–90", "|rel| ≥ 91"]
-# schemes.md §4: -log2(m) for 12 and 20 heads
+# ALiBi get_slopes (arXiv:2108.12409): -log2(m) for 12 and 20 heads
 NEG_LOG2_12 = [1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5]
 NEG_LOG2_20 = [0.5 * k for k in range(1, 17)] + [0.25, 0.75, 1.25, 1.75]
 
@@ -54,8 +61,8 @@ def test_defaults_show_reference_buckets_and_slopes():
     grid = bias.pivot(index="i", columns="j", values="bias").to_numpy()
     assert np.array_equal(np.isnan(grid), np.isneginf(B))  # -inf travels as NaN and is drawn as the grey mask
     assert np.allclose(grid[np.isfinite(B)], B[np.isfinite(B)], atol=1e-4)
-    assert "**Answer: 10.**" in _reveal(at, "t5_rel")  # schemes.md §3: rel -20 -> 10
-    assert "**Answer: 0.70711.**" in _reveal(at, "alibi_slope")  # schemes.md §8.7: head 9 of 12 = 2^-0.5
+    assert "**Answer: 10.**" in _reveal(at, "t5_rel")  # HF T5 bucket function, run: rel -20 -> 10
+    assert "**Answer: 0.70711.**" in _reveal(at, "alibi_slope")  # Press et al., arXiv:2108.12409 get_slopes: head 9 of 12 = 2^-0.5
 
 
 def test_controls_change_the_numbers():
@@ -63,12 +70,12 @@ def test_controls_change_the_numbers():
     at.toggle(key="t5_bidirectional").set_value(False).run()
     assert_clean(at)
     m = metrics(at)
-    # schemes.md §3 causal: 0-15 exact, ..., >= 113 -> 31
+    # HF T5 bucket function, run causal: 0-15 exact, ..., >= 113 -> 31
     assert m["exact buckets per side"] == "16" and m["last bucket starts at |rel| ="] == "113"
     assert m["bucket ids used"] == "32 of 32"
     grid = chart_frame(at, 1).pivot(index="i", columns="j", values="bucket").to_numpy()
     assert np.array_equal(grid, posenc.t5_bucket_matrix(128, bidirectional=False))
-    assert "**Answer: 17.**" in _reveal(at, "t5_rel")  # causal row of the schemes.md table: rel -20 -> 17
+    assert "**Answer: 17.**" in _reveal(at, "t5_rel")  # causal row of HF's bucket table: rel -20 -> 17
 
     at.slider(key="heads").set_value(8).run()
     at.slider(key="head").set_value(4).run()

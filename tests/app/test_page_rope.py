@@ -1,10 +1,20 @@
-"""Page 9 (RoPE): its numbers against posenc and the reference, its charts, controls, links, budgets."""
+"""Page 9 (RoPE): its numbers against posenc and the papers, its charts, controls, links, budgets."""
 
 import numpy as np
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+import pytest
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 
-from posenc.rope import apply_rope, default_inv_freq, rope_offset_scores
-from posenc.schemes import probe_vector
+from posenc.schemes.kinds import probe_vector
+from posenc.schemes.rotary import apply_rope, rope_offset_scores
+from posenc.schemes.scaling import default_inv_freq
 
 PAGE = "pages/rope.py"
 
@@ -24,19 +34,26 @@ def test_defaults():
     assert m["score at (m, n)"] == f"{want:.12g}"
     assert m["score at (m + s, n + s)"] == f"{score(128, 10000.0, 105, 102):.12g}" == f"{want:.12g}"
     assert float(m["|difference|"]) <= 1e-12
-    # schemes.md 5.4: the RoFormer bound at distance 0 is mean(1..64) = 32.5 for d = 128
+    # RoFormer, arXiv:2104.09864 §3.4.3, the bound computed: the RoFormer bound at distance 0 is mean(1..64) = 32.5 for d = 128
     assert m["bound at distance 0"] == "32.5"
     assert float(m["max |interleaved(q) − half-split(q[P])[P⁻¹]|"]) <= 1e-12
     assert float(m["max |score difference|, channels permuted"]) <= 1e-12
     assert float(m["…same channels, not permuted"]) > 1
     ch = charts(at)
-    assert len(ch) == 3
-    rot, dec, lay = (chart_frame(at, i) for i in range(3))
+    assert len(ch) == 4
+    rot, dec, lay, xp = (chart_frame(at, i) for i in range(4))
     assert {"vector", "placement", "position", "x", "y"} <= set(rot.columns) and len(rot) >= 4
     assert {"distance", "relative", "value", "series"} <= set(dec.columns)
     assert dec["distance"].max() == 5000 and dec["series"].nunique() == 2
     assert {"offset", "score", "series"} <= set(lay.columns) and lay["series"].nunique() == 3
-    # the decay table pins the reference values (schemes.md 5.4, d = 128)
+    # xPos beside RoPE: the registry's xPos through the same offset profile, against its definition
+    assert set(xp["scheme"]) == {"RoPE", "xPos"}
+    got = xp[xp["scheme"] == "xPos"].set_index("offset")["score"]
+    zeta = (np.arange(0, 128, 2) / 128 + 0.4) / 1.4
+    theta = 10000.0 ** (-np.arange(0, 128, 2) / 128)
+    for D in (-1000, -6, 0, 8):  # (one offset in 2 is drawn)  # all-ones q, k: each pair gives 2 cos(D theta_i), times zeta_i^(-D/512)
+        assert got[D] == pytest.approx(float(np.sum(2 * np.cos(D * theta) * zeta ** (-D / 512))), rel=1e-6)
+    # the decay table pins the values (RoFormer, arXiv:2104.09864 §3.4.3, the bound computed, d = 128)
     table = at.dataframe[0].value.set_index("distance")
     for dist, want_b in {1: 31.538, 100: 10.227, 1000: 4.471, 2000: 5.047, 5000: 7.596}.items():
         assert abs(table.loc[dist, "bound"] - want_b) < 5e-4

@@ -6,11 +6,19 @@ import math
 
 import numpy as np
 import pytest
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from apphelpers import (
+    APP,
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 from streamlit.testing.v1 import AppTest
 
 import posenc
-from apphelpers import APP
 
 PAGE = "pages/similarity.py"
 TI = ": translation invariance"
@@ -62,7 +70,7 @@ def test_defaults_match_posenc():
     offsets = chart_frame(at, 1)
     assert set(offsets.columns) >= {"offset", "score", "scheme", "unit", "method"}
     alibi = offsets[offsets["scheme"] == "ALiBi"].set_index("offset")["score"]
-    assert alibi[-10] == pytest.approx(-5.0)  # schemes.md 4: 8 heads, head 1 slope 2^-1
+    assert alibi[-10] == pytest.approx(-5.0)  # ALiBi get_slopes (arXiv:2108.12409): 8 heads, head 1 slope 2^-1
     assert math.isnan(alibi[10])  # masked future key
     rope = offsets[offsets["scheme"] == "RoPE"].set_index("offset")["score"]
     assert rope[0] == pytest.approx(64.0)  # all-ones probe: q.q = d
@@ -86,7 +94,7 @@ def test_controls_change_the_numbers():
     at.segmented_control(key="metric").set_value("dot").run()
     assert_clean(at)
     sin = matrices(at)["Sinusoidal"]
-    assert sin["score"].max() == pytest.approx(32.0)  # dot at offset 0 = ||PE||^2 = d/2 (schemes.md 1.1)
+    assert sin["score"].max() == pytest.approx(32.0)  # dot at offset 0 = ||PE||^2 = d/2 (Vaswani et al. 2017, arXiv:1706.03762 §3.5)
     at.multiselect(key="schemes").set_value(["learned_random", "nope"]).run()
     assert_clean(at)
     assert set(metrics(at)) == {"Learned (untrained, random)" + TI, "NoPE (causal mask only)" + TI}
@@ -105,7 +113,7 @@ def test_seeded_link_with_repeated_scheme_keys():
     raw = posenc.translation_invariance(posenc.position_scores("raw_index", 64, d=32, metric="dot"))
     assert metrics(at)["Raw index" + TI] == f"{raw:.3g}"
     t5 = chart_frame(at, 1).query("scheme == 'T5 relative buckets'").set_index("offset")["score"]
-    assert (t5[-1], t5[1], t5[7], t5[20]) == (1, 17, 23, 26)  # schemes.md 3, bidirectional 32/128
+    assert (t5[-1], t5[1], t5[7], t5[20]) == (1, 17, 23, 26)  # HF T5 bucket function, run, bidirectional 32/128
 
 
 def test_bad_link_values_are_noted():

@@ -3,7 +3,15 @@
 import itertools
 import math
 
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 
 import posenc
 
@@ -24,7 +32,7 @@ def test_defaults_show_the_circle_and_its_collisions():
     assert_clean(at)
     m = metrics(at)
     assert m["positions per turn ⌈2π/ω⌉"] == "7"  # 0..6 < 2 pi
-    # the seed (000_372260f46883930c.txt): "Inside one full turn, every position gets a unique pair."
+    # the article "Positional Embeddings: Why Attention Needs Order": "Inside one full turn, every position gets a unique pair."
     assert m["closest pair within the first turn"] == f"{closest(1.0, 7):.4f}" == "0.2822"
     # 40 positions (about 6 turns): no two within 0.1 yet; the closest are 0 and 25
     assert m["closest pair among positions 0 … n−1"] == f"{closest(1.0, 40):.4g}" == "0.1326"

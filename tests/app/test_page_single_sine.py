@@ -3,7 +3,15 @@
 import itertools
 import math
 
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 
 import posenc
 
@@ -19,7 +27,7 @@ def test_defaults_show_the_seed_identity_and_the_collisions():
     at = open_page(PAGE)
     assert_clean(at)
     m = metrics(at)
-    # the seed (000_372260f46883930c.txt): "if position 5 gets the value sin(5), then position 5 + 2 pi gets exactly
+    # the article "Positional Embeddings: Why Attention Needs Order": "if position 5 gets the value sin(5), then position 5 + 2 pi gets exactly
     # the same number"; sin(5) = -0.95892427 to 8 decimals (math.sin(5) = -0.9589242746631385)
     assert m["sin(ω·5)"] == "-0.95892427" == f"{math.sin(5):.8f}"
     assert m["sin(ω·(5 + 2π/ω))"] == "-0.95892427"

@@ -3,9 +3,17 @@
 import math
 
 import numpy as np
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from apphelpers import (
+    assert_clean,
+    chart_frame,
+    charts,
+    metrics,
+    open_page,
+    payload_bytes,
+    text_of,
+)
 
-from posenc.geometry import collisions, shift_operator
+from posenc.analysis.geometry import collisions, shift_operator
 
 PAGE = "pages/sinusoid.py"
 MB = 1_000_000
@@ -38,15 +46,15 @@ def test_defaults_show_the_seed_numbers():
     # longest wavelength 2*pi*base^((d-2)/d) at d = 128, computed here independently
     assert m["longest wavelength"] == f"{2 * math.pi * 10000 ** (126 / 128):,.2f}"
     assert m["2π·base (the limit)"] == "62,831.85"
-    assert m["‖PE(p)‖ at every position"] == "8.0000"  # sqrt(d/2), schemes.md §1.1
-    # PE(p+k) = M_k PE(p): residual < 1e-10 (schemes.md §1.1), and the same as posenc's own fit
+    assert m["‖PE(p)‖ at every position"] == "8.0000"  # sqrt(d/2), Vaswani et al. 2017, arXiv:1706.03762 §3.5
+    # PE(p+k) = M_k PE(p): residual < 1e-10 (Vaswani et al. 2017, arXiv:1706.03762 §3.5), and the same as posenc's own fit
     assert float(m["residual max |PE(p+k) − M_k PE(p)|"]) < 1e-10
     assert m["residual max |PE(p+k) − M_k PE(p)|"] == f"{shift_operator('sinusoidal', 7, 8)['residual']:.1e}"
     c = collisions("sinusoidal", 128, 128)
     assert m["closest-pair distance among 128 positions"] == f"{c['distance']:.6f}"
     assert m["closest pair"] == f"{c['i']} and {c['j']}"
 
-    # seed 002, "Hello World" to the Rescue: position vectors and sums at 3 decimals
+    # the article "What are Positional Embeddings?", "Hello World" to the Rescue: position vectors and sums at 3 decimals
     w = worked(at)
     assert w["word"].tolist() == ["Hello", "World"]
     assert vec(w["+ position vector PE(pos)"][0]) == [0.0, 1.0, 0.0, 1.0]
@@ -116,7 +124,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     assert_clean(at)
     assert not at.warning
     m = metrics(at)
-    assert m["longest wavelength"] == "60,611.48"  # schemes.md §1.1 literal, d = 512
+    assert m["longest wavelength"] == "60,611.48"  # Vaswani et al. 2017, arXiv:1706.03762 §3.5 literal, d = 512
     c = collisions("sinusoidal", 1000, 512, layout="concatenated")
     assert m["closest-pair distance among 1,000 positions"] == f"{c['distance']:.6f}"
     assert len(chart_frame(at, 2)) == 2 * 16 * 16

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.fft
 
 from posenc._validate import check_float
-from posenc.tables import check_table
+from posenc.analysis.tables import check_table
 
 CHUNK_ELEMENTS = 1 << 22  # table values transformed at once (bounds the complex spectrum of a big upload)
 

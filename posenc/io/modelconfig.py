@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from posenc._validate import check_float, check_int
-from posenc.rope import MAX_CONTEXT, MAX_HEAD_DIM, rope_frequencies
+from posenc.schemes.scaling import MAX_CONTEXT, MAX_HEAD_DIM, rope_frequencies
 
 MAX_CONFIG_BYTES = 1024 * 1024  # 1 MiB: a config.json is a few kB (DeepSeek-V3's is ~1.7 kB)
 DEFAULT_THETA = 10000.0  # RoFormer; LlamaConfig / MistralConfig default
@@ -314,7 +315,8 @@ def _scaling(cfg: Mapping, block: Mapping, rope_type: str, max_pos: int | None, 
         factor = _number("factor", max_pos / orig, lo=1.0, hi=1e6)
         notes.append(f"factor is missing; using max_position_embeddings / original = {max_pos:,} / {orig:,} = {factor:g} as transformers v5 does")
     elif rope_type == "yarn" and max_pos is not None and not any(math.isclose(max_pos / orig, v) for v in (1.0, factor)):
-        notes.append(f"factor {factor:g} differs from max_position_embeddings / original = {max_pos / orig:g}; transformers v5 warns and uses the factor")
+        notes.append(f"factor {factor:g} differs from max_position_embeddings / original = {max_pos / orig:g}; "
+                     "transformers v5 warns and uses the factor")
     out.update(factor=factor, original_max_position_embeddings=orig)
     if rope_type != "yarn" and max_pos is not None and max_pos != int(round(orig * factor)):
         notes.append(f"max_position_embeddings is {max_pos:,}, while factor x trained length = {factor:g} x {orig:,} = {int(round(orig * factor)):,}")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from posenc._validate import check_choice, check_int, check_memory
-from posenc.geometry import closest_pair
-from posenc.learned import learned_lookup
-from posenc.scores import cosine_from_gram, translation_invariance
+from posenc.analysis.geometry import closest_pair
+from posenc.analysis.scores import cosine_from_gram, translation_invariance
+from posenc.schemes.learned import learned_lookup
 
 METRICS = ("dot", "cosine")
 
@@ -65,12 +65,6 @@ def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> di
     ti = translation_invariance(S)
     spread = float(S.max() - S.min())
     defined_4l = 4 * L <= rows
-    beyond = float("nan")
-    if defined_4l and L <= rows:
-        big = T[: 4 * L] @ T[: 4 * L].T
-        seen, new = big[:L, :L], big[L:, :]
-        lo, hi = seen.min(), seen.max()
-        beyond = float(np.mean((new < lo) | (new > hi)))
     max_abs = float(np.abs(T).max())
     return {
         "key": f"upload:{name}", "name": name, "kind": "additive", "d": int(d),
@@ -82,7 +76,7 @@ def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> di
         "length_change": 0.0,
         "translation_invariance": ti, "score_spread": spread,
         "relative": bool(ti <= 1e-6 and spread > 1e-9),
-        "defined_at_4L": bool(defined_4l), "beyond_out_of_range": beyond,
+        "defined_at_4L": bool(defined_4l),
         "learned_parameters": int(rows * d),
         "enters": "input embedding", "models": "uploaded table", "paper": f"your upload ({rows} x {d})", "year": None,
         "n_measured": m,

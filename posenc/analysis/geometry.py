@@ -12,11 +12,9 @@ import numpy as np
 import scipy.linalg
 from scipy.spatial import cKDTree
 
-from posenc import learned, rope
-from posenc._validate import MAX_ABS_POSITION, check_float, check_int, check_memory, check_positions
+from posenc._validate import check_float, check_int, check_memory, check_positions
 from posenc.registry import get_scheme
-from posenc.schemes import encode, rope_for, signature
-from posenc.sinusoidal import sinusoid_frequencies, sinusoid_wavelengths
+from posenc.schemes.scaling import default_inv_freq
 
 # Typical token embedding scale: GPT-2 and BERT initialise every entry as normal(0, 0.02),
 # so a token row has norm about 0.02 * sqrt(d) and max |value| about 0.02 * sqrt(2 ln d).
@@ -37,15 +35,13 @@ def growth(key: str, positions, d: int, **params) -> dict:
     "token_norm": float}.  Positions a learned table has no row for are not defined: their
     norm and max_abs are NaN and ``defined`` is False (the table ends; nothing is invented).
     """
-    get_scheme(key)  # a ValueError listing the keys, before key.startswith below
+    scheme = get_scheme(key)
     pos = check_positions(positions, lo=0)
-    defined = np.ones(pos.size, dtype=bool)
-    if key.startswith("learned"):
-        defined = pos < learned.MINILM_MAX_LEN
+    defined = np.ones(pos.size, dtype=bool) if scheme.max_len is None else pos < scheme.max_len
     norm = np.full(pos.size, np.nan)
     max_abs = np.full(pos.size, np.nan)
     if defined.any():
-        sig = signature(key, pos[defined], d, **params)  # (n_def, k)
+        sig = scheme.signature(pos[defined], d, **params)  # (n_def, k)
         finite = np.where(np.isfinite(sig), sig, 0.0)
         norm[defined] = np.linalg.norm(finite, axis=1)
         max_abs[defined] = np.abs(finite).max(axis=1)
@@ -63,7 +59,8 @@ def length_dependence(key: str, position: int, lengths, d: int, **params) -> dic
     Ls = check_positions(lengths, name="lengths", integer=True, lo=p + 1, hi=10**8).astype(np.int64)
     if Ls.size == 0:
         raise ValueError("lengths must contain at least one length")
-    rows = [signature(key, [p], d, seq_len=int(L), **params)[0] for L in Ls]
+    scheme = get_scheme(key)
+    rows = [scheme.signature([p], d, seq_len=int(L), **params)[0] for L in Ls]
     sig = np.vstack(rows)  # (L, k)
     change = float(np.max(sig.max(axis=0) - sig.min(axis=0))) if sig.size else 0.0
     return {"lengths": Ls, "signatures": sig, "max_change": change}
@@ -132,31 +129,19 @@ def _points(points) -> np.ndarray:
     return X
 
 
-def shift_isometric(key: str, d: int) -> bool:
-    """True when ||sig(p + k) - sig(p)|| depends only on k for scheme ``key`` at width d.
-
-    Rotations (every RoPE variant; the sinusoid and the sin+cos pair at even d, whose shift is
-    the block rotation M_k) and translations (raw index, index / length, ALiBi's -m p, NoPE's 0)
-    are isometries, so the closest pair of positions is the closest *offset*.
-    """
-    scheme = get_scheme(key)
-    if scheme.kind == "rotary" or key in ("raw_index", "index_over_length", "alibi", "nope"):
-        return True
-    return key in ("sinusoidal", "sincos_pair") and d % 2 == 0
-
-
 def collisions(key: str, n: int, d: int, *, eps: float = 1e-2, **params) -> dict:
     """Closest pair and near-collisions among positions 0 .. n-1 of scheme ``key``.
 
-    Returns {"n", "distance", "i", "j", "pairs_within_eps", "eps", "method"}.  For shift-isometric
-    schemes (see ``shift_isometric``) the distance of positions p < q is that of offsets 0 and
-    q - p, so both answers are exact in O(n d) ("offsets"); otherwise the KD-tree ("kd-tree",
-    or "sort" for one column) over every position.
+    Returns {"n", "distance", "i", "j", "pairs_within_eps", "eps", "method"}.  For schemes that
+    declare themselves isometric (``scheme.isometric(d)``: rotations and translations of positions)
+    the distance of positions p < q is that of offsets 0 and q - p, so both answers are exact in
+    O(n d) ("offsets"); otherwise the KD-tree ("kd-tree", or "sort" for one column) over every position.
     """
     n = check_int("n", n, lo=2, hi=MAX_COLLISION_POINTS)
     eps = check_float("eps", eps, lo=0.0, hi=1e12)
-    sig = signature(key, np.arange(n), d, seq_len=n, **params)  # (n, k)
-    if shift_isometric(key, d):
+    scheme = get_scheme(key)
+    sig = scheme.signature(np.arange(n), d, seq_len=n, **params)  # (n, k)
+    if scheme.isometric(d):
         dist = np.linalg.norm(sig[1:] - sig[0], axis=1)  # (n - 1,) distance of offset k = 1 .. n-1
         k = int(np.argmin(dist)) + 1
         within = np.flatnonzero(dist <= eps) + 1  # offsets within eps; offset k occurs n - k times
@@ -176,7 +161,7 @@ def first_return(key: str, d: int, *, eps: float, start: int = 0, limit: int = 1
     limit = check_int("limit", limit, lo=start + 1, hi=10**7)
     eps = check_float("eps", eps, lo=0.0, hi=1e12)
     pos = np.arange(start, limit + 1)
-    sig = signature(key, pos, d, seq_len=limit + 1, **params)  # (n, k)
+    sig = get_scheme(key).signature(pos, d, seq_len=limit + 1, **params)  # (n, k)
     dist = np.linalg.norm(sig[1:] - sig[0], axis=1)
     hits = np.flatnonzero(dist <= eps)
     if hits.size == 0:
@@ -187,16 +172,16 @@ def first_return(key: str, d: int, *, eps: float, start: int = 0, limit: int = 1
 def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **params) -> dict:
     """Least-squares fit of M_k with PE(p + k) = M_k PE(p) for an additive scheme.
 
-    The sinusoid is fitted on ``n_fit`` seeded-random positions in [-T/2, T/2] with
+    Where the positions are fitted: a lookup table on its rows 0 .. max_len-1-k (k an integer);
+    a scheme made of sinusoids on ``n_fit`` seeded-random positions in [-T/2, T/2] with
     T = 2 pi / (smallest gap between two of its frequencies, or the smallest frequency): long
     enough to tell every pair of neighbouring frequencies apart, so the fit is well conditioned
     (cond ~ 3) at every d.  (An evenly spaced grid over the longest wavelength aliases the fast
     pairs and leaves neighbouring slow pairs unresolved: rank-deficient for d >= 128, where the
-    fitted M was not a rotation.)  The other formula schemes use a grid over one turn of omega;
-    learned tables use rows 0 .. max_len-1-k.
+    fitted M was not a rotation.)  Anything else on positions 0 .. n_fit-1.
     Returns {"M": (d, d), "residual": max |PE(p+k) - M PE(p)|, "orthogonality": max |M M^T - I|,
-    "off_block": max |M| outside the 2x2 blocks of the (sin, cos) pairs -- columns (2i, 2i+1),
-    or (i, h + i) for the sinusoid's concatenated layout -- "positions": (n_fit,)}.
+    "off_block": max |M| outside the 2x2 blocks of the scheme's (sin, cos) column pairs (interleaved
+    pairs unless the scheme says otherwise), "positions": (n_fit,)}.
     For the sinusoid with even d, M_k is block-diagonal rotations and residual < 1e-10 up to
     d = 512 (float64 rounding of angles ~T; about 2e-10 at d = 1024).
     """
@@ -206,33 +191,33 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     d = check_int("d", d, lo=1, hi=1024)
     n_fit = check_int("n_fit", n_fit if n_fit is not None else max(4 * d, 64), lo=2, hi=100_000)
     check_memory("shift fit", (n_fit, d))
-    if key.startswith("learned"):
-        k = check_int("k", k, lo=0, hi=learned.MINILM_MAX_LEN - 2)
-        pos = np.arange(learned.MINILM_MAX_LEN - k, dtype=np.float64)
+    p = scheme.validate_params(params)
+    behaviour = scheme.behaviour
+    if scheme.max_len is not None:
+        k = check_int("k", k, lo=0, hi=scheme.max_len - 2)
+        pos = np.arange(scheme.max_len - k, dtype=np.float64)
+    elif behaviour.frequencies is not None:
+        k = check_float("k", k, lo=-1e6, hi=1e6)
+        w = np.sort(behaviour.frequencies(d, **p))  # (h,)
+        gaps = np.diff(w)
+        gaps = gaps[gaps > 0]
+        resolve = min(float(w[0]), float(gaps.min()) if gaps.size else math.inf)
+        span = min(2 * math.pi / resolve, 1e9)
+        pos = np.sort(np.random.default_rng(0).uniform(-span / 2, span / 2, n_fit))
     else:
         k = check_float("k", k, lo=-1e6, hi=1e6)
-        p = scheme.validate_params(params)
-        if key == "sinusoidal":
-            w = np.sort(sinusoid_frequencies(d, base=p["base"]))  # (ceil(d/2),)
-            resolve = min(float(w[0]), float(np.diff(w).min()) if w.size > 1 else math.inf)
-            span = min(2 * math.pi / resolve, 1e9)
-            pos = np.sort(np.random.default_rng(0).uniform(-span / 2, span / 2, n_fit))
-        else:
-            pos = np.linspace(0.0, 2 * math.pi / p.get("omega", 1.0), n_fit)
-        if key == "index_over_length":
-            pos = np.arange(min(n_fit, 10**6), dtype=np.float64)
+        pos = np.arange(n_fit, dtype=np.float64)
     seq = int(pos.max() + abs(k)) + 1
-    X = encode(key, pos, d, seq_len=seq, **params)  # (n_fit, d)
-    Y = encode(key, pos + k, d, seq_len=seq, **params)  # (n_fit, d)
+    X = scheme.encode(pos, d, seq_len=seq, **p)  # (n_fit, d)
+    Y = scheme.encode(pos + k, d, seq_len=seq, **p)  # (n_fit, d)
     Mt, *_ = scipy.linalg.lstsq(X, Y)  # X @ M^T = Y
     M = Mt.T
     residual = float(np.max(np.abs(X @ Mt - Y)))
     ortho = float(np.max(np.abs(M @ M.T - np.eye(d))))
+    h = np.arange(d // 2)
+    pairs = behaviour.pair_columns(d, **p) if behaviour.pair_columns else np.stack([2 * h, 2 * h + 1], axis=1)  # (h, 2)
     mask = np.ones((d, d), dtype=bool)
-    h = d // 2
-    concatenated = key == "sinusoidal" and p["layout"] == "concatenated"
-    for i in range(h):
-        pair = [i, h + i] if concatenated else [2 * i, 2 * i + 1]
+    for pair in pairs:
         mask[np.ix_(pair, pair)] = False
     if d % 2:
         mask[-1, -1] = False
@@ -240,43 +225,23 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     return {"M": M, "residual": residual, "orthogonality": ortho, "off_block": off_block, "positions": pos}
 
 
-def sinusoid_shift_matrix(k: float, d: int, *, base: float = 10000.0) -> np.ndarray:
-    """The closed form of M_k for the interleaved sinusoid (even d): (d, d) block rotations.
-
-    Block i acting on (sin, cos) is [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]].
-    """
-    d = check_int("d", d, lo=2, hi=1024)
-    if d % 2:
-        raise ValueError(f"d must be even for the closed-form shift matrix, got {d}")
-    k = check_float("k", k, lo=-MAX_ABS_POSITION, hi=MAX_ABS_POSITION)
-    w = 2 * np.pi / sinusoid_wavelengths(d, base=base)
-    M = np.zeros((d, d))
-    for i, wi in enumerate(w):
-        c, s = math.cos(k * wi), math.sin(k * wi)
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
-    return M
-
-
 def frequency_spectrum(key: str, d: int, *, context: int, seq_len: int | None = None, **params) -> dict:
-    """Per-pair frequency, wavelength and scaling of a sinusoidal or rotary scheme.
+    """Per-pair frequency, wavelength and scaling of a scheme made of sinusoids or rotations.
 
     Returns {"pair": (h,), "omega": (h,), "wavelength": (h,), "full_turn": (h,) bool
-    (wavelength <= context), "scale": (h,) omega / unscaled omega (1 for the sinusoid),
-    "attention_factor": float}.
+    (wavelength <= context), "scale": (h,) omega / the unscaled RoPE frequency at the same base
+    (1 for additive schemes), "attention_factor": float}.
     """
     scheme = get_scheme(key)
     context = check_int("context", context, lo=1, hi=10**9)
-    if key == "sinusoidal":
-        p = scheme.validate_params(params)
-        wl = sinusoid_wavelengths(d, base=p["base"])[: max(d // 2, 1)]
-        omega, scale, af = 2 * np.pi / wl, np.ones_like(wl), 1.0
-    elif scheme.kind == "rotary":
-        p = scheme.validate_params(params)
-        omega, af = rope_for(key, d, seq_len=seq_len, **params)
-        scale = omega / rope.default_inv_freq(d, p["base"])
-        wl = 2 * np.pi / omega
+    p = scheme.validate_params(params)
+    if scheme.kind == "rotary":
+        omega, af = scheme.frequencies(d, seq_len=seq_len, **p)
+        scale = omega / default_inv_freq(d, p["base"]) if "base" in p else np.ones_like(omega)
     else:
-        raise ValueError(f"frequency_spectrum needs the sinusoid or a rotary scheme; {key!r} is {scheme.kind}")
+        omega, af = np.asarray(scheme.frequencies(d, **p), dtype=np.float64), 1.0
+        scale = np.ones_like(omega)
+    wl = 2 * np.pi / omega
     return {
         "pair": np.arange(omega.size),
         "omega": omega,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from posenc._validate import check_bool, check_int, check_memory, check_positions
+from posenc.schemes.kinds import Bias, always, never
 
 MAX_HEADS = 1024
 MAX_BUCKETS = 4096
@@ -21,6 +22,14 @@ MAX_N = 10**6
 
 
 # ----------------------------------------------------------------------------- T5
+
+def t5_max_exact(num_buckets: int, bidirectional: bool = True) -> int:
+    """How many distances T5 maps one-to-one: (num_buckets / 2 if bidirectional) / 2.
+
+    max_distance must exceed it (the log-spaced buckets start there)."""
+    nb = check_int("num_buckets", num_buckets, lo=2, hi=MAX_BUCKETS)
+    return (nb // 2 if check_bool("bidirectional", bidirectional) else nb) // 2
+
 
 def t5_bucket(relative_position, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
     """T5's bucket of each relative position j - i; int64 array shaped like the input.
@@ -164,3 +173,93 @@ def nope_bias(n: int, n_heads: int = 1, *, causal: bool = True) -> np.ndarray:
     check_memory("NoPE bias", (H, n, n))
     base = causal_mask(n) if causal else np.zeros((n, n))
     return np.broadcast_to(base, (H, n, n)).copy()
+
+
+# ----------------------------------------------------------------------------- behaviours
+# One signature per kind (posenc.schemes.kinds): bias(qpos, kpos, n_heads, **params) -> (H, n_q, n_k),
+# and the same as a function of the offset j - i: offset_bias(offsets, n_heads, **params) -> (H, m).
+
+def _offsets(qpos, kpos, *, integer: bool = False) -> np.ndarray:
+    """j - i for every (query i, key j): (n_q, n_k)."""
+    qp = check_positions(qpos, name="query positions", integer=integer)
+    kp = check_positions(kpos, name="key positions", integer=integer)
+    check_memory("bias", (qp.size, kp.size))
+    return kp[None, :] - qp[:, None]
+
+
+def _heads(values: np.ndarray, n_heads: int) -> np.ndarray:
+    """The same (..., ) values in every head: (H, ...)."""
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    check_memory("bias", (H, *values.shape))
+    return np.broadcast_to(values, (H, *values.shape)).copy()
+
+
+def _t5_bias(qpos, kpos, n_heads, *, bidirectional, num_buckets, max_distance):
+    rel = _offsets(qpos, kpos, integer=True)  # (n_q, n_k) j - i
+    ids = t5_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    return _heads(ids.astype(np.float64), n_heads)  # the bucket id names the learned scalar each pair uses
+
+
+def _t5_offset_bias(offsets, n_heads, *, bidirectional, num_buckets, max_distance):
+    off = check_positions(offsets, name="offsets", integer=True)  # (m,) j - i
+    ids = t5_bucket(off, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    return _heads(ids.astype(np.float64), n_heads)
+
+
+def _t5_buckets(qpos, kpos, *, bidirectional, num_buckets, max_distance):
+    rel = _offsets(qpos, kpos, integer=True)
+    return t5_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+
+
+def _t5_attention_bias(qpos, kpos, n_heads, *, bidirectional, num_buckets, max_distance):
+    """An untrained T5 layer's bias: a seeded stand-in table W (num_buckets, H) read at each bucket."""
+    ids = _t5_buckets(qpos, kpos, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    W = t5_random_table(num_buckets, n_heads, seed=0)  # (num_buckets, H)
+    return np.moveaxis(W[ids], -1, 0)  # (H, n_q, n_k)
+
+
+def _t5_num_buckets(*, bidirectional, num_buckets, max_distance):
+    return num_buckets
+
+
+def _t5_parameters(d, n_heads, *, bidirectional, num_buckets, max_distance):
+    return num_buckets * n_heads
+
+
+def _alibi(off: np.ndarray, n_heads: int, causal: bool) -> np.ndarray:
+    """-m_h |j - i| for offsets of any shape; -inf at future keys (j > i) when causal: (H, *off.shape)."""
+    slopes = alibi_slopes(n_heads)  # (H,)
+    check_memory("ALiBi bias", (slopes.size, *off.shape))
+    out = -slopes.reshape(-1, *([1] * off.ndim)) * np.abs(off)[None]
+    if causal:
+        out[:, off > 0] = -np.inf
+    return out
+
+
+def _alibi_bias(qpos, kpos, n_heads, *, causal):
+    return _alibi(_offsets(qpos, kpos), n_heads, causal)
+
+
+def _alibi_offset_bias(offsets, n_heads, *, causal):
+    return _alibi(check_positions(offsets, name="offsets"), n_heads, causal)
+
+
+def _nope(off: np.ndarray, n_heads: int) -> np.ndarray:
+    return _heads(np.where(off > 0, -np.inf, 0.0), n_heads)  # the causal mask, nothing else
+
+
+def _nope_bias(qpos, kpos, n_heads):
+    return _nope(_offsets(qpos, kpos), n_heads)
+
+
+def _nope_offset_bias(offsets, n_heads):
+    return _nope(check_positions(offsets, name="offsets"), n_heads)
+
+
+# T5's bucket id is not an isometry of positions (neighbouring buckets cover ranges of different
+# sizes); ALiBi's bias at distance p, -m_h p, and NoPE's 0 are translations along positions 0, 1, ...
+T5 = Bias(bias=_t5_bias, offset_bias=_t5_offset_bias, attention_bias=_t5_attention_bias, buckets=_t5_buckets,
+          num_buckets=_t5_num_buckets, parameters=_t5_parameters, offset_only=always, isometric=never,
+          score_unit="T5 bucket id")
+ALIBI = Bias(bias=_alibi_bias, offset_bias=_alibi_offset_bias, offset_only=always, isometric=always)
+NOPE = Bias(bias=_nope_bias, offset_bias=_nope_offset_bias, offset_only=always, isometric=always)

@@ -29,6 +29,7 @@ import json
 import numpy as np
 
 from posenc._validate import check_float, check_int, check_memory, check_positions
+from posenc.schemes.kinds import Additive, never
 
 MINILM_MAX_LEN = 512
 MINILM_D_MODEL = 384
@@ -122,3 +123,39 @@ def learned_lookup(table, positions) -> np.ndarray:
     check_memory("learned lookup", (pos.size, tab.shape[1]))
     idx = pos.astype(np.int64)  # (n,)
     return np.asarray(tab[idx], dtype=np.float64)  # (n, d_model), a copy
+
+
+# ----------------------------------------------------------------------------- behaviours
+# One signature per kind (posenc.schemes.kinds): encode(positions, d, *, seq_len, **params).
+
+def _minilm(d) -> np.ndarray:
+    if check_int("d_model", d, lo=1) != MINILM_D_MODEL:
+        raise ValueError(f"d_model must be {MINILM_D_MODEL} for the MiniLM table, got {d}")
+    return minilm_table()
+
+
+def _random(d, *, seed) -> np.ndarray:
+    return random_table(MINILM_MAX_LEN, d, seed=seed)
+
+
+def _minilm_encode(positions, d, *, seq_len):
+    return learned_lookup(_minilm(d), positions)
+
+
+def _random_encode(positions, d, *, seq_len, seed):
+    return learned_lookup(_random(d, seed=seed), positions)
+
+
+def _minilm_parameters(d, n_heads):
+    return MINILM_MAX_LEN * MINILM_D_MODEL
+
+
+def _random_parameters(d, n_heads, *, seed):
+    return MINILM_MAX_LEN * d
+
+
+# A lookup has no structure to declare: PE(i) . PE(j) and the row distances are whatever training left.
+LEARNED_MINILM = Additive(encode=_minilm_encode, table=_minilm, max_len=MINILM_MAX_LEN, width=MINILM_D_MODEL,
+                          offset_only=never, isometric=never, parameters=_minilm_parameters)
+LEARNED_RANDOM = Additive(encode=_random_encode, table=_random, max_len=MINILM_MAX_LEN,
+                          offset_only=never, isometric=never, parameters=_random_parameters)

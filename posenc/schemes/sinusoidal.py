@@ -16,10 +16,13 @@ form PE[p, j] = sin/cos(p / base^(2*(j//2)/d)) gives for the interleaved layout.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from posenc._trig import sincos_outer
-from posenc._validate import check_choice, check_float, check_int, check_memory, check_positions
+from posenc._validate import MAX_ABS_POSITION, check_choice, check_float, check_int, check_memory, check_positions
+from posenc.schemes.kinds import Additive, even_width
 
 LAYOUTS = ("interleaved", "concatenated")
 MAX_D_MODEL = 8192
@@ -110,3 +113,55 @@ def sinusoid_dot_profile(offsets, d_model: int, *, base: float = 10000.0) -> np.
     w = sinusoid_frequencies(d, base=base)  # (h,)
     check_memory("offset profile", (k.size, w.size))
     return sincos_outer(k, w)[1].sum(axis=1)  # (m,)
+
+
+def sinusoid_shift_matrix(k: float, d: int, *, base: float = 10000.0) -> np.ndarray:
+    """The closed form of M_k with PE(p + k) = M_k PE(p) for the interleaved sinusoid (even d): (d, d).
+
+    Block i acting on (sin, cos) is [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]].
+    """
+    d = check_int("d", d, lo=2, hi=1024)
+    if d % 2:
+        raise ValueError(f"d must be even for the closed-form shift matrix, got {d}")
+    k = check_float("k", k, lo=-MAX_ABS_POSITION, hi=MAX_ABS_POSITION)
+    w = sinusoid_frequencies(d, base=base)  # (h,)
+    M = np.zeros((d, d))
+    for i, wi in enumerate(w):
+        c, s = math.cos(k * wi), math.sin(k * wi)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def sinusoid_pair_columns(d_model: int, *, layout: str = "interleaved") -> np.ndarray:
+    """The (sin, cos) column indices of each complete pair, shape (d // 2, 2)."""
+    d = check_int("d_model", d_model, lo=1, hi=MAX_D_MODEL)
+    layout = check_choice("layout", layout, LAYOUTS)
+    h = np.arange(d // 2)
+    if layout == "interleaved":
+        return np.stack([2 * h, 2 * h + 1], axis=1)
+    return np.stack([h, d // 2 + h], axis=1)
+
+
+# ----------------------------------------------------------------------------- behaviour
+# One signature per kind (posenc.schemes.kinds): encode(positions, d, *, seq_len, **params).
+
+def _encode(positions, d, *, seq_len, base, layout):
+    return sinusoidal(positions, d, base=base, layout=layout)
+
+
+def _dot_profile(offsets, d, *, base, layout):
+    return sinusoid_dot_profile(offsets, d, base=base)  # the layout permutes columns: no effect on dots
+
+
+def _frequencies(d, *, base, layout):
+    return sinusoid_frequencies(d, base=base)[: max(d // 2, 1)]
+
+
+def _pair_columns(d, *, base, layout):
+    return sinusoid_pair_columns(d, layout=layout)
+
+
+SINUSOIDAL = Additive(
+    encode=_encode, dot_profile=_dot_profile, frequencies=_frequencies, pair_columns=_pair_columns,
+    offset_only=even_width, isometric=even_width,  # PE(p + k) = M_k PE(p), a rotation, when every column has a partner
+)

@@ -19,10 +19,8 @@ import zlib
 
 import numpy as np
 
-from posenc import relative, rope
 from posenc._validate import check_int
 from posenc.registry import get_scheme
-from posenc.schemes import bias_offsets, encode, rope_for
 
 MAX_TOKENS = 64
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
@@ -69,19 +67,17 @@ def _canonical_sum(x: np.ndarray, axis: int) -> np.ndarray:
     return np.sort(x, axis=axis).sum(axis=axis)
 
 
-def attend(X: np.ndarray, *, seed: int = 0, positions=None, rotary=None, bias=None) -> dict:
+def attend(X: np.ndarray, *, seed: int = 0, qk=None, bias=None) -> dict:
     """Single-head attention over X (n, d): {"logits": (n, n), "weights": (n, n), "out": (n, d)}.
 
-    ``rotary`` = (inv_freq, attention_factor, layout) rotates Q and K at ``positions``;
-    ``bias`` (n, n) is added to the logits (-inf masks).
+    ``qk`` maps (Q, K) to the position-transformed (Q', K') (a rotary scheme at the tokens'
+    positions); ``bias`` (n, n) is added to the logits (-inf masks).
     """
     n, d = X.shape
     Wq, Wk, Wv = _weights(d, seed)
     Q, K, V = (_rowwise(X, lambda U, W=W: U @ W) for W in (Wq, Wk, Wv))  # (n, d) each
-    if rotary is not None:
-        inv, af, layout = rotary
-        Q = rope.apply_rope(Q, positions, inv, layout=layout, attention_factor=af)
-        K = rope.apply_rope(K, positions, inv, layout=layout, attention_factor=af)
+    if qk is not None:
+        Q, K = qk(Q, K)
     # q_i . k_j for every pair, one elementwise product and an order-independent sum over d
     logits = _canonical_sum(Q[:, None, :] * K[None, :, :], axis=2) / math.sqrt(d)  # (n, n)
     if bias is not None:
@@ -107,29 +103,22 @@ def match_permutation(tokens_a: list[str], tokens_b: list[str]) -> list[int] | N
 
 
 def _position_inputs(scheme: str | None, n: int, d: int, params: dict) -> dict:
+    """What a scheme adds to the tiny attention at positions 0 .. n-1: {"pe"}, {"qk"} or {"bias"}."""
     if scheme is None:
         return {}
-    kind = get_scheme(scheme).kind
+    s = get_scheme(scheme)
     pos = np.arange(n, dtype=np.float64)
-    if kind == "additive":
-        return {"pe": encode(scheme, pos, d, seq_len=n, **params)}
-    if kind == "rotary":
-        inv, af = rope_for(scheme, d, seq_len=n, **params)
-        layout = get_scheme(scheme).validate_params(params)["layout"]
-        return {"positions": pos, "rotary": (inv, af, layout)}
-    i = np.arange(n)
-    offsets = (i[None, :] - i[:, None]).ravel()  # (n*n,) j - i
-    if scheme == "t5":
-        p = get_scheme("t5").validate_params(params)
-        W = relative.t5_random_table(p["num_buckets"], 1, seed=0)[:, 0]  # untrained stand-in
-        b = relative.t5_bucket(offsets, bidirectional=p["bidirectional"], num_buckets=p["num_buckets"], max_distance=p["max_distance"])
-        return {"bias": W[b].reshape(n, n)}
-    return {"bias": bias_offsets(scheme, offsets, 8, **params)[0].reshape(n, n)}  # head 0
+    if s.kind == "additive":
+        return {"pe": s.encode(pos, d, seq_len=n, **params)}
+    if s.kind == "rotary":
+        return {"qk": lambda Q, K: s.qk(Q, K, pos, seq_len=n, **params)}
+    # head 0 of what a layer adds (T5: a seeded, untrained stand-in for its learned table)
+    return {"bias": s.behaviour.logits(pos, pos, 8, **s.validate_params(params))[0]}
 
 
 def model_width(scheme: str | None, d_model: int) -> int:
-    """The width the demo runs at: the MiniLM table fixes 384, everything else uses d_model."""
-    return 384 if scheme == "learned_minilm" else d_model
+    """The width the demo runs at: a bundled table fixes its own (MiniLM: 384), else d_model."""
+    return d_model if scheme is None else get_scheme(scheme).width(d_model)
 
 
 def permutation_equivariance(

@@ -6,10 +6,10 @@ axes: n positions, i query/row, j key/column, m offsets j - i, d width.
 - rotary schemes:   <R_i q, R_j k> for a fixed probe (default: all ones) -- the q.k score;
 - bias schemes:     the bias itself (one head; T5: its bucket id).
 
-Where the score depends only on j - i by construction (sinusoidal and sin+cos with even d,
-every RoPE variant, every bias), the matrix is built from its O(n) offset profile as a
-read-only Toeplitz *view* -- no (n, n, d) product and O(n) memory.  The rest use one dense
-(n, d) @ (d, n) product under the memory cap.
+Where a scheme declares its score offset-only (``scheme.offset_only(d)``: the sinusoid and the
+sin+cos pair at even d, every rotary scheme, every bias), the matrix is built from its O(n)
+closed-form offset profile as a read-only Toeplitz *view* -- no (n, n, d) product and O(n)
+memory.  The rest use the dense matrix from the scheme's defining function, under the memory cap.
 """
 
 from __future__ import annotations
@@ -17,11 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from posenc import rope
-from posenc._validate import check_choice, check_int, check_memory, check_positions
+from posenc._validate import check_choice, check_int, check_memory
 from posenc.registry import get_scheme
-from posenc.schemes import bias_offsets, encode, probe_vector, rope_for
-from posenc.sinusoidal import sinusoid_dot_profile
 
 METRICS = ("dot", "cosine")
 MAX_N = 1 << 16
@@ -37,15 +34,6 @@ def toeplitz_from_profile(profile: np.ndarray) -> np.ndarray:
     return windows[::-1]  # row i = windows[n - 1 - i]: p[n - 1 - i + j]
 
 
-def is_offset_only(key: str, d: int, params: dict | None = None) -> bool:
-    """True when the scheme's score depends only on j - i by construction (see module doc)."""
-    scheme = get_scheme(key)
-    d = check_int("d", d, lo=1)  # validated here: ``d % 2`` below must not be a TypeError
-    if scheme.kind in ("rotary", "bias"):
-        return True
-    return key in ("sinusoidal", "sincos_pair") and d % 2 == 0
-
-
 def offset_profile(
     key: str,
     offsets,
@@ -58,32 +46,24 @@ def offset_profile(
     seq_len: int | None = None,
     **params,
 ) -> np.ndarray:
-    """Score as a function of the offset j - i, shape (m,), for offset-only schemes.
+    """Score as a function of the offset j - i, shape (m,), for schemes that declare it offset-only.
 
-    Raises ValueError for schemes whose score depends on absolute positions (use
-    position_scores).  ``seq_len`` feeds dynamic NTK (defaults to max |offset| + 1).
+    Raises ValueError for schemes whose score depends on absolute positions (use position_scores).
+    ``seq_len`` feeds dynamic NTK (defaults to max |offset| + 1).  ``metric="cosine"`` (additive
+    schemes) divides by |PE(p)|^2, the profile at offset 0, which is the same at every p.
     """
     metric = check_choice("metric", metric, METRICS)
-    off = check_positions(offsets, name="offsets")  # (m,) finite
-    if not is_offset_only(key, d, params):
-        raise ValueError(f"the score of scheme {key!r} at d = {d} depends on absolute positions, not only on j - i")
     scheme = get_scheme(key)
-    p = scheme.validate_params(params)
-    if scheme.kind == "bias":
-        H = check_int("n_heads", n_heads, lo=1)
-        h = check_int("head", head, lo=0, hi=H - 1)
-        return bias_offsets(key, off, H, **params)[min(h, H - 1)]
-    if scheme.kind == "rotary":
-        L = seq_len if seq_len is not None else int(np.max(np.abs(off))) + 1
-        inv, af = rope_for(key, d, seq_len=L, **params)
-        q = probe_vector(d, probe)
-        s = rope.rope_offset_scores(off, inv, q, q, layout=p["layout"], attention_factor=af)
-        return s / (af**2 * (q @ q)) if metric == "cosine" else s
-    if key == "sinusoidal":
-        s = sinusoid_dot_profile(off, d, base=p["base"])
-    else:  # sincos_pair, even d: (d / 2) pairs of the same point -> (d/2) cos(offset * w)
-        s = (d / 2) * np.cos(off * p["omega"])
-    return s / (d / 2) if metric == "cosine" else s  # every row has norm sqrt(d / 2)
+    s = scheme.offset_profile(offsets, d, seq_len=seq_len, n_heads=n_heads, head=head, probe=probe, **params)
+    if metric == "dot":
+        return s
+    _cosine_is_additive(scheme)
+    return s / scheme.offset_profile([0.0], d, seq_len=seq_len, probe=probe, **params)[0]
+
+
+def _cosine_is_additive(scheme) -> None:
+    if scheme.kind != "additive":
+        raise ValueError(f"metric 'cosine' compares encoding vectors; scheme {scheme.key!r} is {scheme.kind} (use 'dot')")
 
 
 def position_scores(
@@ -99,18 +79,21 @@ def position_scores(
 ) -> np.ndarray:
     """The (n, n) position-score matrix of scheme ``key`` for positions 0 .. n - 1.
 
-    Offset-only schemes return a read-only Toeplitz view built from 2n - 1 profile values;
-    others a dense float64 array.  Causal biases carry -inf above the diagonal.
+    Schemes that declare their score offset-only return a read-only Toeplitz view built from
+    2n - 1 closed-form profile values; others the dense matrix from their defining function.
+    Causal biases carry -inf above the diagonal.
     """
     n = check_int("n", n, lo=1, hi=MAX_N)
     metric = check_choice("metric", metric, METRICS)
-    if is_offset_only(key, d, params):
+    scheme = get_scheme(key)
+    if metric == "cosine":
+        _cosine_is_additive(scheme)
+    if scheme.offset_only(d):
         offsets = np.arange(-(n - 1), n, dtype=np.float64)  # (2n - 1,)
         prof = offset_profile(key, offsets, d=d, metric=metric, probe=probe, n_heads=n_heads, head=head, seq_len=n, **params)
         return toeplitz_from_profile(prof)
     check_memory("score matrix", (n, n))
-    E = encode(key, np.arange(n), d, seq_len=n, **params)  # (n, d)
-    S = E @ E.T  # (n, n)
+    S = scheme.dense_scores(n, d, n_heads=n_heads, head=head, probe=probe, **params)  # (n, n)
     return cosine_from_gram(S) if metric == "cosine" else S
 
 
@@ -129,24 +112,17 @@ def cosine_from_gram(S: np.ndarray) -> np.ndarray:
     return S
 
 
-def dense_scores(key: str, n: int, *, d: int = 64, probe: str = "ones", **params) -> np.ndarray:
-    """The same dot-product matrix by brute force: build every vector, then (n, d) @ (d, n).
+def dense_scores(key: str, n: int, *, d: int = 64, probe: str = "ones", n_heads: int = 8, head: int = 0,
+                 **params) -> np.ndarray:
+    """The same score matrix by brute force from the scheme's defining function: (n, n).
 
-    The reference the offset-profile method is checked and benchmarked against; (n, n).
+    additive: every PE(p), then (n, d) @ (d, n); rotary: q'(i) . k'(j) from its q/k transform;
+    bias: the bias of every (i, j).  The reference the offset-profile method is checked and
+    benchmarked against.
     """
     n = check_int("n", n, lo=1, hi=MAX_N)
     check_memory("score matrix", (n, n))
-    scheme = get_scheme(key)
-    if scheme.kind == "bias":
-        raise ValueError("bias schemes have no vectors; their score is the bias itself")
-    if scheme.kind == "additive":
-        E = encode(key, np.arange(n), d, seq_len=n, **params)
-        return E @ E.T
-    p = scheme.validate_params(params)
-    inv, af = rope_for(key, d, seq_len=n, **params)
-    q = np.broadcast_to(probe_vector(d, probe), (n, d))
-    R = rope.apply_rope(q, np.arange(n), inv, layout=p["layout"], attention_factor=af)  # (n, d)
-    return R @ R.T
+    return get_scheme(key).dense_scores(n, d, n_heads=n_heads, head=head, probe=probe, **params)
 
 
 def translation_invariance(S) -> float:

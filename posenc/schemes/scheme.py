@@ -1,0 +1,251 @@
+"""A scheme: its metadata, its tunable parameters, and the behaviour of its kind.
+
+``ParamSpec`` describes one parameter (default, range, widget step, and bounds other parameters
+set); ``Scheme`` validates its parameters once and hands them to its behaviour (an ``Additive``,
+``Rotary`` or ``Bias`` object from ``posenc.schemes.kinds``), so every analysis asks the scheme
+the same questions whatever its kind.  The registry of every scheme is ``posenc.registry``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from posenc._validate import MAX_ABS_POSITION, check_bool, check_choice, check_float, check_int, check_positions
+from posenc.schemes.kinds import KINDS, PROBES
+
+Kind = Literal["additive", "rotary", "bias"]
+MAX_HEADS = 1024
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One tunable parameter: its default, allowed range and widget step."""
+
+    name: str
+    label: str
+    default: Any
+    type: Literal["int", "float", "choice", "bool"]
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    choices: tuple[str, ...] = ()
+    lo_open: bool = False
+    help: str = ""
+    # bounds that depend on the scheme's other parameters: (name of the other parameter(s), rule);
+    # the rule maps the other values to this parameter's bound (inclusive)
+    lo_from: tuple[tuple[str, ...], Callable[..., float]] | None = None
+    hi_from: tuple[tuple[str, ...], Callable[..., float]] | None = None
+
+    def validate(self, value):
+        """Return ``value`` cleaned, or raise ValueError naming the parameter and its range."""
+        if self.type == "int":
+            return check_int(self.name, value, lo=self.lo, hi=self.hi)
+        if self.type == "float":
+            return check_float(self.name, value, lo=self.lo, hi=self.hi, lo_open=self.lo_open)
+        if self.type == "bool":
+            return check_bool(self.name, value)
+        return check_choice(self.name, value, self.choices)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """One positional-encoding scheme: metadata, parameters, and the behaviour of its kind."""
+
+    key: str
+    name: str
+    kind: Kind
+    learned: bool
+    paper: str
+    year: int | None
+    models: tuple[str, ...]
+    formula: str  # one LaTeX line, shown on the pages
+    summary: str
+    behaviour: Any  # an instance of posenc.schemes.kinds.KINDS[kind]
+    page: str  # the dashboard page that explains it (a file under pages/)
+    params: tuple[ParamSpec, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        where = f"scheme {self.key!r}"
+        if self.kind not in KINDS:
+            raise ValueError(f"{where}: unknown kind {self.kind!r}; valid: {', '.join(KINDS)}")
+        expected = KINDS[self.kind]
+        if not isinstance(self.behaviour, expected):
+            raise ValueError(f"{where}: kind {self.kind!r} needs a {expected.__name__} behaviour, "
+                             f"got {type(self.behaviour).__name__}")
+        problems = self.behaviour.problems()
+        if problems:
+            raise ValueError(f"{where}: incomplete behaviour: {'; '.join(problems)}")
+        names = [p.name for p in self.params]
+        if len(names) != len(set(names)):
+            raise ValueError(f"{where}: parameter names repeat: {names}")
+
+    # -- metadata derived from the behaviour --------------------------------------------------
+    @property
+    def enters(self) -> str:
+        """Where position enters the model: "input embedding", "queries and keys" or "attention logits"."""
+        return self.behaviour.enters
+
+    @property
+    def max_len(self) -> int | None:
+        """Rows of a lookup table (positions >= max_len are undefined), else None."""
+        return self.behaviour.max_len
+
+    @property
+    def score_unit(self) -> str:
+        return self.behaviour.score_unit
+
+    def width(self, d: int) -> int:
+        """The encoding width this scheme runs at when asked for ``d`` (a bundled table fixes its own)."""
+        return self.behaviour.width or int(d)
+
+    def offset_only(self, d: int) -> bool:
+        """Declared: the score of (i, j) depends only on j - i at width d (checked by the contract test)."""
+        return bool(self.behaviour.offset_only(check_int("d", d, lo=1)))
+
+    def isometric(self, d: int) -> bool:
+        """Declared: |sig(p + k) - sig(p)| depends only on k for positions 0, 1, ... (contract-tested)."""
+        return bool(self.behaviour.isometric(check_int("d", d, lo=1)))
+
+    # -- parameters ------------------------------------------------------------------------
+    def validate_params(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Fill defaults and validate; every error names this scheme and the parameter."""
+        params = dict(params or {})
+        known = {p.name: p for p in self.params}
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            valid = ", ".join(known) or "(none)"
+            raise ValueError(f"{self.key}: unknown parameter(s) {unknown}; valid: {valid}")
+        out = {}
+        for name, spec in known.items():
+            try:
+                out[name] = spec.validate(params.get(name, spec.default))
+            except ValueError as exc:
+                raise ValueError(f"{self.key}: {exc}") from None
+        for name, spec in known.items():  # bounds set by other parameters
+            if not (spec.lo_from or spec.hi_from):
+                continue
+            lo, hi = _dependent_bounds(spec, out)
+            if not lo <= out[name] <= hi:
+                others = sorted({*(spec.lo_from or ((),))[0], *(spec.hi_from or ((),))[0]})
+                given = ", ".join(f"{o} = {out[o]}" for o in others)
+                raise ValueError(f"{self.key}: {name} must be in [{lo:g}, {hi:g}] when {given}, got {out[name]:g}")
+        return out
+
+    def param_range(self, name: str, params: Mapping[str, Any]) -> tuple[float, float]:
+        """The closed [lo, hi] a widget for numeric parameter ``name`` may offer, given the other values.
+
+        The static range (an open end moved in by one widget step) intersected with the bounds the
+        other parameters set; lo > hi means no value fits (the caller fixes the others first).
+        """
+        spec = {p.name: p for p in self.params}[name]
+        lo = spec.lo + (spec.step or 0) if spec.lo_open else spec.lo
+        dlo, dhi = _dependent_bounds(spec, params)
+        return (max(lo, dlo), min(spec.hi, dhi))
+
+    def _need(self, kind: str, what: str) -> None:
+        if self.kind != kind:
+            raise ValueError(f"scheme {self.key!r} is {self.kind}, not {kind}; {what}")
+
+    # -- the defining functions --------------------------------------------------------------
+    def encode(self, positions, d: int, *, seq_len: int | None = None, **params) -> np.ndarray:
+        """The added vector at each position, (n, d) float64 (additive schemes)."""
+        self._need("additive", "use signature() or position_scores()")
+        p = self.validate_params(params)
+        pos = check_positions(positions)
+        return self.behaviour.encode(pos, d, seq_len=_seq_len(pos, seq_len), **p)
+
+    def qk(self, q, k, positions, *, seq_len: int | None = None, **params) -> tuple:
+        """(q', k'): queries and keys (..., n, d) transformed at ``positions`` (rotary schemes)."""
+        self._need("rotary", "only rotary schemes transform queries and keys")
+        p = self.validate_params(params)
+        pos = check_positions(positions)
+        return self.behaviour.qk(q, k, pos, seq_len=_seq_len(pos, seq_len), **p)
+
+    def frequencies(self, d: int, *, seq_len: int | None = None, **params):
+        """Rotary: (inv_freq (d/2,), attention_factor).  Sinusoids: angular frequency per column pair."""
+        p = self.validate_params(params)
+        if self.kind == "rotary":
+            return self.behaviour.frequencies(d, seq_len=seq_len, **p)
+        if self.kind == "additive" and self.behaviour.frequencies is not None:
+            return self.behaviour.frequencies(d, **p)
+        raise ValueError(f"scheme {self.key!r} has no frequencies (it is not built from sinusoids or rotations)")
+
+    def bias(self, qpos, kpos, n_heads: int = 8, **params) -> np.ndarray:
+        """The logit bias of every (query, key) pair, (H, n_q, n_k); -inf where masked (bias schemes)."""
+        self._need("bias", "only bias schemes add to the logits")
+        return self.behaviour.bias(qpos, kpos, n_heads, **self.validate_params(params))
+
+    # -- what the analyses ask -------------------------------------------------------------
+    def signature(self, positions, d: int, *, seq_len: int | None = None, n_heads: int = 8,
+                  probe: str = "ones", **params) -> np.ndarray:
+        """What each position looks like to the model, (n, k) float64.
+
+        additive: the encoding (k = d); rotary: the probe query transformed at p (k = d); bias:
+        the bias of a query at p on a key at 0, in every head (k = H).
+        """
+        p = self.validate_params(params)
+        pos = check_positions(positions)
+        check_choice("probe", probe, PROBES)
+        return self.behaviour.signature(pos, d, seq_len=_seq_len(pos, seq_len), params=p,
+                                        n_heads=_heads(n_heads), probe=probe)
+
+    def dense_scores(self, n: int, d: int, *, n_heads: int = 8, head: int = 0, probe: str = "ones",
+                     **params) -> np.ndarray:
+        """The (n, n) score matrix of positions 0 .. n-1 built from the defining function.
+
+        additive: PE(i) . PE(j); rotary: q'(i) . k'(j) for the probe pair; bias: head ``head``.
+        """
+        p = self.validate_params(params)
+        H = _heads(n_heads)
+        return self.behaviour.dense_scores(check_int("n", n, lo=1), d, params=p, n_heads=H,
+                                           head=check_int("head", head, lo=0, hi=H - 1), probe=probe)
+
+    def offset_profile(self, offsets, d: int, *, seq_len: int | None = None, n_heads: int = 8, head: int = 0,
+                       probe: str = "ones", **params) -> np.ndarray:
+        """The score as a function of the offset j - i in closed form, (m,); offset-only schemes only."""
+        p = self.validate_params(params)
+        if not self.offset_only(d):
+            raise ValueError(f"the score of scheme {self.key!r} at d = {d} depends on absolute positions, not only on j - i")
+        off = check_positions(offsets, name="offsets")
+        H = _heads(n_heads)
+        L = seq_len if seq_len is not None else int(np.max(np.abs(off), initial=0)) + 1
+        return self.behaviour.offset_profile(off, d, seq_len=L, params=p, n_heads=H,
+                                             head=check_int("head", head, lo=0, hi=H - 1), probe=probe)
+
+    def table(self, d: int, **params) -> np.ndarray | None:
+        """The lookup table (max_len, d) of a learned scheme, else None."""
+        fn = self.behaviour.table
+        return None if fn is None else fn(d, **self.validate_params(params))
+
+    def learned_parameters(self, d: int, n_heads: int = 8, **params) -> int:
+        """How many numbers training sets (0 for a fixed scheme)."""
+        return int(self.behaviour.parameters(d, _heads(n_heads), **self.validate_params(params)))
+
+    def scaling_block(self, **params) -> dict | None:
+        """The Hugging Face rope_scaling block a rotary scheme stands for (None: plain RoPE)."""
+        fn = getattr(self.behaviour, "scaling_block", None)
+        if fn is None:
+            raise ValueError(f"scheme {self.key!r} is not a Hugging Face rope_type")
+        return fn(**self.validate_params(params))
+
+
+def _dependent_bounds(spec: ParamSpec, params: Mapping[str, Any]) -> tuple[float, float]:
+    lo = spec.lo_from[1](*(params[n] for n in spec.lo_from[0])) if spec.lo_from else -np.inf
+    hi = spec.hi_from[1](*(params[n] for n in spec.hi_from[0])) if spec.hi_from else np.inf
+    return lo, hi
+
+
+def _seq_len(positions: np.ndarray, seq_len) -> int:
+    """The sequence length (index / length and dynamic NTK read it): given, or max(position) + 1."""
+    if seq_len is not None:
+        return check_int("seq_len", seq_len, lo=1, hi=int(MAX_ABS_POSITION) + 1)
+    # max(..., 1): positions may all be negative (RoPE and the sinusoid accept them)
+    return max(int(np.max(positions)) + 1, 1) if positions.size else 1
+
+
+def _heads(n_heads) -> int:
+    return check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
