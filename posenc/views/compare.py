@@ -36,29 +36,7 @@ from posenc.registry import N_HEADS_DEFAULT, SCHEMES, get_scheme
 # One TypedDict per view: the keys a page reads, with their types.
 
 class SchemeSimilarityView(TypedDict):
-    """What ``scheme_similarity`` returns."""
-
-    key: str
-    name: str
-    kind: str
-    unit: str
-    n: int
-    d: int
-    frame: pd.DataFrame
-    step: tuple
-    min: float
-    max: float
-    masked_fraction: float
-    translation_invariance: float
-    ti_note: str
-    offset_only: bool
-    offsets: pd.DataFrame
-    offset_method: str
-    offset_step: int
-
-
-class TableSimilarityView(TypedDict):
-    """What ``table_similarity`` returns."""
+    """What ``scheme_similarity`` and ``table_similarity`` return."""
 
     key: str
     name: str
@@ -217,7 +195,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     }
 
 
-def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name: str, max_cells: int = HEATMAP_CELLS) -> TableSimilarityView:
+def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name: str, max_cells: int = HEATMAP_CELLS) -> SchemeSimilarityView:
     """The same dict as ``scheme_similarity`` for an uploaded learned table (rows 0 .. n-1).
 
     ``table``: (max_len, d_model).  n past max_len raises ValueError naming the table: a learned

@@ -40,7 +40,7 @@ class ProvenanceView(TypedDict):
 
 
 class TableView(TypedDict):
-    """What ``table_view`` returns."""
+    """What ``table_view`` and ``learned_view`` return."""
 
     shape: tuple
     name: str
@@ -88,47 +88,7 @@ class TableSeriesView(TypedDict):
 
 
 class RowAtView(TypedDict):
-    """What ``row_at`` returns."""
-
-    position: int
-    defined: bool
-    message: str | None
-    norm: float
-    frame: pd.DataFrame | None
-
-
-class LearnedView(TypedDict):
-    """What ``learned_view`` returns."""
-
-    shape: tuple
-    name: str
-    heatmap: pd.DataFrame
-    heat_step: tuple
-    clip: float
-    max_abs: float
-    max_abs_at: tuple
-    similarity: pd.DataFrame
-    sim_step: int
-    n_requested: int
-    n_shown: int
-    mean_abs_offdiag: float
-    neighbour_cosine: float
-    first_below: int
-    cos_01: float
-    norms: pd.DataFrame
-    norm_step: int
-    median_norm: float
-    norm_row0: float
-    norm_last: float
-    spectrum: pd.DataFrame
-    spectrum_points: int
-    spectrum_thinned: bool
-    median_wavelength: float
-    low_share: float
-
-
-class LearnedRowAtView(TypedDict):
-    """What ``learned_row_at`` returns."""
+    """What ``row_at`` and ``learned_row_at`` return."""
 
     position: int
     defined: bool
@@ -309,12 +269,12 @@ def row_at(table, position: int) -> RowAtView:
     return {"position": position, "defined": True, "message": None, "norm": float(np.linalg.norm(row)), "frame": _vector(row)}
 
 
-def learned_view(source: str, seed: int, n: int) -> LearnedView:
+def learned_view(source: str, seed: int, n: int) -> TableView:
     """``table_view`` of a bundled table (see ``builtin_table``), named by SOURCES."""
     return table_view(builtin_table(source, seed), n, name=SOURCES[source])
 
 
-def learned_row_at(source: str, seed: int, position: int) -> LearnedRowAtView:
+def learned_row_at(source: str, seed: int, position: int) -> RowAtView:
     """``row_at`` of a bundled table.  The sinusoid is a function, not a table: for it this is
     ``sinusoid_at(position, 384)``, defined at every position (not a lookup into 512 rows)."""
     if check_choice("source", source, tuple(SOURCES)) == "sinusoid":
