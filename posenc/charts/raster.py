@@ -1,0 +1,154 @@
+"""Big matrices as one image: a colour-mapped PNG inside a Vega-Lite chart, instead of one mark per cell.
+
+A heatmap of n x m cells as rect marks costs the browser one mark per cell (65,536 marks took ~3 s to
+draw here); as an image it is one mark whatever n and m are.  ``image_heatmap`` colours the matrix
+in numpy with the same colour stops the chart's legend uses (so the picture and its legend agree
+exactly), encodes it as a PNG (``png_bytes``, zlib + struct, no imaging library), and places it as a
+Vega-Lite ``image`` mark on quantitative axes, with a coarse grid of transparent cells on top that
+carries the exact values for hover.  The chart stays one Vega-Lite spec, so the PNG/SVG exports
+and the CSV of the hover grid work as for any other chart.
+
+axes: r rows (y, e.g. query position), c columns (x, e.g. key position).
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+# ColorBrewer RdBu (11 classes), red (low) -> blue (high): Vega's "redblue" scheme, colour-blind safe.
+REDBLUE = ("#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7",
+           "#d1e5f0", "#92c5de", "#4393c3", "#2166ac", "#053061")
+# viridis (matplotlib, van der Walt & Smith 2015), 11 evenly spaced stops.
+VIRIDIS = ("#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
+           "#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725")
+PALETTES = {"diverging": REDBLUE, "sequential": VIRIDIS}
+MASKED_RGB = (189, 189, 189)  # #bdbdbd: -inf / NaN cells (the causal mask), on no colour scale
+MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix)
+HOVER_CELLS = 1024  # transparent hover cells over the image (a 32 x 32 grid)
+
+
+def _rgb(stops: Sequence[str]) -> np.ndarray:
+    return np.array([[int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in stops], dtype=np.float64)  # (k, 3)
+
+
+def colorize(M, domain: tuple[float, float], stops: Sequence[str] = REDBLUE) -> np.ndarray:
+    """RGB image (r, c, 3) uint8 of matrix M (r, c): values clipped to ``domain``, mapped linearly onto
+    the colour stops (interpolated in RGB, as Vega does for a scale with an explicit range); non-finite
+    cells grey."""
+    A = np.asarray(M, dtype=np.float64)
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"M must be a non-empty 2-D array, got shape {A.shape}")
+    if A.size > MAX_IMAGE_CELLS:
+        raise ValueError(f"M has {A.size:,} cells; at most {MAX_IMAGE_CELLS:,} are drawn as one image (downsample first)")
+    lo, hi = float(domain[0]), float(domain[1])
+    if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+        raise ValueError(f"domain must be two finite numbers lo < hi, got {domain!r}")
+    rgb = _rgb(stops)  # (k, 3)
+    ok = np.isfinite(A)
+    t = np.clip((np.where(ok, A, lo) - lo) / (hi - lo), 0.0, 1.0) * (len(stops) - 1)  # (r, c) in [0, k-1]
+    i = np.minimum(t.astype(np.int64), len(stops) - 2)
+    frac = (t - i)[..., None]
+    out = rgb[i] * (1 - frac) + rgb[i + 1] * frac  # (r, c, 3)
+    out[~ok] = MASKED_RGB
+    return np.rint(out).astype(np.uint8)
+
+
+def png_bytes(rgb: np.ndarray) -> bytes:
+    """A truecolour PNG (8-bit RGB, no interlace) of an (r, c, 3) uint8 image (PNG spec, ISO/IEC 15948)."""
+    img = np.ascontiguousarray(rgb, dtype=np.uint8)
+    if img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError(f"rgb must have shape (rows, cols, 3), got {img.shape}")
+    h, w, _ = img.shape
+    raw = np.concatenate([np.zeros((h, 1), dtype=np.uint8), img.reshape(h, w * 3)], axis=1)  # filter byte 0 per row
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # width, height, depth 8, colour type 2 (RGB)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6)) + chunk(b"IEND", b"")
+
+
+def data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELLS, row: str = "i", col: str = "j",
+               value: str = "score") -> pd.DataFrame:
+    """A coarse grid of exact values for hover: every ``step``-th row and column of M, each cell
+    spanning its block.  DataFrame(row, row_end, col, col_end, value) with NaN where masked."""
+    A = np.asarray(M, dtype=np.float64)
+    r, c = A.shape
+    side = max(1, int(np.sqrt(cells)))
+    sr, sc = max(1, -(-r // side)), max(1, -(-c // side))
+    ri, ci = np.arange(0, r, sr), np.arange(0, c, sc)
+    sub = A[np.ix_(ri, ci)]
+    rr, cc = np.meshgrid(ri, ci, indexing="ij")
+    step_r = float(rows[1] - rows[0]) if len(rows) > 1 else 1.0
+    step_c = float(cols[1] - cols[0]) if len(cols) > 1 else 1.0
+    return pd.DataFrame({
+        row: np.asarray(rows)[rr.ravel()], f"{row}_end": np.asarray(rows)[rr.ravel()] + sr * step_r,
+        col: np.asarray(cols)[cc.ravel()], f"{col}_end": np.asarray(cols)[cc.ravel()] + sc * step_c,
+        value: np.where(np.isfinite(sub), sub, np.nan).ravel().astype(np.float32),
+    })
+
+
+def image_heatmap(
+    M,
+    *,
+    rows: np.ndarray | None = None,
+    cols: np.ndarray | None = None,
+    domain: tuple[float, float],
+    palette: str = "diverging",
+    x_title: str,
+    y_title: str,
+    value_title: str,
+    title: str | alt.Title = "",
+    width: int = 360,
+    height: int = 360,
+    row: str = "i",
+    col: str = "j",
+    value: str = "score",
+    reverse_y: bool = True,
+    legend: bool = True,
+) -> alt.LayerChart:
+    """M (r, c) as one colour-mapped image with axes, a gradient legend on the same colour stops,
+    and a hover grid of exact values.  ``rows``/``cols`` label the matrix rows and columns (evenly
+    spaced, e.g. positions 0, 4, 8, ...); row 0 is drawn at the top when ``reverse_y``."""
+    A = np.asarray(M, dtype=np.float64)
+    r, c = A.shape if A.ndim == 2 else (0, 0)
+    rows = np.arange(r) if rows is None else np.asarray(rows)
+    cols = np.arange(c) if cols is None else np.asarray(cols)
+    stops = PALETTES[palette]
+    rgb = colorize(A, domain, stops)  # (r, c, 3)
+    up_r, up_c = max(1, -(-height // max(r, 1))), max(1, -(-width // max(c, 1)))  # whole-pixel blocks >= the display size
+    rgb = np.repeat(np.repeat(rgb, min(up_r, 8), axis=0), min(up_c, 8), axis=1)
+    url = data_url(png_bytes(rgb))
+    step_r = float(rows[1] - rows[0]) if r > 1 else 1.0
+    step_c = float(cols[1] - cols[0]) if c > 1 else 1.0
+    x_dom = [float(cols[0]), float(cols[-1]) + step_c]
+    y_dom = [float(rows[0]), float(rows[-1]) + step_r]
+    x = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=x_dom, nice=False, zero=False))
+    y = alt.Y("y:Q", title=y_title, scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y))
+    image = alt.Chart(pd.DataFrame({"x": [x_dom[0]], "x2": [x_dom[1]], "y": [y_dom[0]], "y2": [y_dom[1]], "url": [url]}),
+                      title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False).encode(
+        x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
+    grid = hover_grid(A, rows, cols, row=row, col=col, value=value)
+    color = alt.Color(f"{value}:Q", title=value_title,
+                      scale=alt.Scale(domain=list(np.linspace(domain[0], domain[1], len(stops))), range=list(stops),
+                                      interpolate="rgb", clamp=True),
+                      legend=alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, width - 40),
+                                        gradientOpacity=1, titleLimit=width) if legend else None)
+    hover = alt.Chart(grid).mark_rect(opacity=0.001).encode(
+        x=alt.X(f"{col}:Q", scale=alt.Scale(domain=x_dom, nice=False, zero=False)), x2=f"{col}_end:Q",
+        y=alt.Y(f"{row}:Q", scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y)), y2=f"{row}_end:Q",
+        color=color,
+        tooltip=[alt.Tooltip(f"{row}:Q", title=y_title), alt.Tooltip(f"{col}:Q", title=x_title),
+                 alt.Tooltip(f"{value}:Q", title=value_title, format=".4f")])
+    return alt.layer(image, hover)

@@ -1,0 +1,56 @@
+"""The image heatmap: colours from the same stops as its legend, a valid PNG, exact hover values."""
+
+from __future__ import annotations
+
+import io
+
+import altair as alt
+import numpy as np
+import pytest
+from PIL import Image
+
+from posenc.charts import raster
+from posenc.io import export
+
+
+def test_colorize_maps_the_domain_onto_the_stops_and_masks_non_finite():
+    M = np.array([[-1.0, 0.0, 1.0], [-5.0, 5.0, -np.inf]])
+    rgb = raster.colorize(M, (-1.0, 1.0))
+    stops = raster._rgb(raster.REDBLUE)
+    assert rgb.dtype == np.uint8 and rgb.shape == (2, 3, 3)
+    assert rgb[0, 0].tolist() == stops[0].tolist() and rgb[0, 2].tolist() == stops[-1].tolist()
+    assert rgb[0, 1].tolist() == stops[5].tolist()  # the middle of the domain is the middle stop (#f7f7f7)
+    assert rgb[1, 0].tolist() == stops[0].tolist() and rgb[1, 1].tolist() == stops[-1].tolist()  # clipped
+    assert tuple(rgb[1, 2]) == raster.MASKED_RGB
+    half = raster.colorize(np.array([[0.05]]), (0.0, 1.0))[0, 0]  # halfway between stops 0 and 1
+    np.testing.assert_allclose(half, np.rint((stops[0] + stops[1]) / 2), atol=1)
+
+
+@pytest.mark.parametrize("bad", [(1.0, 1.0), (0.0, np.nan), (2.0, 1.0)])
+def test_colorize_refuses_a_bad_domain(bad):
+    with pytest.raises(ValueError, match="domain"):
+        raster.colorize(np.zeros((2, 2)), bad)
+
+
+def test_png_round_trip():
+    rgb = np.random.default_rng(0).integers(0, 256, size=(7, 5, 3), dtype=np.uint8)
+    img = Image.open(io.BytesIO(raster.png_bytes(rgb)))
+    assert img.size == (5, 7) and img.mode == "RGB"
+    np.testing.assert_array_equal(np.asarray(img), rgb)
+
+
+def test_image_heatmap_is_one_image_with_a_legend_and_exact_hover_values():
+    M = np.arange(64 * 48, dtype=np.float64).reshape(64, 48)
+    ch = raster.image_heatmap(M, rows=np.arange(0, 128, 2), domain=(0.0, float(M.max())), palette="sequential",
+                              x_title="key j", y_title="query i", value_title="score")
+    spec = export.chart_spec(ch)
+    image, hover = spec["layer"]
+    assert image["mark"]["type"] == "image"
+    assert spec["datasets"][image["data"]["name"]][0]["url"].startswith("data:image/png;base64,")
+    grid = hover_data = spec["datasets"][hover["data"]["name"]]
+    assert len(grid) <= raster.HOVER_CELLS
+    for cell in hover_data:  # every hover value is the exact matrix value at its row and column
+        assert cell["score"] == pytest.approx(M[int(cell["i"]) // 2, int(cell["j"])])
+    assert hover["encoding"]["color"]["scale"]["range"] == list(raster.VIRIDIS)
+    assert "PNG" in export.chart_png(ch)[:8].decode("latin-1")
+    assert isinstance(ch, alt.LayerChart)
