@@ -1,0 +1,1 @@
+"""The extrapolation lab (placeholder docstring)."""
