@@ -17,6 +17,7 @@ from posenc.views import lab as views
 PATH = "pages/lab.py"
 DEFAULT = LabConfig()
 RUNNING = "_lab_running"  # session slot: the configuration being trained (cleared when it completes)
+TRAIN = "_lab_train"  # session slot set by the Train button's callback
 
 
 @st.cache_resource(max_entries=1)
@@ -50,7 +51,8 @@ with custom_box:
     picked = controls.multi("schemes", "schemes", list(LAB_SCHEMES), default=list(LAB_SCHEMES), format_func=NAMES.get)
     cfg = LabConfig(vocab=vocab, order=order, train_len=int(train_len), n_seeds=n_seeds, steps=int(steps),
                     schemes=tuple(s for s in LAB_SCHEMES if s in picked) or DEFAULT.schemes)
-    train = st.button("Train", key="lab_train", icon=":material/model_training:", type="primary")
+    st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", on_click=st.session_state.update,
+              kwargs={TRAIN: True})  # a callback survives the router's rerun, a button's return value does not
     shipped = cached(load_shipped)
     secs = shipped["results"]["seconds"]
     per_run = sum(t["train"] + t["evaluate"] for t in secs.values()) / len(secs)
@@ -58,7 +60,7 @@ with custom_box:
                "at the defaults. Runs are kept (4 at most) for every visitor of this server; **Cancel** stops a run and keeps nothing.")
     if st.session_state.pop(RUNNING, None) is not None:
         st.warning("The last run was stopped before it finished; nothing was kept.", icon=":material/cancel:")
-    if train:
+    if st.session_state.pop(TRAIN, False):
         st.session_state[RUNNING] = cfg.key()
         bar = st.progress(0.0, text="starting")
         st.button("Cancel", key="lab_cancel", icon=":material/cancel:")
