@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     if "lab" in only:
         from bench.lab import lab
 
-        results["lab"] = lab()
+        results["lab"] = {**lab(), "machine": results["machine"]}  # its own date: other sections may be older
         out.append(table("7. Lab: one scheme x seed 0 at the defaults (training and evaluation)", results["lab"]["budget"],
                          ["scheme", "steps", "train_wall_s", "train_cpu_s", "ms_per_step_wall", "eval_wall_s", "goal_met"]))
         out.append(table("7b. Lab: one forward + backward step, hand-written vs autograd", results["lab"]["autograd"],

@@ -130,7 +130,8 @@ with why_box:
     for col, (lbl, frame) in zip(cols, av["maps"].items()):
         with col:
             chart(style(attention_map(frame, title=f"{av['name']}, layer {layer}, head {head}, {lbl}")), key=f"lab_attn_{lbl[0]}",
-                  data=frame, caption=f"Mean over 16 evaluation sequences; every {av['steps'][lbl][0]}th query and key drawn.")
+                  data=frame, caption="Mean over 16 evaluation sequences; " + ("every query and key drawn." if av["steps"][lbl][0] == 1
+                                       else f"one query and key in {av['steps'][lbl][0]} drawn (exact values, strided)."))
     if av["note"]:
         st.caption(f":material/block: {av['note']}: the maps and the mass stop at L.")
     chart(style(mass_chart(av["mass"], train_len=L, order=k)), key="lab_mass", data=av["mass"],

@@ -9,9 +9,8 @@ import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap
 
-# one colour per scheme (Okabe-Ito, yellow swapped for grey: it vanishes on white)
-SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#000000"]
-EXT_COLORS = ["#000000", "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7"]
+# one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
+SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black vanishes on the dark theme
 
 
 def _check(df: pd.DataFrame, what: str) -> None:
@@ -30,16 +29,18 @@ def _rule(at: float, label: str) -> alt.LayerChart:
 def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -> alt.LayerChart:
     """Mean gap (loss - floor) against evaluation length, one line per scheme, min-max band over seeds."""
     _check(frame, "gap chart")
-    color = alt.Color("scheme:N", title="scheme", scale=alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)]))
+    scale = alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)])
+    color = alt.Color("scheme:N", title="scheme", scale=scale)
     x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)", scale=alt.Scale(type="log", base=2),
               axis=alt.Axis(values=sorted(frame["length"].unique().tolist())))
     y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=alt.Scale(type="log"))
     tips = [alt.Tooltip("scheme:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("gap:Q", title="mean gap", format=".4f"),
             alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")]
     base = alt.Chart(frame, height=height)
-    band = base.mark_area(opacity=0.15).encode(x=x, y=alt.Y("lo:Q", scale=alt.Scale(type="log")), y2="hi:Q", color=color)
+    band = base.mark_area(opacity=0.15).encode(x=x, y=alt.Y("lo:Q", scale=alt.Scale(type="log")), y2="hi:Q",
+                                              fill=alt.Fill("scheme:N", legend=None, scale=scale))
     line = base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips)
-    return alt.layer(band, line).properties(width="container")
+    return alt.layer(band, line).resolve_scale(fill="independent").properties(width="container")
 
 
 def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int, height: int = 320) -> alt.LayerChart:
@@ -56,18 +57,21 @@ def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int,
     return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
 
 
-def extension_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int = 300) -> alt.LayerChart:
+def extension_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int = 260) -> alt.LayerChart:
     """RoPE + each test-time extension: mean gap (dot) and min-max over seeds (bar), at 4L and 8L."""
     _check(frame, "extension chart")
-    y = alt.Y("method:N", title=None, sort=list(methods))
-    color = alt.Color("method:N", legend=None, scale=alt.Scale(domain=list(methods), range=EXT_COLORS[: len(methods)]))
+    lengths = [str(v) for v in sorted(frame["length"].unique())]
+    data = frame.assign(at=frame["length"].astype(str))
+    y = alt.Y("method:N", title=None, sort=list(methods), axis=alt.Axis(labelLimit=220))
+    color = alt.Color("at:N", title="evaluation length", scale=alt.Scale(domain=lengths, range=[OKABE_ITO[0], OKABE_ITO[3]]))
+    off = alt.YOffset("at:N", scale=alt.Scale(domain=lengths))
     tips = [alt.Tooltip("method:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("gap:Q", title="mean gap", format=".4f"),
-            alt.Tooltip("lo:Q", title="min", format=".4f"), alt.Tooltip("hi:Q", title="max", format=".4f")]
-    base = alt.Chart(frame)
-    bar = base.mark_rule(strokeWidth=3, opacity=0.5).encode(x=alt.X("lo:Q", title="loss − floor (nats)"), x2="hi:Q", y=y, color=color)
-    dot = base.mark_point(filled=True, size=90).encode(x="gap:Q", y=y, color=color, tooltip=tips)
-    return alt.layer(bar, dot, data=frame).properties(height=height // 2, width="container").facet(
-        row=alt.Row("length:O", title="evaluation length"))
+            alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")]
+    base = alt.Chart(data, height=height)
+    bar = base.mark_rule(strokeWidth=3, opacity=0.45).encode(
+        x=alt.X("lo:Q", title="loss − floor (nats)", scale=alt.Scale(zero=True)), x2="hi:Q", y=y, yOffset=off, color=color)
+    dot = base.mark_point(filled=True, size=80).encode(x="gap:Q", y=y, yOffset=off, color=color, tooltip=tips)
+    return alt.layer(bar, dot).properties(width="container")
 
 
 def attention_map(frame: pd.DataFrame, *, title: str, height: int = 300) -> alt.Chart:
