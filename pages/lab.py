@@ -54,8 +54,7 @@ with custom_box:
     st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", on_click=st.session_state.update,
               kwargs={TRAIN: True})  # a callback survives the router's rerun, a button's return value does not
     shipped = cached(load_shipped)
-    secs = shipped["results"]["seconds"]
-    per_run = sum(t["train"] + t["evaluate"] for t in secs.values()) / len(secs)
+    per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
     st.caption(f"{len(cfg.schemes)} schemes × {cfg.n_seeds} seeds; the shipped run took {per_run:.0f} s per scheme and seed "
                "at the defaults. Runs are kept (4 at most) for every visitor of this server; **Cancel** stops a run and keeps nothing.")
     if st.session_state.pop(RUNNING, None) is not None:
@@ -107,8 +106,9 @@ with results_box:
         st.caption(f":material/block: {name}: {why}.")
     pv = _view("by_position", key, (), _run=run)
     chart(style(position_chart(pv["frame"], ov["names"], train_len=L)), key="lab_positions", data=pv["frame"],
-          caption=f"Gap per position at {pv['length']} tokens (mean over seeds; the learned table stops at L). "
-                  "Positions before the dashed line were seen in training.")
+          caption=f"Gap per position at {pv['length']} tokens (mean over seeds; the learned table stops at L; {settings}). "
+                  "Positions before the dashed line were seen in training; a scheme carries the task past L if its line "
+                  "stays at its level after the line, and a rise there falsifies that.")
     ext = _view("extensions", key, (), _run=run)
     if ext is not None:
         chart(style(extension_chart(ext["frame"], ext["methods"])), key="lab_ext", data=ext["frame"],

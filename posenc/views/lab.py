@@ -31,7 +31,7 @@ def overview(run: dict) -> dict:
     Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds), "table": wide
     DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,
     "floor", "uniform", "bayes_at_L", "n_learned", "n_models", "undefined": {name: reason},
-    "train_len", "order", "vocab", "names" (display order)}.
+    "train_len", "order", "vocab", "names" (display order), "seeds", "steps", "seconds_per_run" (wall, train + evaluate)}.
     """
     res = run["results"]
     L = res["config"]["train_len"]
@@ -57,7 +57,8 @@ def overview(run: dict) -> dict:
             "bayes_at_L": bayes_L, "n_learned": int(checks["learned"].sum()), "n_models": len(checks),
             "undefined": {NAMES[s]: why for s, why in res["undefined"].items()}, "train_len": L,
             "order": res["config"]["order"], "vocab": res["config"]["vocab"], "names": names,
-            "seeds": res["config"]["n_seeds"], "steps": res["config"]["steps"]}
+            "seeds": res["config"]["n_seeds"], "steps": res["config"]["steps"],
+            "seconds_per_run": float(np.mean([t["train"] + t["evaluate"] for t in res["seconds"].values()]))}
 
 
 def by_position(run: dict) -> dict:
