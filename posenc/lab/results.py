@@ -16,9 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from posenc._validate import check_choice
-from posenc.lab.positions import LAB_SCHEMES
-
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS_FILE = DATA / "lab_results.json"
 WEIGHTS_FILE = DATA / "lab_weights.npz"
@@ -105,7 +102,3 @@ def learned_check(results: dict) -> list[dict]:
             rows.append({"scheme": scheme, "seed": int(seed), "gap_at_L": gap, "budget": budget,
                          "fraction": gap / (results["uniform"] - results["floor"]), "learned": bool(gap <= budget)})
     return rows
-
-
-def check_scheme(results: dict, scheme: str) -> str:
-    return check_choice("scheme", scheme, [s for s in LAB_SCHEMES if s in results["runs"]])
