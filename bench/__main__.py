@@ -1,4 +1,4 @@
-"""`python -m bench [--only encoding,scores,collisions,pages,browser]`: run, print, save results."""
+"""`python -m bench [--only encoding,scores,collisions,pages,browser,lab]`: run, print, save results."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import numeric  # noqa: E402
 
-SECTIONS = ("encoding", "scores", "collisions", "pages", "browser")
+SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "lab")
 RESULTS = ROOT / "bench" / "results.json"
 
 
@@ -105,6 +105,16 @@ def main(argv=None) -> int:
         max_q = {r["page"]: r["max_query"] for r in results.get("pages", [])}
         results["browser"] = browser(max_q)
         out.append(table("5-6. Cold start and server memory (real server, headless Chromium)", [results["browser"]], list(results["browser"])))
+    if "lab" in only:
+        from bench.lab import lab
+
+        results["lab"] = {**lab(), "machine": results["machine"]}  # its own date: other sections may be older
+        out.append(table("7. Lab: one scheme x seed 0 at the defaults (training and evaluation)", results["lab"]["budget"],
+                         ["scheme", "steps", "train_wall_s", "train_cpu_s", "ms_per_step_wall", "eval_wall_s", "goal_met"]))
+        out.append(table("7b. Lab: one forward + backward step, hand-written vs autograd", results["lab"]["autograd"],
+                         list(results["lab"]["autograd"][0])))
+        out.append(table("7c. Lab: a 1e-15 nudge of the initial weights, after a full default training run",
+                         results["lab"]["sensitivity"], list(results["lab"]["sensitivity"][0])))
     RESULTS.write_text(json.dumps(results, indent=1, default=float))
     m = results["machine"]
     print(f"# posenc benchmark — {m['date']}\nmachine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "

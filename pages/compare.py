@@ -8,6 +8,7 @@ from posenc.analysis.scores import translation_invariance
 from posenc.analysis.tables import measure_table
 from posenc.charts.base import style
 from posenc.charts.compare import measured_dots, wishlist_table
+from posenc.lab.results import EXTRAPOLATES_RATIO
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
@@ -16,6 +17,9 @@ from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_n
 
 PATH = "pages/compare.py"
 LENGTHS = [64, 128, 256, 512, 1024]
+LAB_RULE = (f"Measured in the Extrapolation lab, not at the controls above: tiny causal transformers trained at L = 32 on a "
+            f"Markov source, 3 seeds. Ratio = (loss − floor at 4L) ÷ (loss − floor at L); ✓ when it is at most "
+            f"{EXTRAPOLATES_RATIO:g}. A scheme that did not learn the task at L gets no verdict.")
 
 header(
     PATH,
@@ -49,7 +53,8 @@ if view is not None:
         hide_index=True,
         height="content",
         key="comparison_table",
-        column_order=["scheme", "page", "learned_or_fixed", "bounded", "continuous", "relative", "wishlist",
+        column_order=["scheme", "page", "learned_or_fixed", "extrapolation_ratio", "extrapolates", "gap_4L", "extrapolation_note",
+                      "bounded", "continuous", "relative", "wishlist",
                       "max_abs_at_1e6", "closest_distance", "closest_pair", "length_invariant", "length_change",
                       "translation_invariance", "defined_at_4L", "learned_parameters",
                       "enters", "models", "paper", "n_measured"],
@@ -57,6 +62,11 @@ if view is not None:
             "scheme": Text("Scheme", pinned=True),
             "page": st.column_config.LinkColumn("Page", display_text="open ↗", help="The page that explains this scheme."),
             "learned_or_fixed": Text("Learned or fixed?", help="Learned iff the scheme has trainable parameters (column 'learned parameters')."),
+            "extrapolation_ratio": Num("Extrapolates beyond training length? (gap at 4L ÷ gap at L)", format="%.3g",
+                                       help=LAB_RULE),
+            "extrapolates": Check(f"≤ {EXTRAPOLATES_RATIO:g}×", help=LAB_RULE),
+            "gap_4L": Num("gap at 4L (nats)", format="%.3f", help="Loss above the source's exact floor at 4L, mean of 3 seeds."),
+            "extrapolation_note": Text("lab", help="How the lab measured it, or why there is no number."),
             "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× "
                                             f"max over [0, {NEAR.max():,.0f}]."),
             "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6)."),
@@ -79,6 +89,9 @@ if view is not None:
             "n_measured": Num("n measured", format="%d", help="Learned tables have 512 rows, so they are measured on at most 512 positions."),
         },
     )
+    st.caption(f"**Extrapolates beyond training length?** {LAB_RULE} The models, the seeds and the loss per position are on "
+               "the lab page.")
+    st.page_link("pages/lab.py", label="Open the Extrapolation lab", icon=":material/science:")
     links = st.container(horizontal=True)
     for p in dict.fromkeys(SCHEME_PAGE[k] for k in frame["key"] if k in SCHEME_PAGE):
         links.page_link(p, label=PAGE_BY_PATH[p].title, icon=PAGE_BY_PATH[p].icon)

@@ -23,7 +23,7 @@ _BASE = ParamSpec("base", "base", 10000.0, "float", 1.0, 1e9, 1.0, lo_open=True,
 _OMEGA = ParamSpec("omega", "frequency ω", 1.0, "float", 0.0, 100.0, 0.01, lo_open=True, help="radians per position")
 _ROPE_LAYOUT = ParamSpec("layout", "pairing", "half_split", "choice", choices=rotary.LAYOUTS, help="which channels form a rotation pair")
 _FACTOR = ParamSpec("factor", "scale factor s", 4.0, "float", 1.0, 128.0, 0.5, help="target length / trained length")
-_ORIG = ParamSpec("original_max_position_embeddings", "trained length", 2048, "int", 16, 1_048_576, 16, help="the context the model was trained on")
+_ORIG = ParamSpec("original_max_position_embeddings", "trained length", 2048, "int", 1, 1_048_576, 1, help="the context the model was trained on")
 _NO_PAPER = "none: a naive first attempt, not a published scheme"
 
 
@@ -155,7 +155,7 @@ SCHEMES: dict[str, Scheme] = {
             ParamSpec("base", "base", 500000.0, "float", 1.0, 1e9, 1.0, lo_open=True),
             _ROPE_LAYOUT,
             ParamSpec("factor", "scale factor s", 8.0, "float", 1.0, 128.0, 0.5),
-            ParamSpec("original_max_position_embeddings", "trained length", 8192, "int", 16, 1_048_576, 16),
+            ParamSpec("original_max_position_embeddings", "trained length", 8192, "int", 1, 1_048_576, 1),
             ParamSpec("low_freq_factor", "low-frequency factor", 1.0, "float", 0.0, 64.0, 0.5, lo_open=True,
                       hi_from=(("high_freq_factor",), float), help="at most the high-frequency factor (equal: Llama 4)"),
             ParamSpec("high_freq_factor", "high-frequency factor", 4.0, "float", 0.0, 64.0, 0.5, lo_open=True,

@@ -82,9 +82,11 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
 
 def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
     """A heat table: one row per scheme, one column per yes/no measurement, blue tick = yes,
-    vermillion cross = no.  ``marks``: (scheme, property, group, ok, detail)."""
+    vermillion cross = no, grey dash = not measured.  ``marks``: (scheme, property, group, ok, detail)."""
     _check_marks(marks, "wishlist table")
-    df = marks.assign(mark=marks["ok"].map({True: "✓ yes", False: "✗ no"}), glyph=marks["ok"].map({True: "✓", False: "✗"}))
+    ok = marks["ok"].astype(object)
+    df = marks.assign(mark=ok.map({True: "✓ yes", False: "✗ no"}).fillna("– not measured"),
+                      glyph=ok.map({True: "✓", False: "✗"}).fillna("–"))
     order = list(dict.fromkeys(df["property"]))
     rows = list(dict.fromkeys(df["scheme"]))
     base = alt.Chart(df, height=alt.Step(24), width=alt.Step(92)).encode(
@@ -94,7 +96,7 @@ def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
                  alt.Tooltip("detail:N", title="measurement")],
     )
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("mark:N", title="", scale=alt.Scale(domain=["✓ yes", "✗ no"], range=[YES, NO]),
+        color=alt.Color("mark:N", title="", scale=alt.Scale(domain=["✓ yes", "✗ no", "– not measured"], range=[YES, NO, MASKED]),
                         legend=alt.Legend(orient="bottom")))
     text = base.mark_text(color="white", fontSize=15, fontWeight="bold").encode(text="glyph:N")
     return alt.layer(cells, text)

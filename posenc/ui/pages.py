@@ -47,6 +47,8 @@ PAGES: tuple[PageInfo, ...] = (
              "Position-score matrices side by side, and how relative each one is."),
     PageInfo("pages/compare.py", "Compare schemes", ":material/table_view:", "Compare", "compare",
              "The comparison table, every column measured."),
+    PageInfo("pages/lab.py", "Extrapolation lab", ":material/science:", "Compare", "lab",
+             "Tiny transformers trained at L, measured to 8L against an exact floor."),
 )
 
 PAGE_BY_PATH = {p.path: p for p in PAGES}

@@ -30,6 +30,7 @@ from posenc.analysis.scores import (
 )
 from posenc.analysis.tables import table_scores
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
+from posenc.lab.results import compare_rows
 from posenc.registry import N_HEADS_DEFAULT, SCHEMES, get_scheme
 
 # ----------------------------------------------------------------------------- result types
@@ -327,8 +328,25 @@ def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512
             rows.append(measure_scheme(key, n=n, d=d, n_heads=n_heads, train_len=train_len))
         except ValueError as exc:
             errors[SCHEMES[key].name] = str(exc)
-    frame = display_rows(rows, dict(pages))
+    frame = with_lab(display_rows(rows, dict(pages)))
     return {"frame": frame, "errors": errors, "wishlist_names": wishlist_names(frame)}
+
+
+def with_lab(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the Extrapolation lab's shipped measurement per scheme: "extrapolation_ratio"
+    (gap at 4L / gap at L, mean over seeds), "gap_4L" (nats above the floor at 4L), "extrapolates"
+    (ratio <= posenc.lab.results.EXTRAPOLATES_RATIO; None where the lab has no verdict) and
+    "extrapolation_note" (how it was measured, or why there is no number)."""
+    lab = compare_rows()
+    rows = [lab.get(k) for k in frame["key"]]
+    nan = float("nan")
+    return frame.assign(
+        extrapolation_ratio=[nan if r is None else r["ratio"] for r in rows],
+        gap_4L=[nan if r is None else r["gap_at"] for r in rows],
+        extrapolates=[None if r is None else r["extrapolates"] for r in rows],
+        extrapolation_note=["not trained in the lab" if r is None else (r["reason"] or f"trained as {r['measured_as']}")
+                            for r in rows],
+    )
 
 
 def wishlist_names(frame: pd.DataFrame) -> list[str]:
@@ -341,7 +359,7 @@ def with_rows(frame: pd.DataFrame, rows: list[dict], link: str) -> pd.DataFrame:
     linking to ``link``."""
     if not rows:
         return frame
-    return pd.concat([frame, display_rows(rows, {}, fallback=link)], ignore_index=True)
+    return pd.concat([frame, with_lab(display_rows(rows, {}, fallback=link))], ignore_index=True)
 
 
 def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -353,10 +371,14 @@ def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
         ("relative", "relative", "wishlist", lambda r: f"translation invariance {r['translation_invariance']:.3g}"),
         ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
         ("defined_at_4L", "defined at 4L", "also measured", lambda r: "defined at every position" if r["defined_at_4L"] else "no row past the table"),
+        ("extrapolates", "extrapolates (lab)", "also measured",
+         lambda r: (f"gap at 4L / gap at L = {r['extrapolation_ratio']:.3g}" if r["extrapolates"] is not None
+                    else str(r["extrapolation_note"]))),
     ]
     recs = []
     for _, r in frame.iterrows():
         for col, label, group, detail in props:
-            recs.append({"scheme": r["scheme"], "property": label, "group": group, "ok": bool(r[col]), "detail": detail(r)})
+            ok = None if r[col] is None or (isinstance(r[col], float) and math.isnan(r[col])) else bool(r[col])
+            recs.append({"scheme": r["scheme"], "property": label, "group": group, "ok": ok, "detail": detail(r)})
     return pd.DataFrame(recs)
 

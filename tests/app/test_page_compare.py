@@ -48,12 +48,15 @@ def test_defaults_every_column_measured_and_linked():
     for key, row in df.iterrows():
         assert row["page"] == PAGE_BY_PATH[SCHEME_PAGE[key]].url_path
     links = at.get("page_link")
+    lab = [pl for pl in links if pl.proto.label == "Open the Extrapolation lab"]
+    assert len(lab) == 1 and lab[0].proto.page_script_hash  # the extrapolation column links to the lab
+    links = [pl for pl in links if pl not in lab]
     assert sorted(pl.proto.label for pl in links) == sorted({PAGE_BY_PATH[p].title for p in SCHEME_PAGE.values()})
     assert all(pl.proto.page_script_hash for pl in links)  # each resolves to a registered page
     # the charts: the wishlist heat table (one row per scheme x 5) and the dot plot (one row per scheme)
     assert len(charts(at)) == 2
     marks = chart_frame(at, 0)
-    assert len(marks) == len(posenc.SCHEMES) * 5
+    assert len(marks) == len(posenc.SCHEMES) * 6
     wish = marks[marks["group"] == "wishlist"].pivot(index="scheme", columns="property", values="ok")
     by_name = df.set_index("scheme")
     for name, r in wish.iterrows():

@@ -1,0 +1,157 @@
+"""Section "lab": the extrapolation lab's training budget, autograd vs hand-written gradients,
+and how far a 1e-15 nudge of the initial weights moves the final numbers.
+
+- time: one scheme x seed 0 at the default configuration, training and evaluation (L .. 8L, and
+  RoPE's five extensions at 4L and 8L), wall and CPU seconds (goal: training <= ~10 s wall);
+- autograd: the same model's loss written with autograd.numpy (bench only; autograd is not a
+  dependency of posenc), one forward + backward step timed against model.loss_and_grad, the
+  gradients compared, and the installed size of each option;
+- sensitivity: a full default training run with every initial weight moved by 1e-15 * N(0, 1),
+  against the unmoved run: the largest change of any mean loss at L .. 8L.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.timing import median_time
+from posenc.lab import model as M
+from posenc.lab.evaluate import eval_sequences, position_losses
+from posenc.lab.experiment import LabConfig
+from posenc.lab.positions import LAB_SCHEMES, positions
+from posenc.lab.train import train
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _evaluate(params, scheme, cfg: LabConfig, source, seqs) -> list[float]:
+    out = []
+    for n in cfg.lengths:
+        try:
+            out.append(float(position_losses(params, scheme, source, cfg.model(), seqs[:, :n], train_len=cfg.train_len)["loss"].mean()))
+        except ValueError:
+            out.append(float("nan"))
+    return out
+
+
+def budget() -> list[dict]:
+    cfg = LabConfig()
+    source, model = cfg.source(), cfg.model()
+    seqs = eval_sequences(source, cfg.n_eval, max(cfg.lengths))
+    rows = []
+    for scheme in LAB_SCHEMES:
+        w0, c0 = time.perf_counter(), time.process_time()
+        params, _ = train(scheme, source, model, cfg.training(), train_len=cfg.train_len, seed=0)
+        w1, c1 = time.perf_counter(), time.process_time()
+        _evaluate(params, scheme, cfg, source, seqs)
+        if scheme == "rope":
+            for ext in ("pi", "ntk", "dynamic", "yarn", "llama3"):
+                for m in (4, 8):
+                    position_losses(params, scheme, source, model, seqs[:, : m * cfg.train_len], train_len=cfg.train_len, extension=ext)
+        w2 = time.perf_counter()
+        rows.append({"scheme": scheme, "steps": cfg.steps, "train_wall_s": w1 - w0, "train_cpu_s": c1 - c0,
+                     "eval_wall_s": w2 - w1, "ms_per_step_wall": 1000 * (w1 - w0) / cfg.steps,
+                     "goal_met": bool(w1 - w0 <= 10.0)})
+    return rows
+
+
+def _autograd_loss(anp):
+    """The lab model's loss in autograd.numpy: the same forward as posenc.lab.model, no cache."""
+
+    def rms(x, g):
+        return x / anp.sqrt(anp.mean(x * x, axis=-1, keepdims=True) + M.EPS) * g
+
+    def loss(params, inputs, targets, pos, cfg):
+        B, n = inputs.shape
+        H, e, d = cfg.n_heads, cfg.head_dim, cfg.d_model
+        x = params["tok"][inputs]
+        if pos.add is not None:
+            x = x + pos.add[None]
+        if pos.table_rows is not None:
+            x = x + params["pos"][:n][None]
+        bias = pos.bias if pos.buckets is None else pos.bias + anp.transpose(params["t5"][pos.buckets], (2, 0, 1))
+        for layer in range(cfg.n_layers):
+            h = rms(x, params[f"g1_{layer}"])
+            qkv = anp.dot(h, params[f"wqkv{layer}"])
+            heads = [anp.transpose(anp.reshape(qkv[..., i * d : (i + 1) * d], (B, n, H, e)), (0, 2, 1, 3)) for i in range(3)]
+            q, k, v = heads
+            if pos.mq is not None:
+                q = anp.einsum("pij,bhpj->bhpi", pos.mq, q)
+                k = anp.einsum("pij,bhpj->bhpi", pos.mk, k)
+            s = anp.matmul(q, anp.transpose(k, (0, 1, 3, 2))) / np.sqrt(e) + bias
+            s = s - anp.max(s, axis=-1, keepdims=True)
+            a = anp.exp(s)
+            a = a / anp.sum(a, axis=-1, keepdims=True)
+            o = anp.reshape(anp.transpose(anp.matmul(a, v), (0, 2, 1, 3)), (B, n, d))
+            x = x + anp.dot(o, params[f"wo{layer}"])
+            u = anp.dot(rms(x, params[f"g2_{layer}"]), params[f"w1{layer}"])
+            x = x + anp.dot(anp.maximum(u, 0.0), params[f"w2{layer}"])
+        logits = anp.dot(rms(x, params["gf"]), params["wu"])
+        z = logits - anp.max(logits, axis=-1, keepdims=True)
+        logp = z - anp.log(anp.sum(anp.exp(z), axis=-1, keepdims=True))
+        picked = logp[np.arange(B)[:, None], np.arange(n)[None, :], targets]
+        return -anp.mean(picked)
+
+    return loss
+
+
+def _installed_kib(dist: str) -> float:
+    files = importlib.metadata.distribution(dist).files or []
+    return sum((f.locate().stat().st_size for f in files if f.locate().exists()), 0) / 1024
+
+
+def autograd_vs_handwritten() -> list[dict]:
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:
+        return [{"scheme": "-", "note": "autograd is not installed (pip install autograd to measure)"}]
+    cfg = LabConfig()
+    model = cfg.model()
+    rng = np.random.default_rng(0)
+    inputs = rng.integers(0, cfg.vocab + 1, size=(cfg.batch, cfg.train_len))
+    targets = rng.integers(0, cfg.vocab, size=(cfg.batch, cfg.train_len))
+    ag = autograd.value_and_grad(_autograd_loss(anp))
+    hand_kib = (ROOT / "posenc" / "lab" / "model.py").stat().st_size / 1024
+    ag_kib = _installed_kib("autograd")
+    rows = []
+    for scheme in ("sinusoidal", "t5", "rope"):
+        p = M.init_params(model, scheme, cfg.train_len, 0)
+        pos = positions(scheme, cfg.train_len, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=cfg.train_len)
+        lh, gh = M.loss_and_grad(p, inputs, targets, pos, model)
+        la, ga = ag(p, inputs, targets, pos, model)
+        diff = max(float(np.abs(gh[k] - ga[k]).max() / (np.abs(ga[k]).max() + 1e-300)) for k in gh)
+        t_hand = median_time(lambda p=p, pos=pos: M.loss_and_grad(p, inputs, targets, pos, model), repeats=15, warmup=3)
+        t_ag = median_time(lambda p=p, pos=pos: ag(p, inputs, targets, pos, model), repeats=15, warmup=3)
+        rows.append({"scheme": scheme, "handwritten_ms": 1000 * t_hand, "autograd_ms": 1000 * t_ag,
+                     "autograd_slower": t_ag / t_hand, "loss_diff": abs(lh - float(la)), "max_rel_grad_diff": diff,
+                     "handwritten_kib": hand_kib, "autograd_installed_kib": ag_kib, "autograd_version": autograd.__version__
+                     if hasattr(autograd, "__version__") else importlib.metadata.version("autograd")})
+    return rows
+
+
+def sensitivity(schemes=("rope", "t5")) -> list[dict]:
+    cfg = LabConfig()
+    source, model = cfg.source(), cfg.model()
+    seqs = eval_sequences(source, cfg.n_eval, max(cfg.lengths))
+    rows = []
+    for scheme in schemes:
+        base, _ = train(scheme, source, model, cfg.training(), train_len=cfg.train_len, seed=0)
+        init = M.init_params(model, scheme, cfg.train_len, 0)
+        rng = np.random.default_rng(123)
+        nudged = {k: v + 1e-15 * rng.standard_normal(v.shape) for k, v in init.items()}
+        moved, _ = train(scheme, source, model, cfg.training(), train_len=cfg.train_len, seed=0, initial=nudged)
+        a, b = _evaluate(base, scheme, cfg, source, seqs), _evaluate(moved, scheme, cfg, source, seqs)
+        change = max(abs(x - y) for x, y in zip(a, b) if np.isfinite(x))
+        weights = max(float(np.abs(base[k] - moved[k]).max()) for k in base)
+        rows.append({"scheme": scheme, "perturbation": 1e-15, "max_mean_loss_change": change, "max_weight_change": weights,
+                     "margin_vs_1e-6": 1e-6 / max(change, 1e-300)})
+    return rows
+
+
+def lab() -> dict:
+    return {"budget": budget(), "autograd": autograd_vs_handwritten(), "sensitivity": sensitivity()}

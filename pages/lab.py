@@ -1,0 +1,142 @@
+"""Extrapolation lab: tiny transformers trained at L on a Markov task with an exact floor, measured to 8L."""
+
+import streamlit as st
+
+from posenc.charts.base import style
+from posenc.charts.lab import attention_map, extension_chart, gap_chart, mass_chart, position_chart
+from posenc.lab.evaluate import mass_on_context, position_losses
+from posenc.lab.experiment import LabConfig, run_experiment
+from posenc.lab.positions import LAB_SCHEMES, NAMES, positions
+from posenc.lab.results import load_shipped
+from posenc.lab.task import MarkovSource
+from posenc.ui import controls
+from posenc.ui.cache import cached
+from posenc.ui.frame import chart, header, show_code
+from posenc.views import lab as views
+
+PATH = "pages/lab.py"
+DEFAULT = LabConfig()
+RUNNING = "_lab_running"  # session slot: the configuration being trained (cleared when it completes)
+TRAIN = "_lab_train"  # session slot set by the Train button's callback
+
+
+@st.cache_resource(max_entries=1)
+def _store() -> dict:
+    """Completed custom runs by configuration key, shared by every session (at most 4 kept)."""
+    return {}
+
+
+@st.cache_data(max_entries=256, max_size="64MB", show_spinner=False)
+def _view(name: str, key: tuple, args: tuple, _run: dict):
+    """A view of one run, cached on the run's configuration key and scalar arguments (not the run)."""
+    return getattr(views, name)(_run, *args)
+
+
+header(PATH, "Every positional scheme trained on the same task at length L, then asked to read 2, 4 and 8 times "
+       "further. The task is a k-th order Markov source, so the best possible loss (the **floor**) is known exactly "
+       "and every number below is *loss − floor*: what the model failed to learn, or to carry past L. "
+       "**Look at** which lines stay flat after L, and in the attention maps, where attention goes past L.")
+st.latex(r"\text{floor} = H(X_t \mid X_{t-k..t-1}) = \sum_c \pi(c) \sum_y -T_{cy} \log T_{cy},\qquad "
+         r"\text{gap}_t = \mathrm{KL}\big(P(\cdot \mid x_{<t}) \,\|\, q_\theta(\cdot \mid x_{<t})\big)")
+results_box, why_box, custom_box = st.container(), st.container(), st.container()
+
+with custom_box:
+    st.subheader("Train a custom configuration", anchor=False)
+    c = st.columns(5)
+    vocab = controls.number("vocabulary V", "V", default=DEFAULT.vocab, lo=2, hi=16, container=c[0])
+    order = controls.number("order k", "k", default=DEFAULT.order, lo=1, hi=3, container=c[1], help="V^k at most 4096")
+    train_len = controls.choice("training length L", "L", ["8", "16", "32", "64"], default=str(DEFAULT.train_len), style="select", container=c[2])
+    n_seeds = controls.number("seeds", "seeds", default=DEFAULT.n_seeds, lo=1, hi=3, container=c[3])
+    steps = controls.choice("steps", "steps", ["250", "500", "1000", "2000"], default=str(DEFAULT.steps), style="select", container=c[4])
+    picked = controls.multi("schemes", "schemes", list(LAB_SCHEMES), default=list(LAB_SCHEMES), format_func=NAMES.get)
+    cfg = LabConfig(vocab=vocab, order=order, train_len=int(train_len), n_seeds=n_seeds, steps=int(steps),
+                    schemes=tuple(s for s in LAB_SCHEMES if s in picked) or DEFAULT.schemes)
+    st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", on_click=st.session_state.update,
+              kwargs={TRAIN: True})  # a callback survives the router's rerun, a button's return value does not
+    shipped = cached(load_shipped)
+    per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
+    st.caption(f"{len(cfg.schemes)} schemes × {cfg.n_seeds} seeds; the shipped run took {per_run:.0f} s per scheme and seed "
+               "at the defaults. Runs are kept (4 at most) for every visitor of this server; **Cancel** stops a run and keeps nothing.")
+    if st.session_state.pop(RUNNING, None) is not None:
+        st.warning("The last run was stopped before it finished; nothing was kept.", icon=":material/cancel:")
+    if st.session_state.pop(TRAIN, False):
+        st.session_state[RUNNING] = cfg.key()
+        bar = st.progress(0.0, text="starting")
+        st.button("Cancel", key="lab_cancel", icon=":material/cancel:")
+
+        def _tick(info):
+            done = (info["run"] + info["step"] / info["steps"]) / info["runs"]
+            bar.progress(done, text=f"{info['name']} · seed {info['seed']} · step {info['step']} / {info['steps']} "
+                                    f"· run {info['run'] + 1} of {info['runs']}")
+
+        res, weights = run_experiment(cfg, progress=_tick)
+        store = _store()
+        store[cfg.key()] = {"results": res, "weights": weights}
+        while len(store) > 4:
+            store.pop(next(iter(store)))
+        st.session_state.pop(RUNNING, None)
+        bar.empty()
+
+key = cfg.key()
+if key in _store():
+    run, label = _store()[key], "this custom run"
+else:
+    run, label = shipped, "the shipped default run (`python -m posenc.lab`)"
+    if key != DEFAULT.key():
+        results_box.info("This configuration has not been trained on this server yet: press **Train** below. "
+                         "Showing the shipped default run meanwhile.", icon=":material/info:")
+key = key if run is not shipped else ("shipped",)
+
+with results_box:
+    ov = _view("overview", key, (), _run=run)
+    L, k = ov["train_len"], ov["order"]
+    settings = f"V = {ov['vocab']}, k = {k}, L = {L}, {ov['seeds']} seeds, {ov['steps']} Adam steps"
+    m = st.columns(4)
+    m[0].metric("floor (exact)", f"{ov['floor']:.4f} nats", help=f"Bayes loss on the evaluation contexts at L: {ov['bayes_at_L']:.4f}")
+    m[1].metric("uniform guess", f"{ov['uniform']:.4f} nats")
+    m[2].metric("models that learned the task", f"{ov['n_learned']} of {ov['n_models']}",
+                help="gap at L ≤ 10 % of (uniform − floor), per scheme and seed")
+    m[3].metric("results", "custom" if run is not shipped else "shipped")
+    chart(style(gap_chart(ov["frame"], ov["names"])), key="lab_gap", data=ov["frame"],
+          caption=f"Results of {label}: {settings}. Line: mean over seeds; band: min–max. Trained at the first point; "
+                  "a flat line after it means the scheme carries the task past L. Falsified by a run (other seeds, below) "
+                  "whose band leaves this one's.")
+    st.dataframe(ov["table"], hide_index=True, key="lab_table")
+    for name, why in ov["undefined"].items():
+        st.caption(f":material/block: {name}: {why}.")
+    pv = _view("by_position", key, (), _run=run)
+    chart(style(position_chart(pv["frame"], ov["names"], train_len=L)), key="lab_positions", data=pv["frame"],
+          caption=f"Gap per position at {pv['length']} tokens (mean over seeds; the learned table stops at L; {settings}). "
+                  "Positions before the dashed line were seen in training; a scheme carries the task past L if its line "
+                  "stays at its level after the line, and a rise there falsifies that.")
+    ext = _view("extensions", key, (), _run=run)
+    if ext is not None:
+        chart(style(extension_chart(ext["frame"], ext["methods"])), key="lab_ext", data=ext["frame"],
+              caption="The RoPE model, unchanged, evaluated with each context extension applied at test time (factor = "
+                      f"length / L; the Context extension page's formulas). Lowest at 4L: {ext['best'][4 * L]}; at 8L: "
+                      f"{ext['best'][8 * L]} ({settings}; a method that needs fine-tuning would show no gain here).")
+
+with why_box:
+    st.subheader("Why: where attention goes", anchor=False)
+    w = st.columns(4)
+    scheme = controls.choice("scheme", "scheme", list(run["results"]["runs"]), default="rope" if "rope" in run["results"]["runs"]
+                             else next(iter(run["results"]["runs"])), format_func=NAMES.get, style="select", container=w[0])
+    n_layers, n_heads = run["results"]["config"]["n_layers"], run["results"]["config"]["n_heads"]
+    layer = controls.slider("layer", "layer", default=1, lo=1, hi=n_layers, container=w[1])
+    head = controls.slider("head", "head", default=1, lo=1, hi=n_heads, container=w[2])
+    mult = controls.select_slider("long length", "mult", [2, 4, 8], default=4, format_func=lambda v: f"{v}L", container=w[3])
+    av = _view("attention_view", key, (scheme, layer - 1, head - 1, mult), _run=run)
+    cols = st.columns(len(av["maps"]))
+    for col, (lbl, frame) in zip(cols, av["maps"].items()):
+        with col:
+            chart(style(attention_map(frame, title=f"{av['name']}, layer {layer}, head {head}, {lbl}")), key=f"lab_attn_{lbl[0]}",
+                  data=frame, caption="Mean over 16 evaluation sequences; " + ("every query and key drawn." if av["steps"][lbl][0] == 1
+                                       else f"one query and key in {av['steps'][lbl][0]} drawn (exact values, strided)."))
+    if av["note"]:
+        st.caption(f":material/block: {av['note']}: the maps and the mass stop at L.")
+    chart(style(mass_chart(av["mass"], train_len=L, order=k)), key="lab_mass", data=av["mass"],
+          caption=f"Attention on the {k} input positions holding the tokens the next one depends on (the query's own "
+                  f"included), every head of layer {layer}, first seed. Head {head}: {av['mass_L']:.2f} before L, "
+                  f"{av['mass_far']:.2f} after ({settings}); a scheme whose heads keep their mass past L keeps its loss.")
+
+show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_view)

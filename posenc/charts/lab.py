@@ -1,0 +1,99 @@
+"""Charts for the extrapolation lab.  DataFrame in, Altair out (no Streamlit)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap
+
+# one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
+SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black vanishes on the dark theme
+
+
+def _check(df: pd.DataFrame, what: str) -> None:
+    if len(df) > MAX_MARKS:
+        raise ValueError(f"{what} has {len(df):,} rows, above the {MAX_MARKS:,}-mark ceiling; downsample first")
+
+
+def _rule(at: float, label: str) -> alt.LayerChart:
+    df = pd.DataFrame({"at": [float(at)], "label": [label]})
+    rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color="#777777").encode(x="at:Q", tooltip=["label:N", "at:Q"])
+    text = alt.Chart(df).mark_text(align="left", dx=4, baseline="top", fontSize=12, color="#777777").encode(
+        x="at:Q", y=alt.value(4), text="label:N")
+    return alt.layer(rule, text)
+
+
+def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -> alt.LayerChart:
+    """Mean gap (loss - floor) against evaluation length, one line per scheme, min-max band over seeds."""
+    _check(frame, "gap chart")
+    scale = alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)])
+    color = alt.Color("scheme:N", title="scheme", scale=scale)
+    x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(values=sorted(frame["length"].unique().tolist())))
+    y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=alt.Scale(type="log"))
+    tips = [alt.Tooltip("scheme:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("gap:Q", title="mean gap", format=".4f"),
+            alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")]
+    base = alt.Chart(frame, height=height)
+    band = base.mark_area(opacity=0.15).encode(x=x, y=alt.Y("lo:Q", scale=alt.Scale(type="log")), y2="hi:Q",
+                                              fill=alt.Fill("scheme:N", legend=None, scale=scale))
+    line = base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips)
+    return alt.layer(band, line).resolve_scale(fill="independent").properties(width="container")
+
+
+def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int, height: int = 320) -> alt.LayerChart:
+    """Gap per position (mean over seeds), one line per scheme, the training length marked."""
+    _check(frame, "position chart")
+    color = alt.Color("scheme:N", title="scheme", scale=alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)]))
+    line = alt.Chart(frame, height=height).mark_line(strokeWidth=1.5).encode(
+        x=alt.X("position:Q", title="position (0 = first token)"),
+        y=alt.Y("gap:Q", title="loss − Bayes loss at the position (nats)"),
+        color=color,
+        tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("position:Q"), alt.Tooltip("gap:Q", format=".4f"),
+                 alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")],
+    )
+    return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
+
+
+def extension_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int = 260) -> alt.LayerChart:
+    """RoPE + each test-time extension: mean gap (dot) and min-max over seeds (bar), at 4L and 8L."""
+    _check(frame, "extension chart")
+    lengths = [str(v) for v in sorted(frame["length"].unique())]
+    data = frame.assign(at=frame["length"].astype(str))
+    y = alt.Y("method:N", title=None, sort=list(methods), axis=alt.Axis(labelLimit=220))
+    color = alt.Color("at:N", title="evaluation length", scale=alt.Scale(domain=lengths, range=[OKABE_ITO[0], OKABE_ITO[3]]))
+    off = alt.YOffset("at:N", scale=alt.Scale(domain=lengths))
+    tips = [alt.Tooltip("method:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("gap:Q", title="mean gap", format=".4f"),
+            alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")]
+    base = alt.Chart(data, height=height)
+    bar = base.mark_rule(strokeWidth=3, opacity=0.45).encode(
+        x=alt.X("lo:Q", title="loss − floor (nats)", scale=alt.Scale(zero=True)), x2="hi:Q", y=y, yOffset=off, color=color)
+    dot = base.mark_point(filled=True, size=80).encode(x="gap:Q", y=y, yOffset=off, color=color, tooltip=tips)
+    return alt.layer(bar, dot).properties(width="container")
+
+
+def attention_map(frame: pd.DataFrame, *, title: str, height: int = 300) -> alt.Chart:
+    """One head's attention (query x key), averaged over sequences."""
+    _check(frame, "attention map")
+    hm = heatmap(frame, x="key", y="query", value="weight", x_title="key position", y_title="query position",
+                 title=title, domain=(0.0, 1.0), scheme=SEQUENTIAL, legend_title="attention", height=height)
+    # thin axes: at most ~8 labels on each ordinal axis
+    keys = sorted(frame["key"].unique().tolist())
+    step = max(1, len(keys) // 8)
+    return hm.encode(x=alt.X("key:O", title="key position", axis=alt.Axis(values=keys[::step], labelAngle=0)),
+                     y=alt.Y("query:O", title="query position", axis=alt.Axis(values=keys[::step])))
+
+
+def mass_chart(frame: pd.DataFrame, *, train_len: int, order: int, height: int = 300) -> alt.LayerChart:
+    """Attention mass on the k input positions the next token depends on, per head, against position."""
+    _check(frame, "mass chart")
+    heads = list(dict.fromkeys(frame["head"]))
+    line = alt.Chart(frame, height=height).mark_line(strokeWidth=1.5).encode(
+        x=alt.X("position:Q", title="query position"),
+        y=alt.Y("mass:Q", title=f"attention on the last {order} input positions", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("head:N", title="head", scale=alt.Scale(domain=heads, range=OKABE_ITO[: len(heads)])),
+        tooltip=[alt.Tooltip("head:N"), alt.Tooltip("position:Q"), alt.Tooltip("mass:Q", format=".3f")],
+    )
+    return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")

@@ -1,0 +1,85 @@
+"""Evaluation past the training length, and where attention goes.
+
+axes: S evaluation sequences, n positions (the length evaluated), V vocabulary, H heads.
+
+Loss at position t is the model's cross-entropy against the source's exact next-token
+distribution given the actual context, sum_y P(y | x_<t) (-log q(y | x_<t)), averaged over the
+S evaluation sequences (exact over the next token, Monte Carlo only over contexts).  On the same
+contexts the Bayes-optimal predictor scores sum_y P log(1/P), so
+
+    gap_t = loss_t - bayes_t = KL(P(. | x_<t) || q(. | x_<t)) >= 0
+
+is exactly what the model failed to learn (or to carry past L).  ``bayes_t`` averages to the
+source's conditional entropy (task.MarkovSource.floor); both are reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from posenc._validate import check_int
+from posenc.lab.model import ModelConfig, forward, log_probs
+from posenc.lab.positions import positions
+from posenc.lab.task import MarkovSource
+from posenc.lab.train import with_bos
+
+EVAL_SEED = 10_000  # evaluation sequences: default_rng([EVAL_SEED, 3]); never used for training
+CHUNK = 16  # sequences per forward pass (bounds the (CHUNK, H, n, n) attention memory)
+
+
+def eval_sequences(source: MarkovSource, n_seqs: int, length: int) -> np.ndarray:
+    """The fixed evaluation sequences, (S, length) int64; every model sees the same ones."""
+    return source.sample(np.random.default_rng([EVAL_SEED, 3]), n_seqs, length)
+
+
+def _entropy(P: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(P > 0, -P * np.log(P), 0.0).sum(axis=-1)
+
+
+def position_losses(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
+                    train_len: int, extension: str | None = None) -> dict[str, np.ndarray]:
+    """Per-position loss, Bayes loss and gap (KL), each (n,), for a length-n forward pass.
+
+    ``seqs`` (S, n) are target sequences; the model reads BOS + seqs[:, :-1].  Raises ValueError
+    where the scheme has no encoding at that length (the learned table past L).
+    """
+    S, n = seqs.shape
+    pos = positions(scheme, n, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
+    P = source.next_distributions(seqs)  # (S, n, V)
+    loss = np.zeros(n)
+    for i in range(0, S, CHUNK):
+        lq = log_probs(params, with_bos(seqs[i : i + CHUNK], source.vocab), pos, cfg)  # (s, n, V)
+        loss += -(P[i : i + CHUNK] * lq).sum(axis=-1).sum(axis=0)
+    loss /= S
+    bayes = _entropy(P).mean(axis=0)  # (n,)
+    return {"loss": loss, "bayes": bayes, "gap": loss - bayes}
+
+
+def attention(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
+              train_len: int, layer: int, extension: str | None = None) -> np.ndarray:
+    """Attention probabilities of ``layer`` averaged over the sequences: (H, n, n), rows = queries."""
+    S, n = seqs.shape
+    check_int("layer", layer, lo=0, hi=cfg.n_layers - 1)
+    pos = positions(scheme, n, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
+    total = np.zeros((cfg.n_heads, n, n))
+    for i in range(0, S, CHUNK):
+        _, cache = forward(params, with_bos(seqs[i : i + CHUNK], source.vocab), pos, cfg, keep_attention=True)
+        total += cache["attn"][layer].sum(axis=0)
+    return total / S
+
+
+def mass_on_context(attn: np.ndarray, order: int) -> np.ndarray:
+    """Attention mass each query puts on the k input positions that hold the tokens the next
+    token depends on, (H, n).
+
+    The query at position t predicts x_t; the source reads x_{t-k} .. x_{t-1}, which sit at
+    input positions t-k+1 .. t (position p holds x_{p-1}; position 0 is BOS).  So the mass is
+    the sum over keys j with 0 <= t - j <= k - 1 (the query's own position included).
+    """
+    n = attn.shape[-1]
+    k = check_int("order", order, lo=1)
+    i = np.arange(n)
+    offset = i[:, None] - i[None, :]  # (n, n) t - j
+    near = (offset >= 0) & (offset < k)
+    return (attn * near[None]).sum(axis=-1)

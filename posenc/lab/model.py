@@ -1,0 +1,329 @@
+"""A tiny causal transformer in numpy, float64, with hand-written gradients.
+
+axes: B sequences, n positions, d model width, H heads, e = d / H head width, F MLP width,
+V vocabulary (targets), V + 1 input tokens (the last one is BOS).
+
+Pre-norm (RMSNorm with a learned gain, eps 1e-6), no biases anywhere, untied output matrix:
+
+    x   = E[tokens] + A            A: fixed encoding (n, d), a learned table P[:n], or 0
+    per layer:
+      h = rms(x) * g1;  [q | k | v] = h Wqkv      -> (B, H, n, e) each
+      q'_p = Mq[p] q_p,  k'_p = Mk[p] k_p           rotary schemes only
+      s = q' k'^T / sqrt(e) + bias + T5[buckets]     bias holds the causal mask (-inf above diagonal)
+      x = x + softmax(s) v Wo
+      x = x + relu(rms(x) * g2 W1) W2
+    logits = rms(x) * gf Wu
+
+``loss_and_grad`` returns the mean next-token cross-entropy and the gradient of every
+parameter; ``tests/test_lab_model.py`` checks it against central finite differences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from posenc._validate import check_int
+from posenc.lab.positions import Positions, trainable_shapes
+
+EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab: int = 8  # target vocabulary V; inputs add one BOS token (id V)
+    d_model: int = 32
+    n_heads: int = 4
+    n_layers: int = 2
+    d_mlp: int = 64
+
+    def __post_init__(self):
+        check_int("vocab", self.vocab, lo=2)
+        check_int("d_model", self.d_model, lo=2)
+        check_int("n_heads", self.n_heads, lo=1)
+        check_int("n_layers", self.n_layers, lo=1, hi=8)
+        check_int("d_mlp", self.d_mlp, lo=1)
+        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
+            raise ValueError(f"d_model / n_heads must be an even integer, got {self.d_model} / {self.n_heads}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+
+def param_names(cfg: ModelConfig) -> list[str]:
+    """The shared parameters in their fixed initialisation order."""
+    names = ["tok"]
+    for layer in range(cfg.n_layers):
+        names += [f"{p}{layer}" for p in ("g1_", "wqkv", "wo", "g2_", "w1", "w2")]
+    return names + ["gf", "wu"]
+
+
+def init_params(cfg: ModelConfig, scheme: str, train_len: int, seed: int) -> dict[str, np.ndarray]:
+    """Initial parameters, float64: the shared ones from default_rng([seed, 0]) in a fixed order
+    (so every scheme starts from the same weights for one seed), the scheme's own from
+    default_rng([seed, 1]).
+
+    Token embedding N(0, 1) (the sinusoid's unit scale); linear maps N(0, 1/fan_in), the two
+    that write into the residual stream (Wo, W2) further divided by sqrt(2 n_layers); gains 1;
+    the learned table and T5's bucket table N(0, 0.02^2).
+    """
+    rng = np.random.default_rng([seed, 0])
+    d, F, V, res = cfg.d_model, cfg.d_mlp, cfg.vocab, 1.0 / np.sqrt(2 * cfg.n_layers)
+    shapes = {"tok": ((V + 1, d), 1.0), "gf": ((d,), None), "wu": ((d, V), 1 / np.sqrt(d))}
+    for layer in range(cfg.n_layers):
+        shapes.update({
+            f"g1_{layer}": ((d,), None), f"g2_{layer}": ((d,), None),
+            f"wqkv{layer}": ((d, 3 * d), 1 / np.sqrt(d)), f"wo{layer}": ((d, d), res / np.sqrt(d)),
+            f"w1{layer}": ((d, F), 1 / np.sqrt(d)), f"w2{layer}": ((F, d), res / np.sqrt(F)),
+        })
+    params = {}
+    for name in param_names(cfg):
+        shape, std = shapes[name]
+        params[name] = np.ones(shape) if std is None else rng.normal(0.0, std, size=shape)
+    own = np.random.default_rng([seed, 1])
+    for name, shape in trainable_shapes(scheme, d_model=d, n_heads=cfg.n_heads, train_len=train_len).items():
+        params[name] = own.normal(0.0, 0.02, size=shape)
+    return params
+
+
+# ----------------------------------------------------------------------------- pieces
+
+def _rms(x: np.ndarray, g: np.ndarray):
+    r = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS)  # (..., 1)
+    xn = x / r
+    return xn * g, (xn, r)
+
+
+def _rms_back(dy: np.ndarray, g: np.ndarray, cache):
+    xn, r = cache
+    dg = (dy * xn).reshape(-1, dy.shape[-1]).sum(axis=0)
+    dxn = dy * g
+    dx = (dxn - xn * np.mean(dxn * xn, axis=-1, keepdims=True)) / r
+    return dx, dg
+
+
+def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_b a_b^T b_b for a (B, n, p), b (B, n, q): the weight gradient, (p, q).
+
+    # NOTE: one small GEMM per sequence, then a sum, instead of one (B n)-long GEMM: OpenBLAS
+    # multithreads GEMMs above ~2.6e5 multiply-adds, and on a busy 2-core machine those threads
+    # spin against each other (measured 2.5x slower); below the threshold it runs one thread.
+    """
+    return (a.transpose(0, 2, 1) @ b).sum(axis=0)
+
+
+def _heads(x: np.ndarray, H: int) -> np.ndarray:
+    B, n, d = x.shape
+    return x.reshape(B, n, H, d // H).transpose(0, 2, 1, 3)  # (B, H, n, e)
+
+
+def _merge(x: np.ndarray) -> np.ndarray:
+    B, H, n, e = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, n, H * e)  # (B, n, d)
+
+
+GEMM_LIMIT = 1 << 18  # multiply-adds per BLAS call; OpenBLAS runs one thread at or below this
+
+
+def _rows(n: int, per_row: int) -> int:
+    """Largest divisor r of n with r * per_row <= GEMM_LIMIT (at least 1)."""
+    r = max(1, min(n, GEMM_LIMIT // max(per_row, 1)))
+    while n % r:
+        r -= 1
+    return r
+
+
+def _mm(x: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """x (B, n, p) @ W (p, q) as GEMMs of at most GEMM_LIMIT multiply-adds each.
+
+    # NOTE: OpenBLAS multithreads larger GEMMs; on a busy 2-core machine its spinning threads made
+    # evaluation up to 100x slower (measured), so every call stays small enough to run on one thread.
+    # The split is over rows only, so every output element is the same dot product either way.
+    """
+    B, n, p = x.shape
+    r = _rows(B * n, p * W.shape[1])
+    return (x.reshape(-1, r, p) @ W).reshape(B, n, W.shape[1])
+
+
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarray):
+    """Softmax attention for (B, H, n, e) inputs, in query blocks that keep each GEMM small.
+
+    Returns (a (B, H, n, n) probabilities, a @ v (B, H, n, e)).
+    """
+    B, H, n, e = q.shape
+    r = _rows(n, n * e)
+    if r == n:
+        s = q @ k.transpose(0, 1, 3, 2)  # (B, H, n, n)
+        s += bias
+        a = _softmax(s)
+        return a, a @ v
+    a = np.empty((B, H, n, n))
+    ah = np.empty((B, H, n, e))
+    kt = k.transpose(0, 1, 3, 2)
+    for i in range(0, n, r):
+        s = q[:, :, i : i + r] @ kt  # (B, H, r, n)
+        s += bias[:, i : i + r]
+        a[:, :, i : i + r] = _softmax(s, offset=i)
+        ah[:, :, i : i + r] = a[:, :, i : i + r] @ v
+    return a, ah
+
+
+def _softmax(s: np.ndarray, offset: int = 0) -> np.ndarray:
+    """Row softmax of (..., n, n) scores in place; the causal mask's -inf entries become 0.
+
+    # NOTE: stabilised by the diagonal (self) score, which the causal mask never hides, instead of
+    # the row max (a reduction over a 32-wide last axis costs three elementwise passes here); a row
+    # whose exponentials overflow is recomputed with the row max, so the result is the same softmax.
+    """
+    rows, n = s.shape[-2], s.shape[-1]
+    idx = np.arange(rows)
+    s -= s[..., idx, idx + offset][..., None]  # row r of this block is query offset + r
+    a = np.exp(s, out=s)
+    total = a @ np.ones((n, 1))  # (..., n, 1) row sums as a matmul (faster than a last-axis reduce)
+    if not np.all(np.isfinite(total)):  # pragma: no cover - needs |score differences| > 700
+        raise FloatingPointError("attention scores overflowed exp(); the model has diverged")
+    a *= 1.0 / total
+    return a
+
+
+def _rotate(M: np.ndarray, x: np.ndarray, *, transpose: bool = False) -> np.ndarray:
+    """x'_p = M[p] x_p (or M[p]^T x_p) for x (B, H, n, e), as one batched matmul over positions."""
+    B, H, n, e = x.shape
+    z = x.transpose(2, 0, 1, 3).reshape(n, B * H, e)  # (n, B H, e)
+    out = z @ (M if transpose else M.transpose(0, 2, 1))  # rows: x^T M^T = (M x)^T
+    return out.reshape(n, B, H, e).transpose(1, 2, 0, 3)
+
+
+def _bias(params, pos: Positions) -> np.ndarray:
+    """(H, n, n) logit bias: the scheme's fixed bias plus T5's learned bucket scalars."""
+    if pos.buckets is None:
+        return pos.bias
+    return pos.bias + params["t5"][pos.buckets].transpose(2, 0, 1)  # (n, n, H) -> (H, n, n)
+
+
+# ----------------------------------------------------------------------------- forward / backward
+
+def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, keep_attention: bool = False):
+    """Logits (B, n, V) and the cache for ``backward``; ``tokens`` (B, n) int inputs (BOS first).
+
+    With ``keep_attention`` the cache also holds every layer's attention probabilities
+    (cache["attn"][layer]: (B, H, n, n)); they are always kept for the backward pass.
+    """
+    n = tokens.shape[1]
+    if n != pos.n:
+        raise ValueError(f"tokens have length {n}, positions were built for n = {pos.n}")
+    H, e, d = cfg.n_heads, cfg.head_dim, cfg.d_model
+    x = params["tok"][tokens]  # (B, n, d)
+    if pos.add is not None:
+        x = x + pos.add[None]
+    if pos.table_rows is not None:
+        x = x + params["pos"][:n][None]
+    bias = _bias(params, pos)  # (H, n, n)
+    scale = 1.0 / np.sqrt(e)
+    layers = []
+    for layer in range(cfg.n_layers):
+        c = {"x": x}
+        h, c["n1"] = _rms(x, params[f"g1_{layer}"])
+        c["h"] = h
+        qkv = _mm(h, params[f"wqkv{layer}"])  # (B, n, 3d): [q | k | v]
+        q, k, v = (_heads(qkv[..., i * d : (i + 1) * d], H) for i in range(3))  # (B, H, n, e) each
+        if pos.mq is not None:
+            q, k = _rotate(pos.mq, q), _rotate(pos.mk, k)  # q'_p = Mq[p] q_p, k'_p = Mk[p] k_p
+        a, ah = _attend(q * scale, k, v, bias)  # (B, H, n, n), (B, H, n, e)
+        o = _merge(ah)  # (B, n, d)
+        c.update(q=q, k=k, v=v, a=a, o=o, ah=ah)
+        x = x + _mm(o, params[f"wo{layer}"])
+        c["x2"] = x
+        h2, c["n2"] = _rms(x, params[f"g2_{layer}"])
+        u = _mm(h2, params[f"w1{layer}"])  # (B, n, F)
+        r = np.maximum(u, 0.0)
+        c.update(h2=h2, u=u, r=r)
+        x = x + _mm(r, params[f"w2{layer}"])
+        layers.append(c)
+    hf, nf = _rms(x, params["gf"])
+    logits = _mm(hf, params["wu"])  # (B, n, V)
+    cache = {"tokens": tokens, "pos": pos, "layers": layers, "hf": hf, "nf": nf, "cfg": cfg}
+    if keep_attention:
+        cache["attn"] = [c["a"] for c in layers]
+    return logits, cache
+
+
+def backward(params, cache, dlogits: np.ndarray) -> dict[str, np.ndarray]:
+    """Gradients of every parameter given dL/dlogits (B, n, V)."""
+    cfg: ModelConfig = cache["cfg"]
+    pos: Positions = cache["pos"]
+    H, e = cfg.n_heads, cfg.head_dim
+    scale = 1.0 / np.sqrt(e)
+    g = {}
+    g["wu"] = _gram(cache["hf"], dlogits)
+    dx, g["gf"] = _rms_back(dlogits @ params["wu"].T, params["gf"], cache["nf"])
+    dbias = np.zeros((H, pos.n, pos.n)) if pos.buckets is not None else None
+    for layer in reversed(range(cfg.n_layers)):
+        c = cache["layers"][layer]
+        # MLP: x = x2 + relu(h2 W1) W2
+        g[f"w2{layer}"] = _gram(c["r"], dx)
+        du = (dx @ params[f"w2{layer}"].T) * (c["u"] > 0)
+        g[f"w1{layer}"] = _gram(c["h2"], du)
+        dh2 = du @ params[f"w1{layer}"].T
+        dx2, g[f"g2_{layer}"] = _rms_back(dh2, params[f"g2_{layer}"], c["n2"])
+        dx = dx + dx2
+        # attention: x2 = x + o Wo
+        g[f"wo{layer}"] = _gram(c["o"], dx)
+        do = _heads(dx @ params[f"wo{layer}"].T, H)  # (B, H, n, e)
+        a, q, k, v = c["a"], c["q"], c["k"], c["v"]
+        da = do @ v.transpose(0, 1, 3, 2)  # (B, H, n, n)
+        dv = a.transpose(0, 1, 3, 2) @ do
+        # softmax backward, ds = a (da - sum_j a da); sum_j a_ij da_ij = do_i . o_i (FlashAttention's D)
+        rowdot = np.sum(do * c["ah"], axis=-1, keepdims=True)  # (B, H, n, 1)
+        da -= rowdot
+        da *= a  # ds, 0 where masked
+        ds = da
+        if dbias is not None:
+            dbias += ds.sum(axis=0)
+        dq = (ds @ k) * scale
+        dk = ds.transpose(0, 1, 3, 2) @ (q * scale)
+        if pos.mq is not None:
+            dq, dk = _rotate(pos.mq, dq, transpose=True), _rotate(pos.mk, dk, transpose=True)  # Mq[p]^T g
+        dqkv = np.concatenate([_merge(t) for t in (dq, dk, dv)], axis=-1)  # (B, n, 3d)
+        g[f"wqkv{layer}"] = _gram(c["h"], dqkv)
+        dh = dqkv @ params[f"wqkv{layer}"].T
+        dx1, g[f"g1_{layer}"] = _rms_back(dh, params[f"g1_{layer}"], c["n1"])
+        dx = dx + dx1
+    onehot = (cache["tokens"][:, None, :] == np.arange(cfg.vocab + 1)[None, :, None]).astype(np.float64)  # (B, V+1, n)
+    g["tok"] = (onehot @ dx).sum(axis=0)
+    if pos.table_rows is not None:
+        g["pos"] = np.zeros_like(params["pos"])
+        g["pos"][: pos.n] = dx.sum(axis=0)
+    if dbias is not None:
+        ids = pos.buckets.reshape(-1)
+        g["t5"] = np.stack([np.bincount(ids, weights=dbias[h].reshape(-1), minlength=pos.num_buckets)
+                            for h in range(H)], axis=1)  # (num_buckets, H)
+    return g
+
+
+def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean cross-entropy (nats) over every position and dL/dlogits, (B, n, V)."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, n, V)
+    B, n = targets.shape
+    picked = np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]  # (B, n)
+    loss = -picked.mean()
+    dlogits = np.exp(logp)
+    np.put_along_axis(dlogits, targets[..., None], np.take_along_axis(dlogits, targets[..., None], axis=-1) - 1.0, axis=-1)
+    return float(loss), dlogits / (B * n)
+
+
+def loss_and_grad(params, inputs: np.ndarray, targets: np.ndarray, pos: Positions, cfg: ModelConfig):
+    """(mean cross-entropy, {name: gradient}) for one batch."""
+    logits, cache = forward(params, inputs, pos, cfg)
+    loss, dlogits = cross_entropy(logits, targets)
+    return loss, backward(params, cache, dlogits)
+
+
+def log_probs(params, inputs: np.ndarray, pos: Positions, cfg: ModelConfig) -> np.ndarray:
+    """log q(y | context) at every position, (B, n, V)."""
+    logits, _ = forward(params, inputs, pos, cfg)
+    z = logits - logits.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))

@@ -1,0 +1,148 @@
+"""The one adapter between the lab's engine and posenc's positional schemes.
+
+Every use of a positional scheme in posenc.lab goes through ``positions(...)``, which asks the
+registry's scheme (``posenc.registry``) and returns a ``Positions`` record of plain arrays; the
+engine (model.py) never imports a scheme.  What the engine needs, by what the scheme is:
+
+- additive:  a fixed (n, d_model) encoding added to the token embedding (``scheme.encode``:
+             the raw index e'_t = e_t + t 1, unscaled; the sinusoid);
+- table:     a lookup table (``scheme.max_len`` is set): the lab trains its own (L, d_model)
+             table, rows 0 .. L-1 only (undefined past its last row);
+- rotary:    per-position linear maps Mq[p], Mk[p] (n, hd, hd) applied to each head's query and
+             key, q'_p = Mq[p] q_p, obtained by applying ``scheme.qk`` to the identity (RoPE:
+             Mq = Mk = R_p; xPos: the rotation times zeta^(+-p/B)), so the engine needs no layout;
+- bias:      ``scheme.bias`` of every (i, j) as an additive (H, n, n) logit bias (ALiBi; NoPE);
+- buckets:   a learned scalar per bucket (``scheme.behaviour.buckets``: T5, decoder form): integer
+             ids (n, n) into a trainable (num_buckets, H) table.
+
+Every record carries ``bias`` with the causal mask (-inf above the diagonal), so the engine
+always adds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from posenc._validate import check_choice, check_int
+from posenc.registry import get_scheme
+
+# the schemes the lab trains, in display order, and the registry entry (with parameters) each stands for
+LAB_SCHEMES = ("raw_index", "sinusoidal", "learned", "t5", "alibi", "nope", "rope", "xpos")
+REGISTRY_KEY = {
+    "raw_index": "raw_index", "sinusoidal": "sinusoidal", "learned": "learned_random", "t5": "t5",
+    "alibi": "alibi", "nope": "nope", "rope": "rope", "xpos": "xpos",
+}
+PARAMS = {"t5": {"bidirectional": False}}  # T5's decoder (causal) buckets; everything else at its registry defaults
+NAMES = {
+    "raw_index": "Raw index", "sinusoidal": "Sinusoidal", "learned": "Learned table", "t5": "T5 buckets",
+    "alibi": "ALiBi", "nope": "NoPE", "rope": "RoPE", "xpos": "xPos",
+}
+# RoPE context extensions applied at test time, without retraining, to the model of EXTENDED: lab name -> registry scheme
+EXTENDED = "rope"
+EXTENSIONS = {"pi": "rope_linear", "ntk": "rope_ntk", "dynamic": "rope_dynamic", "yarn": "rope_yarn", "llama3": "rope_llama3"}
+EXTENSION_NAMES = {"pi": "PI (linear)", "ntk": "NTK-aware", "dynamic": "dynamic NTK", "yarn": "YaRN", "llama3": "Llama 3"}
+ROPE_BASE = 10000.0  # the RoPE model's base; the extensions keep it (Llama 3's registry default is 5e5)
+
+
+def _kind(scheme) -> str:
+    """How the engine uses a registry scheme: additive, table, rotary, bias or buckets."""
+    if scheme.kind == "additive":
+        return "table" if scheme.max_len is not None else "additive"
+    if scheme.kind == "bias":
+        return "buckets" if scheme.behaviour.buckets is not None else "bias"
+    return "rotary"
+
+
+KIND = {name: _kind(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Plain arrays for one scheme at one sequence length n (see the module docstring)."""
+
+    scheme: str
+    kind: str
+    n: int
+    bias: np.ndarray  # (H, n, n) additive logit bias, causal mask included
+    add: np.ndarray | None = None  # (n, d_model) fixed additive encoding
+    table_rows: int | None = None  # rows of the trainable (L, d_model) table (n <= L)
+    mq: np.ndarray | None = None  # (n, hd, hd) query map per position
+    mk: np.ndarray | None = None  # (n, hd, hd) key map per position
+    buckets: np.ndarray | None = None  # (n, n) int64 ids into the (num_buckets, H) table
+    num_buckets: int = 0
+
+
+def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int) -> dict[str, tuple[int, ...]]:
+    """Shapes of the scheme's own trainable parameters: {"pos": (L, d)} or {"t5": (B, H)} or {}."""
+    check_choice("scheme", scheme, LAB_SCHEMES)
+    if KIND[scheme] == "table":
+        return {"pos": (train_len, d_model)}
+    if KIND[scheme] == "buckets":
+        s = get_scheme(REGISTRY_KEY[scheme])
+        return {"t5": (s.behaviour.num_buckets(**s.validate_params(PARAMS.get(scheme))), n_heads)}
+    return {}
+
+
+def _rotary_maps(scheme, n: int, head_dim: int, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The scheme's q and k transforms at each position as matrices: (n, hd, hd) each, M[p] @ x == qk(x at p)."""
+    eye = np.broadcast_to(np.eye(head_dim)[:, None, :], (head_dim, n, head_dim))  # (hd as j, n, hd): e_j at every p
+    q, k = scheme.qk(eye, eye, np.arange(n), seq_len=n, **params)  # (hd, n, hd) each
+    return tuple(np.ascontiguousarray(m.transpose(1, 2, 0)) for m in (q, k))  # (n, hd, hd): column j = transform of e_j
+
+
+def rope_extension(extension: str, factor: float, train_len: int) -> tuple[str, dict]:
+    """(registry key, parameters) of a test-time extension of the RoPE model to ``factor`` x its trained length."""
+    check_choice("extension", extension, EXTENSIONS)
+    return EXTENSIONS[extension], {"base": ROPE_BASE, "layout": "half_split", "factor": float(factor),
+                                   "original_max_position_embeddings": int(train_len)}
+
+
+def positions(
+    scheme: str,
+    n: int,
+    *,
+    d_model: int,
+    n_heads: int,
+    train_len: int,
+    extension: str | None = None,
+) -> Positions:
+    """The arrays the engine needs for ``scheme`` on a length-n sequence.
+
+    ``extension`` (RoPE only) applies a context extension at test time with factor n / train_len
+    (at least 1): "pi", "ntk", "dynamic" (at the current length n), "yarn" (with its attention
+    factor on cos and sin of q and k, as HF does) or "llama3".
+    The learned table raises ValueError past its last row: it has no row for position L.
+    """
+    check_choice("scheme", scheme, LAB_SCHEMES)
+    n = check_int("n", n, lo=1, hi=1 << 16)
+    d = check_int("d_model", d_model, lo=2)
+    H = check_int("n_heads", n_heads, lo=1)
+    L = check_int("train_len", train_len, lo=1)
+    if d % H or (d // H) % 2:
+        raise ValueError(f"d_model / n_heads must be an even integer, got {d} / {H}")
+    hd = d // H
+    kind = KIND[scheme]
+    key, params = REGISTRY_KEY[scheme], dict(PARAMS.get(scheme, {}))
+    if extension is not None:
+        if scheme != EXTENDED:
+            raise ValueError(f"context extensions apply to the RoPE model only, got scheme {scheme!r}")
+        key, params = rope_extension(extension, max(1.0, n / L), L)
+    s = get_scheme(key)
+    pos = np.arange(n, dtype=np.float64)
+    mask = get_scheme("nope").bias(pos, pos, H)  # (H, n, n): 0 on/below the diagonal, -inf above
+    if kind == "additive":
+        return Positions(scheme, kind, n, mask, add=s.encode(pos, d, seq_len=n, **params))
+    if kind == "table":
+        if n > L:
+            raise ValueError(f"the learned table has {L} rows (positions 0 .. {L - 1}); it has no row for position {L}")
+        return Positions(scheme, kind, n, mask, table_rows=L)
+    if kind == "buckets":
+        p = s.validate_params(params)
+        return Positions(scheme, kind, n, mask, buckets=s.behaviour.buckets(pos, pos, **p),
+                         num_buckets=s.behaviour.num_buckets(**p))
+    if kind == "bias":
+        return Positions(scheme, kind, n, mask + s.bias(pos, pos, H, **params))  # the mask too, whatever the bias does
+    mq, mk = _rotary_maps(s, n, hd, params)
+    return Positions(scheme, kind, n, mask, mq=mq, mk=mk)

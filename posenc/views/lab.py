@@ -1,0 +1,143 @@
+"""Data for the extrapolation lab page: one function per figure, a run in, tidy frames out.
+
+A run is {"results": the dict of posenc.lab.experiment.run_experiment, "weights": {scheme:
+{name: array}}} -- the shipped one (posenc.lab.results.load_shipped) or a custom one.  Spread
+over seeds is min-max with the mean; nothing here trains.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from posenc._validate import check_choice, check_int
+from posenc.charts.base import downsample, matrix_frame
+from posenc.lab.evaluate import attention, eval_sequences, mass_on_context
+from posenc.lab.experiment import LabConfig
+from posenc.lab.positions import EXTENDED, EXTENSION_NAMES, NAMES
+from posenc.lab.results import learned_check, spread
+
+ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
+HEATMAP_CELLS = 16_384
+
+
+def _cat(values, order) -> pd.Categorical:
+    return pd.Categorical(values, categories=list(order))
+
+
+def overview(run: dict) -> dict:
+    """Mean gap per scheme and length (min-max band), the README table, the "learned it" check.
+
+    Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds), "table": wide
+    DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,
+    "floor", "uniform", "bayes_at_L", "n_learned", "n_models", "undefined": {name: reason},
+    "train_len", "order", "vocab", "names" (display order), "seeds", "steps", "seconds_per_run" (wall, train + evaluate)}.
+    """
+    res = run["results"]
+    L = res["config"]["train_len"]
+    names = [NAMES[s] for s in res["runs"]]
+    rows, table = [], []
+    for s, runs in res["runs"].items():
+        line = {"scheme": NAMES[s]}
+        for n in res["lengths"]:
+            vals = [r["mean"][str(n)]["gap"] if r["mean"][str(n)] is not None else None for r in runs.values()]
+            sp = spread(vals)
+            label = f"{n // L}L" if n != L else "L"
+            line[f"{label} = {n}"] = "no row past L" if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})"
+            if sp["n"]:
+                rows.append({"scheme": NAMES[s], "length": n, "multiple": n // L, "gap": sp["mean"], "lo": sp["min"],
+                             "hi": sp["max"], "std": sp["std"], "seeds": sp["n"]})
+        table.append(line)
+    frame = pd.DataFrame(rows)
+    frame["scheme"] = _cat(frame["scheme"], names)
+    checks = pd.DataFrame(learned_check(res))
+    checks["scheme"] = [NAMES[s] for s in checks["scheme"]]
+    bayes_L = float(np.mean(res["bayes_by_position"][:L]))
+    return {"frame": frame, "table": pd.DataFrame(table), "checks": checks, "floor": res["floor"], "uniform": res["uniform"],
+            "bayes_at_L": bayes_L, "n_learned": int(checks["learned"].sum()), "n_models": len(checks),
+            "undefined": {NAMES[s]: why for s, why in res["undefined"].items()}, "train_len": L,
+            "order": res["config"]["order"], "vocab": res["config"]["vocab"], "names": names,
+            "seeds": res["config"]["n_seeds"], "steps": res["config"]["steps"],
+            "seconds_per_run": float(np.mean([t["train"] + t["evaluate"] for t in res["seconds"].values()]))}
+
+
+def by_position(run: dict) -> dict:
+    """Gap per position (mean over seeds, min-max band) at the longest length each scheme has.
+
+    Returns {"frame": DataFrame(scheme, position, gap, lo, hi), "train_len", "length"}.
+    """
+    res = run["results"]
+    parts = []
+    for s, runs in res["runs"].items():
+        curves = np.array([r["gap_by_position"] for r in runs.values()])  # (seeds, n)
+        parts.append(pd.DataFrame({"scheme": NAMES[s], "position": np.arange(curves.shape[1]), "gap": curves.mean(axis=0),
+                                   "lo": curves.min(axis=0), "hi": curves.max(axis=0)}))
+    frame = pd.concat(parts, ignore_index=True)
+    frame["scheme"] = _cat(frame["scheme"], [NAMES[s] for s in res["runs"]])
+    return {"frame": frame, "train_len": res["config"]["train_len"], "length": max(res["lengths"])}
+
+
+def extensions(run: dict) -> dict | None:
+    """RoPE trained at L, evaluated at 4L and 8L plain and with each test-time extension.
+
+    Returns {"frame": DataFrame(method, length, gap, lo, hi), "methods", "best": {length: method}}
+    or None when the run has no RoPE model.
+    """
+    res = run["results"]
+    if EXTENDED not in res["runs"]:
+        return None
+    runs = list(res["runs"][EXTENDED].values())
+    methods = ["RoPE (no extension)"] + [EXTENSION_NAMES[e] for e in runs[0]["extensions"]]
+    rows = []
+    for n in res["extension_lengths"]:
+        sp = spread([r["mean"][str(n)]["gap"] for r in runs])
+        rows.append({"method": methods[0], "length": n, "gap": sp["mean"], "lo": sp["min"], "hi": sp["max"]})
+        for e in runs[0]["extensions"]:
+            sp = spread([r["extensions"][e][str(n)]["gap"] for r in runs])
+            rows.append({"method": EXTENSION_NAMES[e], "length": n, "gap": sp["mean"], "lo": sp["min"], "hi": sp["max"]})
+    frame = pd.DataFrame(rows)
+    frame["method"] = _cat(frame["method"], methods)
+    best = {int(n): str(g.loc[g["gap"].idxmin(), "method"]) for n, g in frame.groupby("length")}
+    return {"frame": frame, "methods": methods, "best": best, "train_len": res["config"]["train_len"]}
+
+
+def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int) -> dict:
+    """The first seed's attention at L and at multiple x L, and its mass on the previous k tokens.
+
+    Averaged over the first 16 evaluation sequences.  Returns {"maps": {label: DataFrame(query, key,
+    weight)} (each downsampled to <= 16,384 cells by striding), "steps": {label: (row, col) stride},
+    "mass": DataFrame(head, position, mass) for every head of ``layer`` at multiple x L,
+    "mass_L", "mass_far": the chosen head's mean mass over positions < L and >= L, "note"}.
+    The learned table has no row past L: its long map and mass stop at L, and "note" says so.
+    """
+    res = run["results"]
+    cfg = LabConfig.from_dict(res["config"])
+    scheme = check_choice("scheme", scheme, list(res["runs"]))
+    layer = check_int("layer", layer, lo=0, hi=cfg.n_layers - 1)
+    head = check_int("head", head, lo=0, hi=cfg.n_heads - 1)
+    multiple = check_int("multiple", multiple, lo=2, hi=8)
+    L = cfg.train_len
+    source = cfg.source()
+    params = run["weights"][scheme]
+    note = None
+    n_long = multiple * L
+    if scheme in res["undefined"]:
+        note = res["undefined"][scheme]
+        n_long = L
+    seqs = eval_sequences(source, ATTENTION_SEQS, n_long)
+    maps, steps = {}, {}
+    long = attention(params, scheme, source, cfg.model(), seqs, train_len=L, layer=layer)  # (H, n, n)
+    short = attention(params, scheme, source, cfg.model(), seqs[:, :L], train_len=L, layer=layer)
+    for label, A in ((f"L = {L}", short), (f"{multiple}L = {multiple * L}", long)):
+        if A is long and n_long == L:
+            continue
+        rows, cols, sub, step = downsample(A[head], HEATMAP_CELLS)
+        maps[label] = matrix_frame(sub, rows, cols, row="query", col="key", value="weight")
+        steps[label] = step
+    mass = mass_on_context(long, cfg.order)  # (H, n)
+    frame = pd.DataFrame({"head": np.repeat([f"head {h + 1}" for h in range(cfg.n_heads)], mass.shape[1]),
+                          "position": np.tile(np.arange(mass.shape[1]), cfg.n_heads), "mass": mass.ravel()})
+    far = mass[head, L:]
+    return {"maps": maps, "steps": steps, "mass": frame, "mass_L": float(mass[head, :L].mean()),
+            "mass_far": float(far.mean()) if far.size else float("nan"), "note": note, "train_len": L,
+            "length": n_long, "order": cfg.order, "name": NAMES[scheme]}

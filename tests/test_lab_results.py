@@ -1,0 +1,82 @@
+"""The shipped results: reproduced by re-running one scheme and seed, and every model learned the task."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from posenc.lab.experiment import LabConfig, run_experiment
+from posenc.lab.positions import LAB_SCHEMES
+from posenc.lab.results import extrapolation_ratios, learned_check, load_shipped
+
+SHIPPED = load_shipped()["results"]
+
+
+def _numbers(run: dict) -> dict:
+    """Every number of one (scheme, seed) run, flattened: {path: float}."""
+    out = {f"train_loss/{i}": v for i, v in enumerate(run["train_loss"])}
+    for n, m in run["mean"].items():
+        if m is not None:
+            out.update({f"mean/{n}/{k}": v for k, v in m.items()})
+    out.update({f"gap/{i}": v for i, v in enumerate(run["gap_by_position"])})
+    for ext, by_n in run["extensions"].items():
+        for n, m in by_n.items():
+            out.update({f"{ext}/{n}/{k}": v for k, v in m.items() if k != "gap_by_position"})
+    return out
+
+
+def test_shipped_file_is_the_default_configuration():
+    cfg = LabConfig.from_dict(SHIPPED["config"])
+    assert cfg == LabConfig()
+    assert set(SHIPPED["runs"]) == set(LAB_SCHEMES)
+    assert all(set(r) == {"0", "1", "2"} for r in SHIPPED["runs"].values())
+
+
+def test_reproduction_one_scheme_one_seed_matches_to_1e6():
+    cfg = LabConfig(schemes=("t5",), n_seeds=1)
+    res, _ = run_experiment(cfg)
+    new, old = _numbers(res["runs"]["t5"]["0"]), _numbers(SHIPPED["runs"]["t5"]["0"])
+    assert new.keys() == old.keys() and len(new) > 100
+    worst = max(abs(new[k] - old[k]) for k in new)
+    assert worst <= 1e-6, worst
+    assert res["floor"] == SHIPPED["floor"]
+
+
+def test_every_model_but_the_raw_index_learned_the_task():
+    """Gap at L within 10 % of the gap between a uniform guess and the floor, per scheme and seed.
+
+    The raw index (e'_t = e_t + t 1, unscaled, as the article defines it) fails at every seed; the
+    README says why.  If it ever learns, this test fails so that the README gets corrected.
+    """
+    rows = learned_check(SHIPPED)
+    assert len(rows) == len(LAB_SCHEMES) * 3
+    failed = sorted((r["scheme"], r["seed"]) for r in rows if not r["learned"])
+    assert failed == [("raw_index", 0), ("raw_index", 1), ("raw_index", 2)]
+    assert all(r["fraction"] < 0.06 for r in rows if r["scheme"] != "raw_index")
+
+
+def test_extrapolation_ratio_for_the_compare_table():
+    ratios = extrapolation_ratios()
+    assert set(ratios) == set(LAB_SCHEMES)
+    learned = ratios["learned"]
+    assert math.isnan(learned["ratio"]) and "no row for position 32" in learned["reason"]
+    for s in set(LAB_SCHEMES) - {"learned"}:
+        r = ratios[s]
+        assert r["reason"] is None and len(r["per_seed"]) == 3
+        assert r["min"] <= r["ratio"] <= r["max"]
+        L = SHIPPED["config"]["train_len"]
+        first = SHIPPED["runs"][s]["0"]["mean"]
+        assert r["per_seed"][0] == pytest.approx(first[str(4 * L)]["gap"] / first[str(L)]["gap"], rel=1e-12)
+
+
+def test_gap_is_loss_minus_bayes_and_nonnegative():
+    for runs in SHIPPED["runs"].values():
+        for run in runs.values():
+            for m in run["mean"].values():
+                if m is not None:
+                    assert m["gap"] == pytest.approx(m["loss"] - m["bayes"], abs=1e-12) and m["gap"] > 0
+    # the Bayes loss on the evaluation contexts is close to the exact floor past the first k positions
+    k = SHIPPED["config"]["order"]
+    assert np.mean(SHIPPED["bayes_by_position"][k:]) == pytest.approx(SHIPPED["floor"], abs=0.02)

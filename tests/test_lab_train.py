@@ -1,0 +1,58 @@
+"""Training is deterministic, reports progress and can be cancelled without a result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posenc.lab.experiment import LabConfig, run_experiment
+from posenc.lab.model import ModelConfig
+from posenc.lab.task import MarkovSource
+from posenc.lab.train import Cancelled, TrainConfig, train
+
+SRC = MarkovSource.random(4, 2, seed=0)
+CFG = ModelConfig(vocab=4, d_model=16, n_heads=2, n_layers=1, d_mlp=16)
+TC = TrainConfig(steps=40, batch=8, warmup=5)
+
+
+@pytest.mark.parametrize("scheme", ["t5", "rope", "learned"])
+def test_same_seed_gives_bit_identical_models(scheme):
+    a, la = train(scheme, SRC, CFG, TC, train_len=16, seed=3)
+    b, lb = train(scheme, SRC, CFG, TC, train_len=16, seed=3)
+    assert np.array_equal(la, lb)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    _, lc = train(scheme, SRC, CFG, TC, train_len=16, seed=4)
+    assert not np.array_equal(la, lc)
+
+
+def test_every_scheme_starts_from_the_same_shared_weights():
+    from posenc.lab.model import init_params
+
+    a, b = init_params(CFG, "rope", 16, 0), init_params(CFG, "t5", 16, 0)
+    assert all(np.array_equal(a[k], b[k]) for k in a) and set(b) - set(a) == {"t5"}
+
+
+def test_progress_and_cancel():
+    seen = []
+    train("nope", SRC, CFG, TC, train_len=16, seed=0, progress=lambda s, n, loss: seen.append((s, n)), every=10)
+    assert seen == [(10, 40), (20, 40), (30, 40), (40, 40)]
+    with pytest.raises(Cancelled, match="stopped at step 20"):
+        train("nope", SRC, CFG, TC, train_len=16, seed=0, should_stop=lambda: len(seen) > 5,
+              progress=lambda s, n, loss: seen.append(s), every=10)
+
+
+def test_training_lowers_the_loss():
+    _, losses = train("t5", SRC, CFG, TrainConfig(steps=150, batch=16, warmup=10), train_len=16, seed=0)
+    assert losses[-20:].mean() < losses[:20].mean() - 0.05
+
+
+def test_experiment_is_deterministic_and_marks_the_learned_table_undefined():
+    cfg = LabConfig(vocab=4, order=2, train_len=8, n_seeds=2, schemes=("learned", "rope"), steps=25, n_eval=8)
+    a, wa = run_experiment(cfg)
+    b, _ = run_experiment(cfg)
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    assert a["runs"]["learned"]["0"]["mean"]["16"] is None
+    assert "no row for position 8" in a["undefined"]["learned"]
+    assert set(a["runs"]["rope"]["1"]["extensions"]) == {"pi", "ntk", "dynamic", "yarn", "llama3"}
+    assert set(wa) == {"learned", "rope"} and wa["learned"]["pos"].shape == (8, 32)

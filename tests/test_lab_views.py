@@ -1,0 +1,74 @@
+"""The lab's views and charts as plain functions, on the shipped run."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pytest
+
+from posenc.charts import lab as charts
+from posenc.lab.evaluate import mass_on_context
+from posenc.lab.positions import LAB_SCHEMES, NAMES
+from posenc.lab.results import load_shipped, spread
+from posenc.views import lab as views
+
+RUN = load_shipped()
+
+
+def test_overview_numbers_are_the_results():
+    ov = views.overview(RUN)
+    res = RUN["results"]
+    assert ov["floor"] == res["floor"] and ov["n_models"] == 24
+    rope = ov["frame"][(ov["frame"]["scheme"] == "RoPE") & (ov["frame"]["length"] == 128)].iloc[0]
+    sp = spread([r["mean"]["128"]["gap"] for r in res["runs"]["rope"].values()])
+    assert rope["gap"] == sp["mean"] and rope["lo"] == sp["min"] and rope["hi"] == sp["max"]
+    learned = ov["frame"][ov["frame"]["scheme"] == "Learned table"]
+    assert list(learned["length"]) == [32]  # no row past L
+    assert ov["table"].iloc[2]["2L = 64"] == "no row past L"
+    assert list(ov["table"]["scheme"]) == [NAMES[s] for s in LAB_SCHEMES]
+
+
+def test_by_position_and_extensions():
+    pv = views.by_position(RUN)
+    f = pv["frame"]
+    assert f[f.scheme == "RoPE"]["position"].max() == 255 and f[f.scheme == "Learned table"]["position"].max() == 31
+    ext = views.extensions(RUN)
+    assert set(ext["frame"]["length"]) == {128, 256} and len(ext["frame"]) == 12
+    assert ext["best"][128] in ext["methods"]
+
+
+def test_attention_view_is_downsampled_and_its_mass_sums_the_context():
+    av = views.attention_view(RUN, "rope", 0, 0, 8)
+    assert set(av["maps"]) == {"L = 32", "8L = 256"}
+    big = av["maps"]["8L = 256"]
+    assert len(big) <= 16_384 and av["steps"]["8L = 256"] == (2, 2)
+    assert set(av["mass"]["head"]) == {f"head {h}" for h in range(1, 5)}
+    assert av["mass"]["mass"].between(0, 1 + 1e-12).all()
+    learned = views.attention_view(RUN, "learned", 1, 0, 4)
+    assert list(learned["maps"]) == ["L = 32"] and "no row" in learned["note"]
+
+
+def test_mass_on_context_counts_offsets_0_to_k_minus_1():
+    n = 5
+    attn = np.zeros((1, n, n))
+    attn[0, np.arange(n), np.maximum(np.arange(n) - 1, 0)] = 1.0  # previous-token head
+    np.testing.assert_array_equal(mass_on_context(attn, 2)[0], np.ones(n))
+    np.testing.assert_array_equal(mass_on_context(attn, 1)[0], [1, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("builder", ["gap", "position", "extension", "attention", "mass"])
+def test_charts_build(builder):
+    ov = views.overview(RUN)
+    with alt.data_transformers.disable_max_rows():
+        if builder == "gap":
+            spec = charts.gap_chart(ov["frame"], ov["names"]).to_dict()
+        elif builder == "position":
+            spec = charts.position_chart(views.by_position(RUN)["frame"], ov["names"], train_len=32).to_dict()
+        elif builder == "extension":
+            ext = views.extensions(RUN)
+            spec = charts.extension_chart(ext["frame"], ext["methods"]).to_dict()
+        else:
+            av = views.attention_view(RUN, "alibi", 0, 0, 4)
+            spec = (charts.attention_map(av["maps"]["4L = 128"], title="t") if builder == "attention"
+                    else charts.mass_chart(av["mass"], train_len=32, order=2)).to_dict()
+    assert "$schema" in spec
