@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import numeric  # noqa: E402
 
-SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "lab")
+SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "lab")
 RESULTS = ROOT / "bench" / "results.json"
 
 
@@ -105,6 +105,16 @@ def main(argv=None) -> int:
         max_q = {r["page"]: r["max_query"] for r in results.get("pages", [])}
         results["browser"] = browser(max_q)
         out.append(table("5-6. Cold start and server memory (real server, headless Chromium)", [results["browser"]], list(results["browser"])))
+    if "interact" in only:
+        from bench.interact import interact
+
+        results["interact"] = interact()
+        flat = [{k: r[k] for k in ("page", "first_paint_s", "controls", "median_step_s", "worst_step_s", "worst_control")}
+                for r in results["interact"]["pages"]]
+        out.append(table("8. What a person feels: first paint and one step of each control (headless Chromium, median)",
+                         flat, list(flat[0]) if flat else []))
+        out.append(table("8b. Cold server and the goals", [{k: v for k, v in results["interact"].items() if k not in ("pages",)}],
+                         [k for k in results["interact"] if k != "pages"]))
     if "lab" in only:
         from bench.lab import lab
 

@@ -1,0 +1,204 @@
+"""Section "interact": what a person feels, measured in headless Chromium on a live server.
+
+For every page: (a) the first paint after opening it -- from navigation until the script is idle
+and every chart has painted and stopped changing; (b) one step of each slider (a keyboard arrow),
+each select box, segmented control, radio, toggle and number input -- from the input until the
+script is idle and every chart and element has repainted.  Each figure is the median of
+``repeats`` tries; the worst control of each page is reported with its name.
+
+How "repainted" is detected: a watcher in the page records the last time anything under the main
+area changed -- a DOM mutation (text, elements, attributes), or the pixels of any chart canvas,
+hashed every ``POLL_MS`` -- and the measurement ends once the script is idle and nothing has changed
+for ``QUIET_MS``; the figure is that last change minus the moment of the input.  Everything stays
+on loopback and every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from playwright.sync_api import sync_playwright
+
+from posenc.ui.pages import PAGES
+from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server, wait_for_app
+
+POLL_MS = 40
+QUIET_MS = 600
+TIMEOUT_MS = 60_000
+
+WATCHER = """
+() => {
+  if (window.__posenc_watch) { return; }
+  const main = document.querySelector("[data-testid='stMain']") || document.body;
+  window.__posenc_last = performance.now();
+  new MutationObserver(() => { window.__posenc_last = performance.now(); })
+    .observe(main, {subtree: true, childList: true, characterData: true, attributes: true});
+  const hashes = new Map();
+  const hash = (s) => { let h = 0; for (let i = 0; i < s.length; i += 97) { h = (h * 31 + s.charCodeAt(i)) | 0; } return h + ":" + s.length; };
+  window.__posenc_watch = setInterval(() => {
+    document.querySelectorAll("[data-testid='stVegaLiteChart'] canvas").forEach((c, i) => {
+      let h;
+      try { h = hash(c.toDataURL()); } catch (e) { h = "x"; }
+      if (hashes.get(i) !== h) { hashes.set(i, h); window.__posenc_last = performance.now(); }
+    });
+  }, POLL_MS);
+}
+""".replace("POLL_MS", str(POLL_MS))
+
+SETTLED = """
+([t0, quiet]) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const idle = app && app.getAttribute("data-test-script-state") === "notRunning"
+               && app.getAttribute("data-test-connection-state") === "CONNECTED";
+  return idle && window.__posenc_last >= t0 && performance.now() - window.__posenc_last > quiet;
+}
+"""
+
+
+def _settle(page, t0: float) -> float:
+    """Milliseconds from ``t0`` (page clock) to the last change, once everything is quiet."""
+    page.wait_for_function(SETTLED, arg=[t0, QUIET_MS], timeout=TIMEOUT_MS, polling=50)
+    return page.evaluate("() => window.__posenc_last") - t0
+
+
+def first_paint(page, url: str) -> float:
+    """Seconds from navigation start to the settled first render of ``url`` (a new session).
+
+    The page clock (performance.now) starts at navigation, so the last change is the figure."""
+    page.goto(url, wait_until="domcontentloaded")
+    page.evaluate(WATCHER)
+    page.wait_for_function(SETTLED, arg=[0, QUIET_MS], timeout=TIMEOUT_MS, polling=50)
+    return page.evaluate("() => window.__posenc_last") / 1000
+
+
+def controls(page) -> list[tuple[str, str, int]]:
+    """(kind, label, index within its kind) of every control on the page that one step can move."""
+    found = []
+    kinds = {
+        "slider": "[data-testid='stSlider']",
+        "select": "[data-testid='stSelectbox']",
+        "segmented": "[data-testid='stButtonGroup']",
+        "radio": "[data-testid='stRadio']",
+        "toggle": "[data-testid='stCheckbox']",
+        "number": "[data-testid='stNumberInput']",
+    }
+    for kind, sel in kinds.items():
+        boxes = page.locator(f"[data-testid='stMain'] {sel}")
+        for i in range(boxes.count()):
+            box = boxes.nth(i)
+            if not box.is_visible():
+                continue
+            label = (box.locator("label").first.inner_text() if box.locator("label").count() else kind).strip()[:60]
+            found.append((kind, label or kind, i))
+    return found
+
+
+def _step(page, kind: str, i: int) -> bool:
+    """Move control i of ``kind`` by one step; False if it cannot move."""
+    sel = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
+           "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
+           "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']"}[kind]
+    box = page.locator(f"[data-testid='stMain'] {sel}").nth(i)
+    box.scroll_into_view_if_needed()
+    if kind == "slider":
+        thumb = box.locator("input[type='range'], [role='slider']").first
+        at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
+        thumb.focus()
+        thumb.press("ArrowLeft" if at_max else "ArrowRight")
+    elif kind == "select":
+        box.locator("input, [role='combobox']").first.click()
+        options = page.locator("[role='option']")
+        options.first.wait_for(timeout=5000)
+        chosen = [j for j in range(options.count()) if options.nth(j).get_attribute("aria-selected") != "true"]
+        if not chosen:
+            page.keyboard.press("Escape")
+            return False
+        options.nth(chosen[0]).click()
+    elif kind in ("segmented", "radio"):
+        items = box.locator("button, label")
+        idle = [j for j in range(items.count()) if items.nth(j).get_attribute("aria-checked") != "true"
+                and "true" not in (items.nth(j).get_attribute("data-selected") or "")]
+        if not idle:
+            return False
+        items.nth(idle[0]).click()
+    elif kind == "toggle":
+        box.locator("label").first.click()
+    else:
+        up = box.locator("[data-testid='stNumberInputStepUp']")
+        if not up.count() or up.first.is_disabled():
+            return False
+        up.first.click()
+    return True
+
+
+def step_time(page, kind: str, i: int) -> float | None:
+    """Seconds from one step of control i to the settled repaint (None if it cannot move)."""
+    page.evaluate(WATCHER)
+    wait_for_app(page, timeout_ms=TIMEOUT_MS)
+    t0 = page.evaluate("() => performance.now()")
+    if not _step(page, kind, i):
+        return None
+    return _settle(page, t0) / 1000
+
+
+def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True) -> dict:
+    """First paint and every control's step time per page (medians), the worst control per page,
+    and a cold server's first painted page."""
+    if chromium_path() is None:
+        return {"skipped": "no Chromium on this machine"}
+    out: dict = {"repeats": repeats, "poll_ms": POLL_MS, "quiet_ms": QUIET_MS, "pages": []}
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        t0 = time.perf_counter()
+        proc, base, _ = start_server()
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            if cold:
+                t_nav = time.perf_counter()
+                out["cold_first_paint_s"] = first_paint(page, base + "/")
+                out["cold_server_to_first_paint_s"] = (t_nav - t0) + out["cold_first_paint_s"]
+            for info in PAGES:
+                if pages and info.path not in pages:
+                    continue
+                url = f"{base}/{info.url_path}"
+                first_paint(page, url)  # warm the caches once
+                paints = [first_paint(page, url) for _ in range(repeats)]
+                steps = []
+                for kind, label, i in controls(page):
+                    times = []
+                    for _ in range(repeats):
+                        try:
+                            t = step_time(page, kind, i)
+                        except Exception as exc:  # noqa: BLE001 -- a control that cannot be driven is reported, not fatal
+                            times = [f"error: {type(exc).__name__}"]
+                            break
+                        if t is None:
+                            break
+                        times.append(t)
+                    if times and isinstance(times[0], float):
+                        steps.append({"control": f"{kind}: {label}", "median_s": statistics.median(times), "tries": times})
+                    elif times:
+                        steps.append({"control": f"{kind}: {label}", "median_s": None, "error": times[0]})
+                timed = [s for s in steps if s["median_s"] is not None]
+                worst = max(timed, key=lambda s: s["median_s"]) if timed else None
+                out["pages"].append({
+                    "page": info.title, "path": info.path,
+                    "first_paint_s": statistics.median(paints),
+                    "controls": len(steps),
+                    "median_step_s": statistics.median([s["median_s"] for s in timed]) if timed else None,
+                    "worst_step_s": worst["median_s"] if worst else None,
+                    "worst_control": worst["control"] if worst else None,
+                    "steps": steps,
+                })
+        finally:
+            stop_server(proc)
+            browser.close()
+    rows = out["pages"]
+    out["goals"] = {
+        "first_paint_within_1_5_s": all(r["first_paint_s"] <= 1.5 for r in rows),
+        "median_step_within_0_25_s": all(r["median_step_s"] is None or r["median_step_s"] <= 0.25 for r in rows),
+        "worst_step_within_0_5_s": all(r["worst_step_s"] is None or r["worst_step_s"] <= 0.5 for r in rows),
+        "cold_within_3_s": out.get("cold_server_to_first_paint_s", 0) <= 3.0,
+    }
+    return out
