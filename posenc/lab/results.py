@@ -113,10 +113,13 @@ def compare_rows(results: dict | None = None, *, at: int = 4) -> dict[str, dict]
     {key: {"ratio", "ratio_min", "ratio_max", "gap_L", "gap_at", "gap_at_min", "gap_at_max", "at",
     "extrapolates" (ratio <= EXTRAPOLATES_RATIO; None when undefined), "reason", "measured_as"}}.
     A RoPE context extension is the RoPE model with that extension applied at test time: its ratio
-    is (its gap at at*L) / (plain RoPE's gap at L).  Both learned tables get the lab's learned
-    table, which has no row past L.  Registry schemes the lab does not train are absent.
+    is (its gap at at*L) / (plain RoPE's gap at L).  Every lookup table of the registry gets the
+    lab's learned table, which has no row past L.  Registry schemes the lab does not train are absent.
     """
-    from posenc.lab.positions import EXTENDED, EXTENSION_NAMES, EXTENSIONS, NAMES, REGISTRY_KEY
+    from posenc.lab.positions import EXTENDED, EXTENSION_NAMES, EXTENSIONS, KIND, NAMES, REGISTRY_KEY
+    from posenc.registry import SCHEMES
+
+    tables = [k for k, s in SCHEMES.items() if s.max_len is not None]
 
     res = load_shipped()["results"] if results is None else results
     L = res["config"]["train_len"]
@@ -137,7 +140,8 @@ def compare_rows(results: dict | None = None, *, at: int = 4) -> dict[str, dict]
             bad = unlearned[scheme]
             rat["reason"] = (f"it did not learn the task at L (gap {bad['gap_at_L']:.3f} nats at seed {bad['seed']}, "
                              f"above {LEARNED_FRACTION:.0%} of the uniform-to-floor gap), so its ratio says nothing")
-        keys = [REGISTRY_KEY[scheme]] + (["learned_minilm"] if REGISTRY_KEY[scheme] == "learned_random" else [])
+        # the lab's learned table stands for every lookup table of the registry (each has no row past its last)
+        keys = tables if KIND[scheme] == "table" else [REGISTRY_KEY[scheme]]
         for key in keys:
             out[key] = row(rat["per_seed"], g_l, g_at, rat["reason"], NAMES[scheme])
     if EXTENDED in res["runs"]:
