@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
-from scipy.spatial import cKDTree
 
 from posenc._validate import check_float, check_int, check_memory, check_positions
 from posenc.registry import get_scheme
@@ -89,6 +87,8 @@ def closest_pair(points) -> dict:
         first = int(np.argmin(steps))
         return {"distance": 0.0, "i": first, "j": first + 1}
     bound = float(steps.min()) * (1 + 1e-9)  # an upper bound of the answer
+    from scipy.spatial import cKDTree  # imported when first needed: a page that never asks pays nothing
+
     tree = cKDTree(X)
     dist, idx = tree.query(X, k=2, distance_upper_bound=bound, workers=-1)  # (n, 2); inf beyond the bound
     rows = np.arange(n)
@@ -110,6 +110,8 @@ def count_close_pairs(points, eps: float) -> int:
         v = np.sort(X[:, 0])
         ends = np.searchsorted(v, v + eps, side="right")  # first index beyond v[i] + eps
         return int(np.sum(ends - np.arange(v.size) - 1))
+    from scipy.spatial import cKDTree
+
     tree = cKDTree(X)
     ordered = int(tree.count_neighbors(tree, eps))  # includes each point with itself
     return (ordered - X.shape[0]) // 2
@@ -210,6 +212,8 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     seq = int(pos.max() + abs(k)) + 1
     X = scheme.encode(pos, d, seq_len=seq, **p)  # (n_fit, d)
     Y = scheme.encode(pos + k, d, seq_len=seq, **p)  # (n_fit, d)
+    import scipy.linalg  # imported when first needed
+
     Mt, *_ = scipy.linalg.lstsq(X, Y)  # X @ M^T = Y
     M = Mt.T
     residual = float(np.max(np.abs(X @ Mt - Y)))

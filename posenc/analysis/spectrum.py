@@ -13,7 +13,6 @@ a smooth table puts its share at low frequencies, white noise spreads it evenly.
 from __future__ import annotations
 
 import numpy as np
-import scipy.fft
 
 from posenc._validate import check_float
 from posenc.analysis.tables import check_table
@@ -30,6 +29,8 @@ def position_spectrum(table) -> dict:
     "n": int}.  By Parseval, sum_k w_k power[k] = n^2 * mean_c var(x_c) (population variance),
     with w_k = 2 except w = 1 for the Nyquist bin of an even n.
     """
+    import scipy.fft  # imported when first needed
+
     T = check_table(table)
     n, d = T.shape
     power = np.zeros(n // 2)  # (f,)
