@@ -55,7 +55,9 @@ SCENARIOS = (
     Scenario("sinusoid", "n", 100, 3),  # heatmap, spectrum, closest pair among n positions
     Scenario("rope", "m", 1000, 7),  # rotations and the decay bound
     Scenario("relative_bias", "t5_num_buckets", 8, 2),  # T5 buckets and the ALiBi matrices
-    Scenario("similarity", "n", 64, 8),  # heavy: four score matrices, translation invariance
+    # heavy: four score matrices, translation invariance; n <= 400 at 100 sessions, inside the learned
+    # table's 512 rows (past them the page answers with an error box by design, for that one scheme)
+    Scenario("similarity", "n", 64, 4),
     Scenario("context_extension", "train", 1024, 16),  # five RoPE scalings on the same axes
 )
 
@@ -125,11 +127,17 @@ def _pct(xs: list[float], q: float) -> float | None:
 
 
 def _check_run(run, where: str) -> list[str]:
+    """What a student would see as broken.  (An st.error box is the page's own answer to a setting, and is
+    compared with the quiet reference like the metrics, not counted here.)"""
     problems = [f"{where}: exception {e}" for e in run.exceptions]
-    problems += [f"{where}: error box {e[:120]}" for e in run.errors]
     if not run.metrics:
         problems.append(f"{where}: no metrics drawn")
     return problems
+
+
+def _seen(run) -> list:
+    """What a run showed that depends on the session's values: every metric and every error box."""
+    return run.metrics + [("error box", e) for e in run.errors]
 
 
 async def _session(base: str, sid: int, sc: Scenario, values: list, think: tuple[float, float], rng: random.Random,
@@ -143,13 +151,13 @@ async def _session(base: str, sid: int, sc: Scenario, values: list, think: tuple
         run = await s.open()
         rec["first_render_s"] = run.seconds
         rec["worker"] = s.ws_worker or s.worker
-        rec["runs"].append((values[0], run.metrics))
+        rec["runs"].append((values[0], _seen(run)))
         rec["errors"] += _check_run(run, f"{sc.page} {sc.key}={values[0]}")
         for v in values[1:]:
             await asyncio.sleep(rng.uniform(*think))
             run = await s.move(sc.key, v)
             rec["moves_s"].append(run.seconds)
-            rec["runs"].append((v, run.metrics))
+            rec["runs"].append((v, _seen(run)))
             rec["errors"] += _check_run(run, f"{sc.page} {sc.key}={v}")
     except (TimeoutError, ProtocolError, OSError) as exc:
         rec["errors"].append(f"{sc.page}: {type(exc).__name__}: {exc}")
@@ -176,10 +184,10 @@ async def _reference(base: str, wanted: dict[str, set], timeout: float) -> dict:
         s = StSession(base, sc.page, {**dict(sc.fixed), sc.key: vals[0]}, timeout=timeout)
         try:
             run = await s.open()
-            out[(sc.page, vals[0])] = run.metrics
+            out[(sc.page, vals[0])] = _seen(run)
             for v in vals[1:]:
                 run = await s.move(sc.key, v)
-                out[(sc.page, v)] = run.metrics
+                out[(sc.page, v)] = _seen(run)
         finally:
             await s.close()
     return out
@@ -351,14 +359,15 @@ async def _restart(c: Cluster, sessions: int, seconds: float, kill_at: float, ti
         rec = {"page": sc.page, "worker": "", "moves": 0, "errors": [], "reconnects": [], "values_restored": None}
         recs[i] = rec
         s = StSession(c.url, sc.page, {**dict(sc.fixed), sc.key: vals[0]}, timeout=timeout)
+        seen = {}
         try:
-            await s.open()
+            seen[vals[0]] = _seen(await s.open())
             rec["worker"] = s.ws_worker
             k = 1
             while time.perf_counter() < stop_at:
                 await asyncio.sleep(random.uniform(0.5, 1.5))
                 try:
-                    await s.move(sc.key, vals[k])
+                    seen[vals[k]] = _seen(await s.move(sc.key, vals[k]))
                     rec["moves"] += 1
                     k += 1
                 except ProtocolError as exc:
@@ -379,10 +388,8 @@ async def _restart(c: Cluster, sessions: int, seconds: float, kill_at: float, ti
                             await asyncio.sleep(1.0)
                     rec["reconnects"].append({"seconds": time.perf_counter() - t0, "to": s.ws_worker,
                                               "after_kill_s": t0 - killed.get("t", t0)})
-                    w = s.last.widgets.get(sc.key)
-                    got = w[1].value if w else None
-                    got = list(got) if hasattr(got, "__iter__") else [got]
-                    rec["values_restored"] = got == [float(vals[k - 1])]
+                    # the new session reran the page from the link: the same view as before the kill?
+                    rec["values_restored"] = _seen(s.last) == seen.get(vals[k - 1])
         finally:
             await s.close()
 
