@@ -111,6 +111,8 @@ class Cluster:
     def _wait_healthy(self, w: Worker, timeout: float) -> float:
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < timeout:
+            if self._stop.is_set() and self.nginx is not None:
+                raise RuntimeError(f"stopping: worker {w.index} not waited for")
             if w.proc is not None and w.proc.poll() is not None:
                 tail = w.log.read_text(errors="replace")[-2000:] if w.log else ""
                 raise RuntimeError(f"worker {w.index} (port {w.port}) exited with code {w.proc.returncode}: {tail}")
