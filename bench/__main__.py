@@ -1,7 +1,7 @@
 """`python -m bench [--only encoding,scores,collisions,pages,browser]`: run, print, save results.
 
 The serving sections take longer and run only when named:
-`python -m bench --only load,memory,soak` (about 25 minutes with the default 2-minute soak;
+`python -m bench --only load,memory,soak` (about 40 minutes with the default 2-minute soak;
 `--soak-minutes 60` for the README's hour).  `load` includes the Chromium validation and the worker
 restart; `--load-levels 10,25` and `--load-workers 1` shorten it.
 """
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
         print(f"  validate: {res['validate']}", flush=True)
         res["restart"] = load.restart()
         print(f"  restart: {res['restart']}", flush=True)
-        results["load"] = res
+        results["load"] = res | {"commit": results["serving_commit"]}
         rows = [{k: r[k] for k in ("workers", "sessions", "move_p50_s", "move_p95_s", "first_render_p50_s",
                                    "first_render_p95_s", "errors", "cross_talk", "runs_checked")}
                 | {"peak_rss_mb": r["peak_rss_mb"], "sessions_per_worker": r["sessions_per_worker"]}
@@ -144,13 +144,16 @@ def main(argv=None) -> int:
         from bench.memory import memory
 
         results["memory"] = mem = memory()
-        rows = [{"part": k} | {c: v for c, v in mem[k].items() if not isinstance(v, (list, dict))} for k in mem]
+        mem["commit"] = results["serving_commit"]
+        rows = [{"part": k} | {c: v for c, v in mem[k].items() if not isinstance(v, (list, dict))}
+                for k in mem if isinstance(mem[k], dict)]
         out.append(table("Memory: one worker under cache-busting, a repeated link, exports and uploads", rows,
                          sorted({c for r in rows for c in r}, key=lambda c: (c != "part", c))))
     if "soak" in only:
         from bench.soak import soak
 
         results["soak"] = s = soak(minutes=args.soak_minutes, sessions=args.soak_sessions)
+        s["commit"] = results["serving_commit"]
         out.append(table("Soak: sessions kept open and moving controls", [s],
                          [k for k in s if k not in ("series_mb", "error_samples")]))
     # merge into the file as it is now: a long soak may run beside another bench run

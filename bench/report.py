@@ -42,7 +42,8 @@ def page_table(res: dict) -> str:
 
 def main() -> int:
     r = json.loads(RESULTS.read_text())
-    print(f"commit {r.get('serving_commit', '?')}, {r['machine']['date']}\n")
+    print(f"{r['machine']['date']}; commits: " + ", ".join(f"{k} {r[k].get('commit', '?')[:7]}"
+                                                      for k in ("load", "memory", "soak") if k in r) + "\n")
     if "load" in r:
         print(load_table(r["load"]), "\n")
         print(page_table(r["load"]), "\n")
