@@ -1,4 +1,10 @@
-"""`python -m bench [--only encoding,scores,collisions,pages,browser,lab]`: run, print, save results."""
+"""`python -m bench [--only encoding,scores,collisions,pages,browser,interact,lab]`: run, print, save results.
+
+The serving sections take longer and run only when named:
+`python -m bench --only load,memory,soak` (about 40 minutes with the default 2-minute soak;
+`--soak-minutes 60` for the README's hour).  `load` includes the Chromium validation and the worker
+restart; `--load-levels 10,25` and `--load-workers 1` shorten it.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from bench import numeric  # noqa: E402
 
 SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "lab")
+SERVING = ("load", "memory", "soak")  # minutes each: only with --only
 RESULTS = ROOT / "bench" / "results.json"
 
 
@@ -66,11 +73,20 @@ def table(title: str, rows: list[dict], cols: list[str]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help="comma-separated sections: " + ", ".join(SECTIONS + SERVING) + " (default: all but the serving ones)")
+    ap.add_argument("--load-levels", default="10,25,50,100", help="load: concurrent sessions per level")
+    ap.add_argument("--load-workers", default="1,2", help="load: worker counts")
+    ap.add_argument("--load-moves", type=int, default=4, help="load: control moves per session")
+    ap.add_argument("--soak-minutes", type=float, default=2.0, help="soak: duration (the README's figure: 60)")
+    ap.add_argument("--soak-sessions", type=int, default=1, help="soak: sessions that stay open")
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS + SERVING)
+    if unknown:
+        ap.error(f"unknown section(s): {', '.join(sorted(unknown))}")
     logging.getLogger("streamlit").setLevel(logging.ERROR)
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}  # earlier sections (max_query)
     results["machine"] = machine()
     out = []
     if "encoding" in only:
@@ -125,7 +141,49 @@ def main(argv=None) -> int:
                          list(results["lab"]["autograd"][0])))
         out.append(table("7c. Lab: a 1e-15 nudge of the initial weights, after a full default training run",
                          results["lab"]["sensitivity"], list(results["lab"]["sensitivity"][0])))
-    RESULTS.write_text(json.dumps(results, indent=1, default=float))
+    if {"load", "memory", "soak"} & set(only):
+        import subprocess
+
+        results["serving_commit"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                                                   text=True, check=False).stdout.strip()
+    if "load" in only:
+        from bench import load
+
+        levels = tuple(int(x) for x in args.load_levels.split(","))
+        workers = tuple(int(x) for x in args.load_workers.split(","))
+        res = load.load(levels=levels, workers=workers, moves=args.load_moves)
+        res["validate"] = load.validate()
+        print(f"  validate: {res['validate']}", flush=True)
+        res["restart"] = load.restart()
+        print(f"  restart: {res['restart']}", flush=True)
+        results["load"] = res | {"commit": results["serving_commit"]}
+        rows = [{k: r[k] for k in ("workers", "sessions", "move_p50_s", "move_p95_s", "first_render_p50_s",
+                                   "first_render_p95_s", "errors", "cross_talk", "runs_checked")}
+                | {"peak_rss_mb": r["peak_rss_mb"], "sessions_per_worker": r["sessions_per_worker"]}
+                for r in res["levels"]]
+        out.append(table("Load: control change to repaint through nginx (protocol client)", rows, list(rows[0])))
+        out.append(table("Load: protocol client vs Chromium", [res["validate"]], list(res["validate"])))
+        out.append(table("Load: one of two workers killed under load", [res["restart"]], list(res["restart"])))
+    if "memory" in only:
+        from bench.memory import memory
+
+        results["memory"] = mem = memory()
+        mem["commit"] = results["serving_commit"]
+        rows = [{"part": k} | {c: v for c, v in mem[k].items() if not isinstance(v, (list, dict))}
+                for k in mem if isinstance(mem[k], dict)]
+        out.append(table("Memory: one worker under cache-busting, a repeated link, exports and uploads", rows,
+                         sorted({c for r in rows for c in r}, key=lambda c: (c != "part", c))))
+    if "soak" in only:
+        from bench.soak import soak
+
+        results["soak"] = s = soak(minutes=args.soak_minutes, sessions=args.soak_sessions)
+        s["commit"] = results["serving_commit"]
+        out.append(table("Soak: sessions kept open and moving controls", [s],
+                         [k for k in s if k not in ("series_mb", "error_samples")]))
+    # merge into the file as it is now: a long soak may run beside another bench run
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    saved.update({k: v for k, v in results.items() if k in ("machine", "serving_commit", *only)})
+    RESULTS.write_text(json.dumps(saved, indent=1, default=float))
     m = results["machine"]
     print(f"# posenc benchmark — {m['date']}\nmachine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "
           f"Python {m['python']}, numpy {m['numpy']}, scipy {m['scipy']}, streamlit {m['streamlit']}")

@@ -1,0 +1,59 @@
+"""`python -m bench.report`: the README's "Serving a class" tables, from bench/results.json.
+
+Run after `python -m bench --only load,memory,soak`; paste the output over the tables in README.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().with_name("results.json")
+
+
+def _s(x) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.2f} s" if x < 10 else f"{x:.0f} s"
+
+
+def load_table(res: dict) -> str:
+    lines = [("| workers | sessions | control change → repaint, p50 | p95 | first render, p50 | p95 | errors | "
+              "cross-talk (runs checked) | peak RSS per worker | sessions per worker |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["levels"]:
+        rss = " / ".join(f"{v:,} MB" for k, v in sorted(r["peak_rss_mb"].items()) if k.startswith("worker"))
+        split = " / ".join(str(v) for _, v in sorted(r["sessions_per_worker"].items()))
+        lines.append(f"| {r['workers']} | {r['sessions']} | {_s(r['move_p50_s'])} | {_s(r['move_p95_s'])} | "
+                     f"{_s(r['first_render_p50_s'])} | {_s(r['first_render_p95_s'])} | {r['errors']} | "
+                     f"{r['cross_talk']} ({r['runs_checked']}) | {rss} | {split} |")
+    return "\n".join(lines)
+
+
+def page_table(res: dict) -> str:
+    pages = list(res["levels"][0]["move_p50_by_page_s"])
+    head = "| workers | sessions | " + " | ".join(pages) + " |"
+    lines = [head, "|---|---|" + "---|" * len(pages)]
+    for r in res["levels"]:
+        cells = [f"{_s(r['move_p50_by_page_s'].get(p))} / {_s(r['move_p95_by_page_s'].get(p))}" for p in pages]
+        lines.append(f"| {r['workers']} | {r['sessions']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    r = json.loads(RESULTS.read_text())
+    print(f"{r['machine']['date']}; commits: " + ", ".join(f"{k} {r[k].get('commit', '?')[:7]}"
+                                                      for k in ("load", "memory", "soak") if k in r) + "\n")
+    if "load" in r:
+        print(load_table(r["load"]), "\n")
+        print(page_table(r["load"]), "\n")
+        print("validate:", json.dumps(r["load"].get("validate")), "\n")
+        print("restart:", json.dumps(r["load"].get("restart")), "\n")
+    for k in ("memory", "soak"):
+        if k in r:
+            print(k, json.dumps({a: b for a, b in r[k].items() if a != "series_mb"}, indent=1), "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
