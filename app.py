@@ -7,13 +7,7 @@ import streamlit as st
 
 from posenc.ui import compat, controls, frame
 
-st.set_page_config(
-    page_title="posenc · positional encodings, computed",
-    page_icon=":material/graphic_eq:",
-    layout="wide",
-)
-
-page = st.navigation(frame.navigation(), position="sidebar", expanded=True)
+page = st.navigation(frame.navigation(), position="sidebar", expanded=True)  # sets the page config first
 st.sidebar.caption("posenc: every number on these pages is computed by the `posenc` library, live.")
 controls.begin_run(page.url_path)
 compat.mark_routed(True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import altair as alt
@@ -23,8 +24,17 @@ from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 _FRAME = "_posenc_frame"
 
 
+FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
+
+
 def navigation() -> dict[str, list]:
-    """The st.navigation sections of every page in posenc/ui/pages.py (app.py's router uses it)."""
+    """The st.navigation sections of every page in posenc/ui/pages.py (app.py's router uses it).
+
+    It sets the page config first, with a local favicon: the frontend takes the tab's icon from the
+    page config if one arrived before the navigation, else from the page's Material icon -- which it
+    fetches from fonts.gstatic.com, and the app makes no request beyond its own server.
+    """
+    st.set_page_config(page_title="posenc · positional encodings, computed", page_icon=str(FAVICON), layout="wide")
     return {
         section: [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(p.path == HOME))
                   for p in pages]
