@@ -23,8 +23,9 @@ from posenc._validate import check_float, check_int, check_positions
 from posenc.schemes.rotary import pair_views
 
 MAX_SAMPLES = 4096
-ENTROPY_WORK = 1 << 26  # samples x positions x pairs evaluated for the entropy, at most
-ENTROPY_MAX_LEN = 1 << 20  # the entropy is measured out to min(target, this)
+ENTROPY_SAMPLES = 24  # queries whose attention entropy is measured
+BLOCK_KEYS = 256  # keys sampled per block of context lengths
+ENTROPY_MAX_LEN = 10**8  # the entropy is measured out to min(target, this)
 TIME_BUDGET_S = 8.0  # an analysis that runs longer stops with a ValueError
 CHUNK = 8192
 
@@ -132,27 +133,37 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
     dist = np.concatenate([[0.0], dist])
     sin, cos = sincos_outer(dist, inv)  # (m, h)
     logit = scale * (r * (w @ cos.T) + noise * qn[:, None] * rng.standard_normal((q.shape[0], dist.size)))  # (S, m)
-    # entropy: one pass over every key distance 0 .. E - 1, fewer samples when E h is large
+    # entropy at context lengths n_1 < n_2 < ...: keys 0 .. n_1 - 1 all taken; each later block
+    # [n_i, n_{i+1}) stratified-sampled with at most BLOCK_KEYS keys, each weighted by block size / keys,
+    # so the partition function and the mean logit are unbiased sums (exact where a block is small)
     E = min(T, ENTROPY_MAX_LEN)
-    S2 = int(np.clip(ENTROPY_WORK // (E * h), 2, min(32, q.shape[0])))
-    lengths = np.unique(np.round(np.geomspace(2, E, m))).astype(np.int64)
+    S2 = min(ENTROPY_SAMPLES, q.shape[0])
+    lengths = np.unique(np.round(np.geomspace(min(64, E), E, min(m, 64)))).astype(np.int64)
+    pos, wts = [np.arange(lengths[0], dtype=np.float64)], [np.ones(int(lengths[0]))]
+    for lo, hi in zip(lengths[:-1], lengths[1:]):
+        size = int(hi - lo)
+        if size <= BLOCK_KEYS:
+            pos.append(np.arange(lo, hi, dtype=np.float64))
+            wts.append(np.ones(size))
+        else:
+            edges = lo + size * np.arange(BLOCK_KEYS) / BLOCK_KEYS
+            pos.append(np.floor(edges + rng.random(BLOCK_KEYS) * size / BLOCK_KEYS))
+            wts.append(np.full(BLOCK_KEYS, size / BLOCK_KEYS))
+    ends = np.cumsum([p.size for p in pos])  # index after the last key of each length
+    pos, wts = np.concatenate(pos), np.concatenate(wts)
     shift = scale * (r * qn[:S2] ** 2 + 8 * noise * qn[:S2])  # (S2,) an upper bound of the logits, w.h.p.
-    Z, W, out, nxt = np.zeros(S2), np.zeros(S2), np.empty((S2, lengths.size)), 0
-    stop = (deadline if deadline is not None else time.monotonic() + TIME_BUDGET_S)
-    for start in range(0, E, CHUNK):
+    Z, W = np.zeros((pos.size, S2)), np.zeros((pos.size, S2))
+    stop = deadline if deadline is not None else time.monotonic() + TIME_BUDGET_S
+    for start in range(0, pos.size, CHUNK):
         if time.monotonic() > stop:
-            raise ValueError(f"the long-range analysis stopped after {TIME_BUDGET_S:g} s at distance {start:,} of {E:,}; "
-                             "lower the target length")
-        pos = np.arange(start, min(E, start + CHUNK), dtype=np.float64)
-        _, c = sincos_outer(pos, inv)  # (c, h)
-        lg = scale * (r * (c @ w[:S2].T) + noise * qn[:S2] * rng.standard_normal((pos.size, S2)))  # (c, S2)
-        e = np.exp(lg - shift)
-        cz, cw = Z + np.cumsum(e, axis=0), W + np.cumsum(lg * e, axis=0)  # (c, S2) prefix sums
-        while nxt < lengths.size and lengths[nxt] <= pos[-1] + 1:
-            i = int(lengths[nxt] - 1 - start)
-            out[:, nxt] = np.log(cz[i]) + shift - cw[i] / cz[i]
-            nxt += 1
-        Z, W = cz[-1], cw[-1]
+            raise ValueError(f"the long-range analysis stopped after {TIME_BUDGET_S:g} s; lower the target length")
+        sl = slice(start, start + CHUNK)
+        _, c = sincos_outer(pos[sl], inv)  # (c, h)
+        lg = scale * (r * (c @ w[:S2].T) + noise * qn[:S2] * rng.standard_normal((c.shape[0], S2)))  # (c, S2)
+        e = np.exp(lg - shift) * wts[sl, None]
+        Z[sl], W[sl] = e, lg * e
+    cz, cw = np.cumsum(Z, axis=0)[ends - 1], np.cumsum(W, axis=0)[ends - 1]  # (n, S2)
+    out = (np.log(cz) + shift - cw / cz).T  # (S2, n)
     qs = tuple(quantiles)
     return {"distance": dist.astype(np.int64), "logit": {p: np.percentile(logit, p, axis=0) for p in qs},
             "length": lengths, "entropy": {p: np.percentile(out, p, axis=0) for p in qs}, "uniform": np.log(lengths.astype(np.float64)),
