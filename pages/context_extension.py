@@ -24,8 +24,9 @@ header(
     "attention spreads out at the target length.",
 )
 st.latex(r"\text{PI: } \theta'_k = \tfrac{\theta_k}{s} \quad \text{NTK: } b' = b\, s^{d/(d-2)} \quad "
-         r"\text{dynamic: } b' = b\,\big(s\tfrac{n}{L} - (s - 1)\big)^{d/(d-2)} \quad "
-         r"\text{YaRN: } \theta'_k = \gamma_k \tfrac{\theta_k}{s} + (1-\gamma_k)\,\theta_k,\ \sqrt{t} = 0.1 \ln s + 1")
+         r"\text{dynamic: } b' = b\,\big(s\tfrac{n}{L} - (s - 1)\big)^{d/(d-2)}")
+st.latex(r"\text{YaRN: } \theta'_k = \gamma_k \tfrac{\theta_k}{s} + (1-\gamma_k)\,\theta_k,\ \sqrt{t} = 0.1 \ln s + 1 \quad "
+         r"\text{LongRoPE: } \theta'_k = \theta_k / \lambda_k")
 
 c = st.columns(4)
 d = controls.select_slider("head_dim d", "d", DIMS, default=128, container=c[0])
@@ -88,7 +89,9 @@ if bands is not None:
                + ", ".join(f"{n:,} → {v:g}" for n, v in zip(dyn["length"], dyn["effective_scale"])) + ".")
     chart(style(ratio_chart(bands["frame"], bands["labels"], trained=bands["trained"])), key="ext_ratio", data=bands["frame"],
           caption="Each point is a pair. Left of L the pair turned fully in training: a method that keeps short-range attention "
-                  "leaves it at 1. Right of L the pair never completed a turn: interpolating it (θ/s) keeps its angles seen.")
+                  "leaves it at 1. Right of L the pair never completed a turn: interpolating it (θ/s) keeps its angles seen. "
+                  "LongRoPE uses Phi-3-mini-128k's searched factors (made for s = 32 from L = 4,096), resampled to d/2 pairs; "
+                  "s sets only its attention factor.")
 
 fid = safe(fidelity_view, d, base, train, s, config, at, w)
 if fid is not None:
@@ -99,7 +102,7 @@ if fid is not None:
 lr = safe(long_range_view, d, base, train, s, config, at, rho)
 if lr is not None:
     chart(style(percentile_chart(lr["logits"], lr["labels"], x="distance", x_title="distance D (positions, log)",
-                                 y_title="attention logit (median, 5th–95th percentile)")), key="ext_logits", data=lr["logits"],
+                                 y_title="logit (median; band 5–95 %)")), key="ext_logits", data=lr["logits"],
           caption=f"Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, over {lr['n_samples']} seeded q "
                   "(logit scale and 1/√d included), out to each curve's target.")
     chart(style(percentile_chart(lr["entropy"], lr["labels"], x="length", x_title="context length n (log)", baseline="uniform",

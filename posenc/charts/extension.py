@@ -29,6 +29,11 @@ def legend(title: str = "") -> alt.Legend:
     return alt.Legend(title=title or None, orient="bottom", direction="vertical", columns=1, labelLimit=0, symbolLimit=0)
 
 
+def tall(height: int, entries: int) -> int:
+    """Chart height that leaves ``height`` px to the plot: Streamlit fits plot and legend (below it) into the height."""
+    return int(height + 20 * entries + 40)
+
+
 def method_color(labels: Sequence[str]) -> alt.Color:
     colors = [MODEL_COLOR if str(lb).startswith("model:") else NAME_COLORS.get(str(lb).split(" · ")[0], "#777777") for lb in labels]
     return alt.Color("method:N", scale=alt.Scale(domain=list(labels), range=colors), legend=legend("method · settings"))
@@ -51,7 +56,7 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
 def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
     _check(frame, "ratio chart")
-    pts = alt.Chart(frame, height=height, width="container").mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
+    pts = alt.Chart(frame, height=tall(height, len(labels)), width="container").mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
         x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
         y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")),
         color=method_color(labels), strokeDash=_dash(labels), detail="method:N",
@@ -64,7 +69,7 @@ def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, hei
 def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
-    return alt.Chart(frame, height=height, width="container").mark_line(strokeWidth=1.6).encode(
+    return alt.Chart(frame, height=tall(height, len(labels)), width="container").mark_line(strokeWidth=1.6).encode(
         x=alt.X("distance:Q", title="distance D (positions)"),
         y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
         color=method_color(labels), strokeDash=_dash(labels),
@@ -76,9 +81,11 @@ def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_ti
                      height: int = 320) -> alt.LayerChart:
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
     _check(frame, "percentile chart")
-    base = alt.Chart(frame, height=height, width="container")
+    base = alt.Chart(frame, height=tall(height, len(labels)), width="container")
     xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
-    band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q", color=method_color(labels))
+    bare = method_color(labels)
+    bare.legend = None  # the legend comes from the lines (the pale band would make pale symbols)
+    band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q", color=bare)
     line = base.mark_line(strokeWidth=1.6).encode(
         x=xs, y="p50:Q", color=method_color(labels), strokeDash=_dash(labels),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("p5:Q", format=".4g"),
@@ -95,7 +102,7 @@ def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, 
     """Error (log) against position (log) for each precision mode."""
     _check(frame, "precision chart")
     modes = list(dict.fromkeys(frame["mode"]))
-    line = alt.Chart(frame, height=height, width="container").mark_line(strokeWidth=1.6, clip=True).encode(
+    line = alt.Chart(frame, height=tall(height, len(modes)), width="container").mark_line(strokeWidth=1.6, clip=True).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log")),
         y=alt.Y("error:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("mode:N", scale=alt.Scale(domain=modes, range=[MODE_COLORS.get(m, "#777777") for m in modes]), legend=legend("computed in")),

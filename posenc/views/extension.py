@@ -256,9 +256,9 @@ def model_view(config_text: str, limits: tuple = ()) -> ModelView:
         ("factor s", f"{mr.factor:g}"),
         ("trained length", "not given" if mr.trained_length is None else f"{mr.trained_length:,}"),
         ("factor × trained length", "—" if mr.target_length is None else f"{mr.target_length:,}"),
-        ("served length (max_position_embeddings)", "not given" if mr.max_position_embeddings is None else f"{mr.max_position_embeddings:,}"),
-        ("attention factor (at the served length)", f"{served_af:.10g}"),
-        ("logit scale (af² × softmax extra)", f"{served_af ** 2 * mr.logit_extra:.10g}"),
+        ("served length", "not given" if mr.max_position_embeddings is None else f"{mr.max_position_embeddings:,}"),
+        ("attention factor", f"{served_af:.10g}"),
+        ("logit scale", f"{served_af ** 2 * mr.logit_extra:.10g}"),
         ("pairing layout", mr.layout),
         ("longest wavelength 2π/θ′ (positions)", f"{2 * math.pi / inv[-1]:,.6g}"),
     ]

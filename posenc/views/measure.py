@@ -165,7 +165,7 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
                     seed: int = 0) -> LongRangeView:
     """Logit percentiles against distance and softmax entropy against context length, to each curve's target.
 
-    Returns {"logits": DataFrame(method, distance, p5, p50, p95), "entropy": DataFrame(method, length, p5,
+    Returns {"logits": DataFrame(method, distance >= 1, p5, p50, p95), "entropy": DataFrame(method, length, p5,
     p50, p95, uniform), "table": DataFrame(method, entropy_at_L, entropy_at_target, entropy_change,
     logit_at_target), "labels", "rho", "n_samples", "n_entropy", "entropy_len"} (see analysis.long_range).
     """
@@ -173,7 +173,7 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
     lg, en, rows, last = [], [], [], {}
     for m in e["methods"]:
         r = long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed)
-        lg.append(pd.DataFrame({"method": m["label"], "distance": r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}))
+        lg.append(pd.DataFrame({"method": m["label"], "distance": r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
         en.append(pd.DataFrame({"method": m["label"], "length": r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)},
                                 "uniform": r["uniform"]}))
         at_L = float(np.interp(np.log(m["trained"]), np.log(r["length"]), r["entropy"][50]))
