@@ -80,7 +80,7 @@ if bands is not None:
     dyn = bands["dynamic"]
     m = st.columns(4)
     m[0].metric("target length of the methods", f"{bands['target']:,}")
-    m[1].metric("dynamic NTK scale at the target", f"{dyn['effective_scale'].iloc[-1]:g}",
+    m[1].metric("dynamic NTK scale at the target", f"{bands['dynamic_at_target']:g}",
                 help="HF's factor is a slope: scale = s·n/L − (s − 1), so at n = s·L it is s² − s + 1, not s")
     if det is not None:
         m[2].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}")

@@ -40,13 +40,13 @@ if v is not None:
     m = st.columns(4)
     for col, (mode, r) in zip(m, rows.items()):
         above = r["first_above"]
-        col.metric(f"{mode}: error > 10⁻³ from", "never (≤ 10⁶)" if above is None or above != above else f"p = {int(above):,}",
+        col.metric(f"{mode}: > 10⁻³ from", "never (≤ 10⁶)" if above is None or above != above else f"p = {int(above):,}",
                    help=f"cos/sin error near 131,072: {v['at_128k'][mode]:.2g}")
     st.dataframe(v["table"], hide_index=True, column_config={
         "mode": "computed in",
         "first_identical": st.column_config.NumberColumn("first p with rotation(p) = rotation(p + 1)", format="localized"),
         "first_above": st.column_config.NumberColumn("first p with a cos/sin error > 10⁻³", format="localized")})
-    st.caption("Empty cells: it does not happen up to 10⁶. Both columns scan every position and every pair, in order. "
+    st.caption("None: it does not happen up to 10⁶. Both columns scan every position and every pair, in order. "
                "float16 cannot hold positions above 65,504 at all (its curve ends at 2, the largest possible error).")
     chart(style(precision_chart(v["cos"], x="position", x_title="position p (log)", y_title="worst |cos| or |sin| error (log)", tol=1e-3)),
           key="prec_cos", data=v["cos"],

@@ -16,6 +16,7 @@ from posenc.charts.base import MAX_MARKS, OKABE_ITO
 NAME_COLORS = {"RoPE": "#000000", "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
                "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
 MODEL_COLOR = "#56B4E9"
+WIDTH = 720  # exports render at this width; on the page the chart stretches to its column
 MODE_COLORS = {"float32": OKABE_ITO[0], "float32 → bfloat16": OKABE_ITO[2], "float16": OKABE_ITO[1], "bfloat16": OKABE_ITO[3]}
 
 
@@ -25,13 +26,15 @@ def _check(df: pd.DataFrame, what: str) -> None:
 
 
 def legend(title: str = "") -> alt.Legend:
-    """Below the plot, one entry per row, labels never truncated."""
-    return alt.Legend(title=title or None, orient="bottom", direction="vertical", columns=1, labelLimit=0, symbolLimit=0)
+    """Below the plot, one entry per row, labels never truncated; "name · settings" is drawn on two lines
+    so it fits a phone's width."""
+    return alt.Legend(title=title or None, orient="bottom", direction="vertical", columns=1, labelLimit=0, symbolLimit=0,
+                      labelExpr="split(datum.label, ' · ')", rowPadding=6)
 
 
 def tall(height: int, entries: int) -> int:
     """Chart height that leaves ``height`` px to the plot: Streamlit fits plot and legend (below it) into the height."""
-    return int(height + 20 * entries + 40)
+    return int(height + 34 * entries + 40)
 
 
 def method_color(labels: Sequence[str]) -> alt.Color:
@@ -56,20 +59,20 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
 def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
     _check(frame, "ratio chart")
-    pts = alt.Chart(frame, height=tall(height, len(labels)), width="container").mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
+    pts = alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
         x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
         y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")),
         color=method_color(labels), strokeDash=_dash(labels), detail="method:N",
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
                  alt.Tooltip("wavelength:Q", format=",.6g"), alt.Tooltip("ratio:Q", title="θ′/θ", format=".6g")],
     )
-    return alt.layer(pts, _rule(trained, f"L = {trained:,}: pairs to the left turn fully within L"))
+    return alt.layer(pts, _rule(trained, f"L = {trained:,}"))
 
 
 def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
-    return alt.Chart(frame, height=tall(height, len(labels)), width="container").mark_line(strokeWidth=1.6).encode(
+    return alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
         x=alt.X("distance:Q", title="distance D (positions)"),
         y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
         color=method_color(labels), strokeDash=_dash(labels),
@@ -81,7 +84,7 @@ def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_ti
                      height: int = 320) -> alt.LayerChart:
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
     _check(frame, "percentile chart")
-    base = alt.Chart(frame, height=tall(height, len(labels)), width="container")
+    base = alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH)
     xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
     bare = method_color(labels)
     bare.legend = None  # the legend comes from the lines (the pale band would make pale symbols)
@@ -102,7 +105,7 @@ def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, 
     """Error (log) against position (log) for each precision mode."""
     _check(frame, "precision chart")
     modes = list(dict.fromkeys(frame["mode"]))
-    line = alt.Chart(frame, height=tall(height, len(modes)), width="container").mark_line(strokeWidth=1.6, clip=True).encode(
+    line = alt.Chart(frame, height=tall(height, len(modes)), width=WIDTH).mark_line(strokeWidth=1.6, clip=True).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log")),
         y=alt.Y("error:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("mode:N", scale=alt.Scale(domain=modes, range=[MODE_COLORS.get(m, "#777777") for m in modes]), legend=legend("computed in")),

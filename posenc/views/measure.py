@@ -93,6 +93,7 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
 
 class BandsView(TypedDict):
     target: int
+    dynamic_at_target: float
     frame: pd.DataFrame
     summary: pd.DataFrame
     labels: list
@@ -119,7 +120,8 @@ def bands_view(d: int, base: float, trained: int, factor: float, config_text: st
     L, s, T = e["trained"], e["factor"], e["target"]
     lengths = sorted({L, 2 * L, T, int(round(L * s))} | ({e["model"].served_length} if e["model"] and e["model"].served_length else set()))
     dyn = pd.DataFrame({"length": lengths, "effective_scale": [dynamic_scale(s, n, L) for n in lengths]})
-    return {"target": T, "frame": pd.concat(frames, ignore_index=True), "summary": pd.DataFrame(rows), "labels": [m["label"] for m in e["methods"]],
+    return {"target": T, "dynamic_at_target": dynamic_scale(s, T, L), "frame": pd.concat(frames, ignore_index=True),
+            "summary": pd.DataFrame(rows), "labels": [m["label"] for m in e["methods"]],
             "trained": L, "dynamic": dyn, "skipped": e["skipped"]}
 
 
