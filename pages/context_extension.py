@@ -1,121 +1,122 @@
-"""Context extension of RoPE: PI, NTK-aware, dynamic NTK, YaRN and Llama 3 from the HF formulas."""
+"""Context extension of RoPE: PI, NTK-aware, dynamic NTK, YaRN, Llama 3 and LongRoPE, measured like for like."""
 
 import streamlit as st
 
+from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
 from posenc.charts.base import style
-from posenc.charts.rope import bands_chart, ramp_chart, scale_chart, score_chart, wavelength_chart
-from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_config_bytes, parse_model_config
-from posenc.schemes.rotary import rope_offset_scores
-from posenc.schemes.scaling import llama3_bands, rope_frequencies, yarn_ramp
+from posenc.charts.extension import fidelity_chart, percentile_chart, ratio_chart
+from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_config_bytes
+from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
-from posenc.views.extension import extension_detail, extension_frequencies, extension_scores, model_view
+from posenc.views.extension import extension_detail, model_view
+from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
 
 PATH = "pages/context_extension.py"
 DIMS = list(range(4, 513, 2))  # even only; NTK-aware needs d >= 4
-LIMITS = (("d", 4, 512, 2), ("base", 2.0, 1e9, 0), ("train", 16, 1_048_576, 16), ("s", 1.0, 64.0, 0))  # (key, lo, hi, grid step)
 
 header(
     PATH,
-    "A model trained on L tokens has never seen the slow pairs turn past L·θ. Every extension changes the "
-    "frequencies θ so that a longer context s·L stays in familiar territory; each is computed here with the "
-    "Hugging Face formulas. **Look at** which pairs each method leaves alone (θ′/θ = 1) and which it divides by s.",
+    "A model trained on L tokens never saw its slow pairs turn past L·θ. Each extension changes θ so a longer context "
+    "stays in familiar territory, and each is computed here with the Hugging Face formulas, beside your own model at its own "
+    "settings. **Look at** which pairs each method keeps (θ′/θ = 1 left of L), what it does to short-range scores, and how "
+    "attention spreads out at the target length.",
 )
 st.latex(r"\text{PI: } \theta'_k = \tfrac{\theta_k}{s} \quad \text{NTK: } b' = b\, s^{d/(d-2)} \quad "
-         r"\text{YaRN: } \theta'_k = \gamma_k \tfrac{\theta_k}{s} + (1-\gamma_k)\,\theta_k,\ \ \sqrt{t} = 0.1 \ln s + 1")
+         r"\text{dynamic: } b' = b\,\big(s\tfrac{n}{L} - (s - 1)\big)^{d/(d-2)}")
+st.latex(r"\text{YaRN: } \theta'_k = \gamma_k \tfrac{\theta_k}{s} + (1-\gamma_k)\,\theta_k,\ \sqrt{t} = 0.1 \ln s + 1 \quad "
+         r"\text{LongRoPE: } \theta'_k = \theta_k / \lambda_k")
 
 c = st.columns(4)
 d = controls.select_slider("head_dim d", "d", DIMS, default=128, container=c[0])
 base = controls.number("base (rope_theta)", "base", default=500000.0, lo=2.0, hi=1e9, step=1000.0, container=c[1])
 train = controls.number("trained length L", "train", default=8192, lo=16, hi=1_048_576, step=16, container=c[2])
-s = controls.number("factor s = target / L", "s", default=8.0, lo=1.0, hi=64.0, step=0.5, container=c[3])
-
-
-def _use_model(values: dict) -> None:  # button callback: put the model's settings into the controls above
-    for key, value in values.items():
-        st.session_state[key] = value
-
+s = controls.number("factor s = target / L", "s", default=4.0, lo=1.0, hi=64.0, step=0.5, container=c[3])
 
 with st.container(border=True):
-    st.markdown("**Compare with a model.** Pick an example, paste a `config.json` (or its rope lines), or upload one.")
+    st.markdown("**Your model.** Pick an example, paste a `config.json` (or its rope lines), or upload one: it is drawn at "
+                "its own head size, base and served length.")
     left, right = st.columns([1, 2])
     example = controls.choice("example config", "model", ["none", *EXAMPLE_CONFIGS], default="none", style="select", container=left)
     upload = left.file_uploader("config.json file", type=["json"], key="cfg_file", max_upload_size=1)
-    pasted = right.text_area("config.json text", key="cfg_text", height=150, max_chars=MAX_CONFIG_BYTES,
+    pasted = right.text_area("config.json text", key="cfg_text", height=150, max_chars=MAX_CONFIG_BYTES + 1,
                              placeholder='{"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": {...}}')
-    st.caption("The link to this view carries the example choice and the four controls, but not pasted or uploaded text "
-               "(a config runs to kilobytes, three times that URL-encoded, and links that long break in chat and on "
-               "slides): press *Use the model's settings* to put a pasted model into the link.")
-    text = EXAMPLE_CONFIGS.get(example, "")
-    if pasted.strip():
-        text = pasted
+    st.caption("The link carries the example choice and the controls, not pasted or uploaded text (a config runs to kilobytes).")
+    text = pasted if pasted.strip() else EXAMPLE_CONFIGS.get(example, "")
+    if len(pasted) > MAX_CONFIG_BYTES:
+        st.error(f"The pasted text reached the box's limit of {MAX_CONFIG_BYTES // 2**20} MiB, so it was cut; a config.json is a "
+                 "few kB -- paste only the model's config.json.", icon=":material/error:")
+        text = ""
     if upload is not None:
         try:
             text = decode_config_bytes(upload.getvalue())
         except ValueError as exc:
             st.error(str(exc), icon=":material/error:")
             text = ""
-    mv = safe(model_view, text, LIMITS) if text else None
+    mv = safe(model_view, text, ()) if text else None
     if mv is not None:
         t1, t2 = st.columns([3, 2])
         t1.dataframe(mv["table"], hide_index=True, height=423, column_config={
             "field": st.column_config.TextColumn("field", width="medium"), "value": st.column_config.TextColumn("value", width="large")})
         for note in mv["model"].notes:
             t2.info(note, icon=":material/info:")
-        t2.button("Use the model's settings", key="use_model", icon=":material/tune:", on_click=_use_model,
-                  args=(mv["controls"],), disabled=not mv["fits"], help="; ".join(mv["problems"]) or "set d, base, L and s to the model's")
 config = text if mv is not None else ""
+at = controls.choice("compare the methods at", "at", ["controls", "model"], default="controls",
+                     format_func={"controls": "the controls above", "model": "the model's settings"}.get,
+                     help="the model's rotated width, base, trained length and factor, out to its served length")
+if at == "model" and not config:
+    st.caption("No model is loaded, so the methods use the controls above.")
 
-freq = safe(extension_frequencies, d, base, train, s, config)
+c5, c6 = st.columns(2)
+w = controls.select_slider("short range: distances up to w", "w", [8, 16, 32, 64, 128, 256, 512, 1024], default=64, container=c5)
+rho = controls.select_slider("query–key correlation ρ (long range)", "rho", [0.25, 0.5, 0.75, 0.9], default=0.5, container=c6)
+
+bands = safe(bands_view, d, base, train, s, config, at)
 det = safe(extension_detail, d, base, train, s)
-if freq is not None and det is not None:
-    for why in freq["skipped"].values():
+if bands is not None:
+    for why in bands["skipped"].values():
         st.warning(why, icon=":material/block:")
-    m = st.columns(5)
-    m[0].metric("target length s·L", f"{freq['target']:,}")
-    m[1].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}",
-                help=f"pairs below low keep θ, above high use θ/s (unrounded {det['yarn_low_exact']:.4f} – {det['yarn_high_exact']:.4f})")
-    m[2].metric("YaRN attention factor", f"{det['yarn_attention']:.6f}",
-                help=f"HF: {det['yarn_attention']:.10f}; 0.1·ln s + 1 = {det['yarn_mscale']:.10f}")
-    m[3].metric("Llama 3 bands", " / ".join(map(str, det["band_counts"])), help="pairs kept / smoothed / divided by s")
-    m[4].metric("unseen-angle pairs, RoPE", f"{freq['unseen']['RoPE (no scaling)']:.0f}", help="see the table: the same count for every method")
-    st.dataframe(freq["summary"], hide_index=True, column_config={
-        "method": st.column_config.TextColumn("method", width="medium"),
-        "attention_factor": st.column_config.NumberColumn("attention factor", format="%.6f"),
-        "slowest_scale": st.column_config.NumberColumn("slowest pair θ′/θ", format="%.6g"),
-        "longest_wavelength": st.column_config.NumberColumn("longest wavelength", format="localized"),
-        "unseen": st.column_config.NumberColumn("pairs at unseen angles at the target", format="%.0f")})
-    st.caption(f"A pair is at an unseen angle when target·θ′ exceeds the largest angle it reached in training, L·θ, "
-               f"and that angle was under one turn (2π). Dynamic NTK is evaluated at the current length = "
-               f"{freq['target']:,}; below L it equals plain RoPE.")
-    chart(style(scale_chart(freq["frame"], freq["methods"])), key="ext_scale", data=freq["frame"],
-          caption="1 = the pair is left alone, 1/s = fully interpolated. PI divides every pair; NTK-aware and dynamic "
-                  "NTK bend smoothly; YaRN and Llama 3 keep the fast pairs and divide the slow ones.")
-    chart(style(wavelength_chart(freq["frame"], freq["methods"], trained=freq["trained"], target=freq["target"])),
-          key="ext_wavelength", data=freq["frame"],
-          caption="Pairs whose wavelength is above the trained length never completed a turn in training.")
-    c1, c2 = st.columns(2)
-    with c1:
-        chart(style(ramp_chart(det["ramp"], low=det["yarn_low"], high=det["yarn_high"])), key="ext_yarn_ramp", data=det["ramp"],
-              caption=f"YaRN (β_fast 32, β_slow 1): pairs ≤ {det['yarn_low']} keep θ, pairs ≥ {det['yarn_high']} use θ/s, "
-                      f"a linear ramp between; cos and sin are scaled by {det['yarn_attention']:.6f}.")
-    with c2:
-        lo_wl, hi_wl = det["band_limits"]
-        chart(style(bands_chart(det["bands"])), key="ext_llama3_bands", data=det["bands"],
-              caption=f"Llama 3 (low 1, high 4): wavelength < {lo_wl:,.0f} kept, > {hi_wl:,.0f} divided by s, smoothed "
-                      "between (both ends inclusive).")
+    dyn = bands["dynamic"]
+    m = st.columns(4)
+    m[0].metric("target length of the methods", f"{bands['target']:,}")
+    m[1].metric("dynamic NTK scale at the target", f"{bands['dynamic_at_target']:g}",
+                help="HF's factor is a slope: scale = s·n/L − (s − 1), so at n = s·L it is s² − s + 1, not s")
+    if det is not None:
+        m[2].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}")
+        m[3].metric("YaRN attention factor", f"{det['yarn_attention']:.6f}", help="the score is multiplied by its square")
+    st.caption("Dynamic NTK's effective scale at each length n (its base is b·scale^(d/(d−2))): "
+               + ", ".join(f"{n:,} → {v:g}" for n, v in zip(dyn["length"], dyn["effective_scale"])) + ".")
+    chart(style(ratio_chart(bands["frame"], bands["labels"], trained=bands["trained"])), key="ext_ratio", data=bands["frame"],
+          caption="Each point is a pair. Left of L the pair turned fully in training: a method that keeps short-range attention "
+                  "leaves it at 1. Right of L the pair never completed a turn: interpolating it (θ/s) keeps its angles seen. "
+                  "LongRoPE uses Phi-3-mini-128k's searched factors (made for s = 32 from L = 4,096), resampled to d/2 pairs; "
+                  "s sets only its attention factor.")
 
-probe = controls.choice("probe", "probe", ["ones", "random"], default="ones",
-                        help="ones: the classic curve 2·Σ cos(D θ′ₖ); random: a seeded standard-normal q, scored with itself")
-sc = safe(extension_scores, d, base, train, s, probe, config)
-if sc is not None:
-    chart(style(score_chart(sc["frame"], sc["methods"], trained=sc["trained"], target=sc["target"])), key="ext_scores",
-          data=sc["frame"],
-          caption=f"q·k of the probe with itself, attention factor included (YaRN starts at "
-                  f"{sc['score0']['YaRN']:.5g}, the rest at {sc['score0']['RoPE (no scaling)']:.5g}). Drawn at "
-                  f"{sc['n_points']:,} distances: every one up to 1,024, then log-spaced to {sc['target']:,} — exact values "
-                  "there; the fast pairs oscillate between samples.")
+fid = safe(fidelity_view, d, base, train, s, config, at, w)
+if fid is not None:
+    chart(style(fidelity_chart(fid["frame"], fid["labels"])), key="ext_fidelity", data=fid["frame"],
+          caption=f"Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE at the same d and base, over "
+                  f"{fid['n_samples']} seeded random q ≠ k (seed 0), attention factors included. A method that kept short-range "
+                  "attention intact stays near 0; a different seed moving a curve by more than its spread would falsify it.")
+lr = safe(long_range_view, d, base, train, s, config, at, rho)
+if lr is not None:
+    chart(style(percentile_chart(lr["logits"], lr["labels"], x="distance", x_title="distance D (positions, log)",
+                                 y_title="logit (median; band 5–95 %)")), key="ext_logits", data=lr["logits"],
+          caption=f"Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, over {lr['n_samples']} seeded q "
+                  "(logit scale and 1/√d included), out to each curve's target.")
+    chart(style(percentile_chart(lr["entropy"], lr["labels"], x="length", x_title="context length n (log)", baseline="uniform",
+                                 y_title="softmax entropy (nats)")), key="ext_entropy", data=lr["entropy"],
+          caption=f"Entropy of one query's attention over n keys ({lr['n_entropy']} queries; keys past 64 sampled 256 per "
+                  "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
+if fid is not None and lr is not None and bands is not None:
+    st.dataframe(summary_table(fid, lr, bands), hide_index=True, column_config={
+        "Extrapolation lab": st.column_config.LinkColumn("Extrapolation lab", display_text="measured there"),
+        "short-range max |Δ|": st.column_config.NumberColumn(format="%.4f"), "logit scale": st.column_config.NumberColumn(format="%.4f"),
+        "fast pairs changed by": st.column_config.NumberColumn(format="%.4f"),
+        "entropy at target − at L (nats)": st.column_config.NumberColumn(format="%.3f")})
+    st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "
+               "from L to the target. Fine-tuning: what each method's paper did; the Extrapolation lab measures trained models.")
 
 if det is not None:
     exercise("ext_yarn_af", f"With YaRN at s = {s:g}, what is the attention factor that multiplies cos and sin?",
@@ -126,5 +127,4 @@ if det is not None:
              explanation=f"Pairs with wavelength 2π/θ < L / high_freq_factor = {det['band_limits'][0]:,.0f} keep θ: "
                          f"{det['band_counts'][0]} kept, {det['band_counts'][1]} smoothed, {det['band_counts'][2]} divided by s.")
 
-show_code(extension_frequencies, extension_detail, extension_scores, parse_model_config, rope_frequencies, yarn_ramp,
-          llama3_bands, rope_offset_scores)
+show_code(entries, bands_view, pair_bands, fidelity_view, short_range_fidelity, long_range_view, long_range, rope_from_config)

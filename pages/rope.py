@@ -61,7 +61,7 @@ if rot is not None:
                    "the arrows (solid → dashed) are unchanged, because only n − m enters.")
 
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
-maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000, format_func=lambda v: f"{v:,}")
+maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000)  # plain integers: links say maxdist=20000
 dec = safe(decay_view, d, base, probe, seed, maxd)
 if dec is not None:
     k1, k2, k3 = st.columns(3)

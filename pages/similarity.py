@@ -12,7 +12,9 @@ from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views.compare import (
+    COMMON_ROTARY,
     HEADS,
+    common_params,
     full_scores,
     relative_count,
     scheme_similarity,
@@ -50,12 +52,17 @@ metric = controls.choice("score of additive schemes", "metric", ["cosine", "dot"
 head = controls.slider(f"bias head (of {HEADS})", "head", default=1, lo=1, hi=HEADS, container=c4,
                        help="ALiBi's slope depends on the head; T5 and NoPE are the same in every head.")
 
+common = controls.choice("RoPE extensions at", "ext", ["common", "registry"], default="common",
+                         format_func={"common": f"common settings (base {COMMON_ROTARY['base']:g}, s {COMMON_ROTARY['factor']:g}, "
+                                                f"L {COMMON_ROTARY['original_max_position_embeddings']:,})",
+                                      "registry": "each scheme's registry defaults"}.get) == "common"
+
 if len(keys) < 2:
     st.info("Choose at least two schemes to compare them side by side.", icon=":material/info:")
 def compute(k):
     if uploads.is_upload(k):
         return uploads.safe_table_call(table_similarity, uploads.upload_label(k), n, metric, name=label(k))
-    return safe(scheme_similarity, k, n, d, metric, head - 1)
+    return safe(scheme_similarity, k, n, d, metric, head - 1, params=common_params(k, common))
 
 
 results = [r for r in map(compute, keys) if r is not None]
@@ -75,7 +82,8 @@ if results:
         style(score_matrices(view["frame"], view["panels"])),
         key="similarity_matrices",
         data=view["frame"],
-        arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1) for k in keys if not uploads.is_upload(k)},
+        arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1, common_params(k, common))
+                for k in keys if not uploads.is_upload(k)},
         caption=(
             f"One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
             "mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "

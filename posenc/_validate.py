@@ -34,19 +34,28 @@ def _fmt_range(lo, hi, lo_open: bool = False, hi_open: bool = False) -> str:
     return f"{left}{lo_s}, {hi_s}{right}"
 
 
+def _shown(value, limit: int = 60) -> str:
+    """repr(value), cut to ``limit`` characters: a message never quotes a 400-digit number whole."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4300-digit str limit
+        text = f"an integer of about {value.bit_length() * 0.30103:,.0f} digits"
+    return text if len(text) <= limit else f"{text[: limit - 25]}... ({len(text):,} characters)"
+
+
 def check_int(name: str, value, *, lo: int | None = None, hi: int | None = None) -> int:
     """Return ``value`` as a Python int in [lo, hi] or raise ValueError naming ``name``."""
     rng = _fmt_range(lo, hi)
     if isinstance(value, bool) or value is None:
-        raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
+        raise ValueError(f"{name} must be an integer in {rng}, got {_shown(value)}")
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         out = int(value)
     else:
-        raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
+        raise ValueError(f"{name} must be an integer in {rng}, got {_shown(value)}")
     if (lo is not None and out < lo) or (hi is not None and out > hi):
-        raise ValueError(f"{name} must be an integer in {rng}, got {out}")
+        raise ValueError(f"{name} must be an integer in {rng}, got {_shown(out)}")
     return out
 
 
@@ -62,10 +71,13 @@ def check_float(
     """Return ``value`` as a finite float in the given interval or raise ValueError."""
     rng = _fmt_range(lo, hi, lo_open, hi_open)
     if isinstance(value, bool) or value is None or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite number in {rng}, got {value!r}")
-    out = float(value)
+        raise ValueError(f"{name} must be a finite number in {rng}, got {_shown(value)}")
+    try:
+        out = float(value)
+    except OverflowError:  # an integer beyond float range (10**400)
+        out = math.inf
     if not math.isfinite(out):
-        raise ValueError(f"{name} must be a finite number in {rng}, got {value!r}")
+        raise ValueError(f"{name} must be a finite number in {rng}, got {_shown(value)}")
     too_low = lo is not None and (out <= lo if lo_open else out < lo)
     too_high = hi is not None and (out >= hi if hi_open else out > hi)
     if too_low or too_high:
@@ -78,7 +90,7 @@ def check_choice(name: str, value, choices: Iterable[str]) -> str:
     choices = tuple(choices)
     if not isinstance(value, str) or value not in choices:
         valid = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {valid}, got {value!r}")
+        raise ValueError(f"{name} must be one of {valid}, got {_shown(value)}")
     return value
 
 

@@ -162,6 +162,22 @@ SCHEMES: dict[str, Scheme] = {
                       lo_from=(("low_freq_factor",), float), help="at least the low-frequency factor"),
         ),
     ),
+    "rope_longrope": Scheme(
+        key="rope_longrope", name="RoPE + LongRoPE (Phi-3 factors)", kind="rotary", learned=False,
+        paper="Ding et al., LongRoPE (arXiv:2402.13753)", year=2024,
+        models=("Phi-3-mini-128k", "Phi-3.5-mini", "Phi-3.5-MoE", "Phi-4-mini"),
+        formula=r"\theta'_k = \theta_k / \lambda_k,\ \ \lambda = \text{short (} L \le L_0\text{) or long factors},\ \ "
+                r"\text{af} = \sqrt{1 + \ln s / \ln L_0}",
+        summary="A searched rescale factor per pair (one list up to the trained length, one past it) and a fixed attention factor.",
+        page="pages/context_extension.py", behaviour=rotary.rope_scheme("longrope", {"factor_set": "phi3-mini-128k"}),
+        params=(
+            _BASE, _ROPE_LAYOUT,
+            ParamSpec("factor", "scale factor s", 32.0, "float", 1.0, 128.0, 0.5,
+                      help="sets the attention factor sqrt(1 + ln s / ln L); Phi-3-mini-128k: 131072 / 4096 = 32"),
+            ParamSpec("original_max_position_embeddings", "trained length", 4096, "int", 16, 1_048_576, 16,
+                      help="the long factors apply past it; Phi-3: 4096"),
+        ),
+    ),
     "xpos": Scheme(
         key="xpos", name="xPos", kind="rotary", learned=False,
         paper="Sun et al., A Length-Extrapolatable Transformer (arXiv:2212.10554)", year=2022,

@@ -90,6 +90,7 @@ def exercise_everything() -> dict:
         "causal_mask": lambda: posenc.causal_mask(3),
         "nope_bias": lambda: posenc.nope_bias(3, 2),
         "rope_frequencies": lambda: posenc.rope_frequencies(8),
+        "rope_from_config": lambda: posenc.rope_from_config({"head_dim": 8, "rope_theta": 10000.0, "max_position_embeddings": 64}),
         "apply_rope": lambda: posenc.apply_rope(np.ones((3, 8)), [0, 1, 2], inv, attention_factor=af),
         "rope_decay_bound": lambda: posenc.rope_decay_bound([0, 10], 8),
         "rope_offset_scores": lambda: posenc.rope_offset_scores([0, 5], inv, np.ones(8), np.ones(8)),

@@ -242,7 +242,7 @@ def test_positions_past_a_learned_table_name_max_len():
         posenc.encode("learned_minilm", [0], 64)
 
 
-@pytest.mark.parametrize("rt", ["ntk_aware", "proportional", "", None, 3, "DEFAULT"])
+@pytest.mark.parametrize("rt", ["ntk_aware", "axial", "", None, 3, "DEFAULT"])
 def test_unknown_rope_type_lists_the_valid_ones(rt):
     with pytest.raises(ValueError) as info:
         posenc.rope_frequencies(8, scaling={"rope_type": rt, "factor": 2.0})

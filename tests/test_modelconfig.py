@@ -247,7 +247,7 @@ def test_frozen():
         ('{"head_dim": 16, "rope_parameters": [1]}', "rope_parameters must be"),
         ('{"head_dim": 16, "rope_scaling": {"factor": 2}}', "no 'rope_type'"),
         ('{"head_dim": 16, "rope_scaling": {"type": "banana", "factor": 2}}', "unknown rope_type"),
-        ('{"head_dim": 16, "rope_scaling": {"rope_type": "proportional", "factor": 2}}', "unknown rope_type"),
+        ('{"head_dim": 16, "rope_scaling": {"rope_type": "axial", "factor": 2}}', "unknown rope_type"),
         ('{"head_dim": 16, "rope_scaling": {"rope_type": 7}}', "rope_type must be a string"),
         ('{"head_dim": 16, "rope_scaling": {"type": "linear"}}', "needs a 'factor'"),
         ('{"head_dim": 16, "rope_scaling": {"type": "linear", "factor": 0.5}}', "factor"),
@@ -279,7 +279,7 @@ def test_size_caps_and_bytes():
         decode_config_bytes(b'{"head_dim": 16, "x": "\xff\xfe"}')
     with pytest.raises(ValueError, match="bytes"):
         decode_config_bytes("text")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="must be text"):
+    with pytest.raises(ValueError, match="must be config.json text"):
         parse_model_config(b"{}")  # type: ignore[arg-type]
     assert decode_config_bytes("\ufeff{}".encode("utf-8")) == "{}"  # BOM dropped
     assert parse_model_config(decode_config_bytes(MISTRAL_V03.encode())).base == 1e6

@@ -168,8 +168,8 @@ def test_unit_domains_and_panel_share_one_scale_per_unit():
     panel = v.similarity_panel(rs)
     top = max(max(abs(r["min"]), abs(r["max"])) for r in rs[1:3])
     doms = {p["scheme"]: p["domain"] for p in panel["panels"]}
-    assert doms["RoPE"] == doms["RoPE + YaRN"] == (-top, top)  # one rotary scale, YaRN's factor included
-    assert doms["Sinusoidal"] == (-1.0, 1.0)
+    assert doms[v.settings_label("rope", 16)] == doms[v.settings_label("rope_yarn", 16)] == (-top, top)  # one rotary scale
+    assert doms["Sinusoidal (d 16, base 10000)"] == (-1.0, 1.0)
     assert doms["T5 relative buckets"] == (0.0, 29.0)  # HF T5 bucket function, run: rel +47 -> 16 + 13 (|rel| 46-63 -> 13)
     assert len(panel["frame"]) == 4 * 48 * 48 and set(panel["frame"]["scheme"]) == {r["name"] for r in rs}
     assert panel["units"] == ["cosine similarity", "q·k score (all-ones probe)", "T5 bucket id"]
@@ -179,8 +179,8 @@ def test_unit_domains_and_panel_share_one_scale_per_unit():
 def test_relative_count():
     rs = [v.scheme_similarity(k, 32, 16, "cosine", 0) for k in ("sinusoidal", "raw_index", "learned_random")]
     out = v.relative_count(rs)
-    assert out["count"] == 1 and out["relative"] == ["Sinusoidal"]
-    assert [name for name, _ in out["absolute"]] == ["Raw index", "Learned (untrained, random)"]
+    assert out["count"] == 1 and out["relative"] == ["Sinusoidal (d 16, base 10000)"]
+    assert [name for name, _ in out["absolute"]] == ["Raw index", "Learned (untrained, random) (d 16)"]
 
 
 def test_uploaded_table_path_agrees_with_the_registry_path():

@@ -269,7 +269,9 @@ def test_model_view():
     v = ext.model_view(EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"], LIMITS)
     assert v["fits"] and v["controls"] == {"d": 128, "base": 1e6, "train": 32768, "s": 4.0}
     table = dict(zip(v["table"]["field"], v["table"]["value"]))
-    assert table["attention factor"] == f"{0.1 * math.log(4) + 1:.10g}" and table["factor × trained length"] == "131,072"
+    assert table["attention factor"] == f"{0.1 * math.log(4) + 1:.10g}"
+    assert table["factor × trained length"] == "131,072" and table["served length"] == "32,768"
+    assert table["logit scale"] == f"{(0.1 * math.log(4) + 1) ** 2:.10g}"
     wide = ext.model_view('{"head_dim": 1024, "rope_theta": 1e4, "max_position_embeddings": 4096}', LIMITS)
     assert not wide["fits"] and "d = 1024" in wide["problems"][0]
     odd = ext.model_view('{"head_dim": 64, "rope_theta": 1e4, "max_position_embeddings": 4095}', LIMITS)

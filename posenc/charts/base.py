@@ -75,7 +75,7 @@ def style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """Large readable fonts for presenters (top-level configuration)."""
     return (
         chart.configure_axis(labelFontSize=FONT["label"], titleFontSize=FONT["title"], labelOverlap="greedy")
-        .configure_legend(labelFontSize=FONT["label"], titleFontSize=FONT["label"])
+        .configure_legend(labelFontSize=FONT["label"], titleFontSize=FONT["label"], labelLimit=0, titleLimit=0)  # legends are never cut
         .configure_title(fontSize=FONT["header"], anchor="start")
         .configure_header(labelFontSize=FONT["title"], titleFontSize=FONT["title"])
     )

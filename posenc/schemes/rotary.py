@@ -136,13 +136,17 @@ def rope_decay_bound(distances, head_dim: int, *, base: float = 10000.0) -> np.n
 # ----------------------------------------------------------------------------- the RoPE schemes
 # One signature per kind (posenc.schemes.kinds): qk(q, k, positions, *, seq_len, **params).
 
-def rope_scheme(rope_type: str) -> Rotary:
-    """The behaviour of RoPE with one rope_type: params are base, layout and that type's scaling keys."""
+def rope_scheme(rope_type: str, fixed: dict | None = None) -> Rotary:
+    """The behaviour of RoPE with one rope_type: params are base, layout and that type's scaling keys.
+
+    ``fixed`` holds block keys that are not tunable parameters (LongRoPE's published factor set).
+    """
     if rope_type not in ROPE_INIT_FUNCTIONS:
         raise ValueError(f"unknown rope_type {rope_type!r}; valid: {', '.join(ROPE_INIT_FUNCTIONS)}")
+    fixed = dict(fixed or {})
 
     def scaling_block(*, base, layout, **scaling):
-        return None if rope_type == "default" else {"rope_type": rope_type, **scaling}
+        return None if rope_type == "default" else {"rope_type": rope_type, **fixed, **scaling}
 
     def frequencies(d, *, seq_len=None, base, layout, **scaling):
         return rope_frequencies(d, base=base, scaling=scaling_block(base=base, layout=layout, **scaling), seq_len=seq_len)

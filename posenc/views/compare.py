@@ -85,6 +85,31 @@ class ComparisonView(TypedDict):
 
 
 HEADS = N_HEADS_DEFAULT  # bias schemes are evaluated with 8 heads
+# Common settings of the RoPE extensions on the similarity page (the registry default of most of them), so
+# "RoPE + Llama 3" is not compared at base 5e5, s 8, L 8192 against the others at 1e4, s 4, L 2048.
+COMMON_ROTARY = {"base": 10000.0, "factor": 4.0, "original_max_position_embeddings": 2048}
+
+
+def common_params(key: str, common: bool) -> tuple:
+    """((name, value), ...) overriding a rotary scheme's registry defaults with COMMON_ROTARY (empty otherwise)."""
+    scheme = get_scheme(key)
+    if not common or scheme.kind != "rotary":
+        return ()
+    names = {p.name for p in scheme.params}
+    return tuple((k, v) for k, v in COMMON_ROTARY.items() if k in names)
+
+
+def settings_label(key: str, d: int, params: tuple = ()) -> str:
+    """The scheme's name with the settings it is drawn at, for legends and panel titles."""
+    scheme = get_scheme(key)
+    p = {sp.name: sp.default for sp in scheme.params} | dict(params)
+    if scheme.kind == "bias" or not scheme.params:
+        return scheme.name
+    bits = [f"d {scheme.width(d)}"]
+    for k, fmt in (("base", "base {:g}"), ("factor", "s {:g}"), ("original_max_position_embeddings", "L {:,}"), ("omega", "ω {:g}")):
+        if k in p:
+            bits.append(fmt.format(p[k]))
+    return f"{scheme.name} ({', '.join(bits)})"
 MAX_OFFSETS = 1024  # offsets drawn per scheme on the score-against-offset chart
 LENGTH_TOL = 1e-12  # length_change at or below this counts as length-invariant
 
@@ -105,11 +130,11 @@ def additive_unit(metric: str) -> str:
     return "cosine similarity" if metric == "cosine" else "dot product PE(i)·PE(j)"
 
 
-def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0) -> np.ndarray:
+def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, params: tuple = ()) -> np.ndarray:
     """The whole (n, n) score matrix ``scheme_similarity`` samples, as a plain array (for .npy)."""
     scheme = get_scheme(key)
     metric = metric if scheme.kind == "additive" else "dot"
-    return np.array(position_scores(key, n, d=scheme.width(d), metric=metric, n_heads=HEADS, head=head))
+    return np.array(position_scores(key, n, d=scheme.width(d), metric=metric, n_heads=HEADS, head=head, **dict(params)))
 
 
 def diagonal_means(S: np.ndarray) -> np.ndarray:
@@ -147,8 +172,9 @@ def _matrix_view(S: np.ndarray, n: int, max_cells: int) -> tuple[pd.DataFrame, t
     return frame, steps, rng
 
 
-def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, max_cells: int = HEATMAP_CELLS) -> SchemeSimilarityView:
-    """One registered scheme at its registry defaults, positions 0 .. n-1.
+def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, max_cells: int = HEATMAP_CELLS,
+                      params: tuple = ()) -> SchemeSimilarityView:
+    """One registered scheme at its registry defaults (``params``: ((name, value), ...) overrides), positions 0 .. n-1.
 
     Score: additive -> ``metric`` (dot or cosine) of PE(i), PE(j); rotary -> <R_i q, R_j q> for
     the all-ones probe (dot); bias -> the bias of head ``head`` of 8 (T5: its bucket id).
@@ -164,7 +190,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     kind = scheme.kind
     d_used = scheme.width(d)
     m = metric if kind == "additive" else "dot"
-    kw = {"n_heads": HEADS, "head": head}
+    kw = {"n_heads": HEADS, "head": head, **dict(params)}
     S = position_scores(key, n, d=d_used, metric=m, **kw)  # (n, n); offset-only: read-only Toeplitz view
     frame, steps, rng = _matrix_view(S, n, max_cells)
 
@@ -188,7 +214,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
         method = "mean over each diagonal"
     prof = np.where(np.isfinite(prof), prof, np.nan)
     return {
-        "key": key, "name": scheme.name, "kind": kind, "unit": unit_of(key, metric), "n": int(n), "d": d_used,
+        "key": key, "name": settings_label(key, d, params), "kind": kind, "unit": unit_of(key, metric), "n": int(n), "d": d_used,
         "frame": frame, "step": steps, **rng,
         "translation_invariance": ti, "ti_note": note, "offset_only": bool(only),
         "offsets": pd.DataFrame({"offset": offsets.astype(np.int32), "score": prof}),

@@ -249,14 +249,17 @@ def model_view(config_text: str, limits: tuple = ()) -> ModelView:
     """
     mr: ModelRope = parse_model_config(config_text)
     inv, af = mr.frequencies()
+    _, served_af = mr.frequencies(seq_len=mr.served_length)
     rows = [
         ("model", mr.name), ("read from", mr.source), ("rope_type", mr.rope_type),
         ("head_dim (rotated channels)", f"{mr.head_dim} ({mr.rotary_dim})"), ("base (rope_theta)", f"{mr.base:,.6g}"),
         ("factor s", f"{mr.factor:g}"),
         ("trained length", "not given" if mr.trained_length is None else f"{mr.trained_length:,}"),
         ("factor × trained length", "—" if mr.target_length is None else f"{mr.target_length:,}"),
-        ("max_position_embeddings", "not given" if mr.max_position_embeddings is None else f"{mr.max_position_embeddings:,}"),
-        ("attention factor", f"{af:.10g}"),
+        ("served length", "not given" if mr.max_position_embeddings is None else f"{mr.max_position_embeddings:,}"),
+        ("attention factor", f"{served_af:.10g}"),
+        ("logit scale", f"{served_af ** 2 * mr.logit_extra:.10g}"),
+        ("pairing layout", mr.layout),
         ("longest wavelength 2π/θ′ (positions)", f"{2 * math.pi / inv[-1]:,.6g}"),
     ]
     controls = {"d": mr.rotary_dim, "base": mr.base, "train": mr.trained_length, "s": mr.factor}

@@ -1,4 +1,4 @@
-"""Page 10 (context extension): numbers against posenc and Hugging Face's code, the model input, links, budgets."""
+"""Context extension page: numbers against posenc and Hugging Face's code, the model input, like for like, links, budgets."""
 
 import json
 import math
@@ -6,12 +6,21 @@ import math
 import numpy as np
 from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes, text_of
 
+from posenc.analysis.extension import short_range_fidelity
 from posenc.io.modelconfig import EXAMPLE_CONFIGS
 from posenc.registry import rope_for, rope_scaling
-from posenc.schemes.scaling import yarn_ramp
+from posenc.schemes.scaling import default_inv_freq, yarn_ramp
 
 PAGE = "pages/context_extension.py"
-CLASSICS = ["RoPE (no scaling)", "PI (linear)", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3"]
+NAMES = ["RoPE", "PI", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3", "LongRoPE (Phi-3 factors)"]
+TAG = "d 128, base 500000, L 8,192, s 4"
+LABELS = ["RoPE · d 128, base 500000, L 8,192"] + [f"{n} · {TAG}" for n in NAMES[1:]]
+
+
+def curves(at, i):
+    """The data of chart i without its reference-line rows."""
+    f = chart_frame(at, i)
+    return f.dropna(subset=["method"]) if "method" in f else f
 
 
 def clean(at):
@@ -19,31 +28,35 @@ def clean(at):
     assert not at.error, [e.value for e in at.error]
 
 
-def test_defaults_llama31_settings():
+def test_defaults_8k_to_32k():
     at = open_page(PAGE)
     clean(at)
     m = metrics(at)
-    assert m["target length s·L"] == "65,536"
-    # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run: Llama 3 at d = 128, base 5e5, orig 8192 keeps 29, smooths 6, divides 29
-    assert m["Llama 3 bands"] == "29 / 6 / 29"
-    ramp = yarn_ramp(128, 500000.0, rope_scaling("rope_yarn", base=500000.0, factor=8.0, original_max_position_embeddings=8192))
-    assert m["YaRN correction range"] == f"{ramp['low']} – {ramp['high']}" == "18 – 35"
-    assert m["YaRN attention factor"] == f"{0.1 * math.log(8) + 1:.6f}"
+    assert m["target length of the methods"] == "32,768"
+    assert m["dynamic NTK scale at the target"] == "13"  # s^2 - s + 1 at s = 4
+    ramp = yarn_ramp(128, 500000.0, rope_scaling("rope_yarn", base=500000.0, factor=4.0, original_max_position_embeddings=8192))
+    assert m["YaRN correction range"] == f"{ramp['low']} – {ramp['high']}"
+    assert m["YaRN attention factor"] == f"{0.1 * math.log(4) + 1:.6f}"
     ch = charts(at)
-    assert len(ch) == 5
-    scale = chart_frame(at, 0)
-    assert list(scale["method"].unique()) == CLASSICS and len(scale) == 6 * 64
-    np.testing.assert_allclose(scale[scale.method == "PI (linear)"]["scale"], 1 / 8, rtol=1e-12)
-    inv, _ = rope_for("rope_llama3", 128, base=500000.0, factor=8.0, original_max_position_embeddings=8192)
-    np.testing.assert_allclose(scale[scale.method == "Llama 3"]["theta"], inv, rtol=1e-12)
-    wl = chart_frame(at, 1)
-    assert {8192.0, 65536.0} <= set(wl["at"].dropna())  # the trained and target lengths marked
-    assert {"pair", "ramp"} <= set(chart_frame(at, 2).columns)
-    assert chart_frame(at, 3)["band"].value_counts().to_dict() == {"kept (θ)": 29, "smoothed": 6, "divided by s": 29}
-    sc = chart_frame(at, 4)
-    assert sc["distance"].max() == 65536 and sc["method"].nunique() == 6 and len(sc) <= 65_536
-    summary = at.dataframe[0].value.set_index("method")
-    assert summary.loc["PI (linear)", "unseen"] == 0 and summary.loc["RoPE (no scaling)", "unseen"] == 29
+    assert len(ch) == 4
+    ratio = curves(at, 0)
+    assert list(dict.fromkeys(ratio["method"])) == LABELS  # the legend names every curve's settings
+    pi = ratio[ratio.method == LABELS[1]]
+    np.testing.assert_allclose(pi["ratio"], 1 / 4, rtol=1e-12)
+    np.testing.assert_allclose(pi["wavelength"], 2 * np.pi / default_inv_freq(128, 500000.0), rtol=1e-12)
+    inv, _ = rope_for("rope_llama3", 128, base=500000.0, factor=4.0, original_max_position_embeddings=8192)
+    np.testing.assert_allclose(ratio[ratio.method == LABELS[5]]["ratio"], inv / default_inv_freq(128, 500000.0), rtol=1e-12)
+    assert (ratio["band"] == "turns within L").sum() == 7 * int(np.sum(2 * np.pi / default_inv_freq(128, 500000.0) <= 8192))
+    fid = curves(at, 1)
+    ref = short_range_fidelity(default_inv_freq(128, 500000.0), inv, window=64)
+    np.testing.assert_allclose(fid[fid.method == LABELS[5]]["max"], ref["max"], rtol=1e-9)
+    logits, entropy = curves(at, 2), curves(at, 3)
+    assert logits.groupby("method")["distance"].max().eq(32768).all()
+    assert entropy.groupby("method")["length"].max().eq(32768).all()
+    table = at.dataframe[-1].value.set_index("method")
+    assert list(table.index) == LABELS and set(table["Extrapolation lab"]) == {"/lab"}
+    assert table.loc[LABELS[5], "short-range max |Δ|"] < 0.01 < table.loc[LABELS[1], "short-range max |Δ|"]
+    assert "s² − s + 1" in "".join(str(x.proto.help) for x in at.metric)
 
 
 def test_controls_reproduce_the_reference_yarn():
@@ -51,51 +64,62 @@ def test_controls_reproduce_the_reference_yarn():
     at.select_slider(key="d").set_value(16).run()
     at.number_input(key="base").set_value(10000.0).run()
     at.number_input(key="train").set_value(2048).run()
-    at.number_input(key="s").set_value(4.0).run()
     clean(at)
     m = metrics(at)
     # HF transformers modeling_rope_utils, _compute_yarn_parameters, run: d = 16, s = 4, orig = 2048 -> low 2, high 6, attention factor 1.1386294361
     assert m["YaRN correction range"] == "2 – 6"
     assert m["YaRN attention factor"] == "1.138629"
-    assert m["target length s·L"] == "8,192"
-    yarn = chart_frame(at, 0)
-    np.testing.assert_allclose(yarn[yarn.method == "YaRN"]["theta"],
+    assert m["target length of the methods"] == "8,192"
+    r = curves(at, 0)
+    yarn = r[r.method == "YaRN · d 16, base 10000, L 2,048, s 4"]
+    np.testing.assert_allclose(yarn["ratio"] * default_inv_freq(16, 10000.0),
                                [1, 0.31622776, 0.1, 0.025693506, 0.00625, 0.0013834966, 2.5e-4, 7.90569e-5], rtol=1e-6)
     at.toggle(key="ex_ext_yarn_af_reveal").set_value(True).run()
     assert "Answer: 1.1386." in text_of(at)
 
 
-def test_example_model_via_link_and_use_its_settings():
-    at = open_page(PAGE, {"model": "Qwen2.5 7B + YaRN"})
+def test_example_model_drawn_at_its_own_settings_from_the_start():
+    at = open_page(PAGE, {"model": "Llama 3.1 8B"})
     clean(at)
-    assert not at.warning
-    assert "model: Qwen/Qwen2.5-7B-Instruct" in set(chart_frame(at, 0)["method"])
+    ratio = curves(at, 0)
+    label = "model: meta-llama/Llama-3.1-8B · d 128, base 500000, L 8,192 → 131,072"
+    assert label in set(ratio["method"])
+    assert curves(at, 2).query("method == @label")["distance"].max() == 131072  # its served length
     fields = dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))
-    assert fields["rope_type"] == "yarn" and fields["trained length"] == "32,768"
-    at.button(key="use_model").click().run()
+    assert fields["served length"] == "131,072"
+    # one control re-runs every classic at the model's settings, out to its served length
+    at.segmented_control(key="at").set_value("model").run()
     clean(at)
-    m = metrics(at)
-    assert m["target length s·L"] == "131,072" and m["YaRN attention factor"] == "1.138629"
-    f = chart_frame(at, 0)
-    model = f[f.method == "model: Qwen/Qwen2.5-7B-Instruct"]["theta"].to_numpy()
-    np.testing.assert_array_equal(model, f[f.method == "YaRN"]["theta"].to_numpy())  # same settings, same numbers
+    assert metrics(at)["target length of the methods"] == "131,072"
+    assert metrics(at)["dynamic NTK scale at the target"] == "121"  # 8 * 16 - 7
+    r = curves(at, 0)
+    m = r[r.method == label]["ratio"].to_numpy()
+    np.testing.assert_array_equal(m, r[r.method == "Llama 3 · d 128, base 500000, L 8,192, s 8"]["ratio"].to_numpy())
+
+
+def test_deepseek_is_drawn_at_its_rope_width_with_its_logit_scale():
+    at = open_page(PAGE, {"model": "DeepSeek-V3"})
+    clean(at)
+    fields = dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))
+    assert fields["head_dim (rotated channels)"] == "192 (64)"
+    assert fields["logit scale"].startswith("1.87385")
+    assert any("mscale" in i.value for i in at.info)
+    r = curves(at, 0)
+    assert (r["method"].str.startswith("model:")).sum() == 32  # 64 / 2 pairs, not 56 / 2
 
 
 def test_pasted_and_uploaded_configs():
     at = open_page(PAGE)
-    at.text_area(key="cfg_text").input(EXAMPLE_CONFIGS["Llama 3.1 8B"]).run()
+    at.text_area(key="cfg_text").input(EXAMPLE_CONFIGS["Phi-3-mini-128k"]).run()
     clean(at)
-    f = chart_frame(at, 0)
-    np.testing.assert_array_equal(f[f.method == "model: meta-llama/Llama-3.1-8B"]["theta"].to_numpy(),
-                                  f[f.method == "Llama 3"]["theta"].to_numpy())
-    assert any("4096 / 32 = 128" in i.value for i in at.info)
+    assert any(m.startswith("model: microsoft/Phi-3-mini-128k-instruct") for m in curves(at, 0)["method"])
+    fields = dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))
+    assert fields["attention factor"].startswith("1.19023807")
     at.text_area(key="cfg_text").input("").run()
-    cfg = {"head_dim": 64, "rope_theta": 10000.0, "max_position_embeddings": 4096,
-           "rope_scaling": {"type": "dynamic", "factor": 2.0}}
+    cfg = {"head_dim": 64, "rope_theta": 10000.0, "max_position_embeddings": 4096, "rope_scaling": {"type": "dynamic", "factor": 2.0}}
     at.file_uploader(key="cfg_file").set_value(("config.json", json.dumps(cfg).encode(), "application/json")).run()
     clean(at)
-    assert "model: pasted config" in set(chart_frame(at, 0)["method"])
-    assert dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))["trained length"] == "4,096"
+    assert any(m.startswith("model: pasted config") for m in curves(at, 0)["method"])
 
 
 def test_bad_configs_show_an_error_and_keep_the_classics():
@@ -106,33 +130,20 @@ def test_bad_configs_show_an_error_and_keep_the_classics():
         at.text_area(key="cfg_text").input(text).run()
         assert not at.exception
         assert any(msg in e.value for e in at.error), (msg, [e.value for e in at.error])
-        assert len(charts(at)) == 5 and list(chart_frame(at, 0)["method"].unique()) == CLASSICS
+        assert len(charts(at)) == 4 and list(dict.fromkeys(curves(at, 0)["method"])) == LABELS
     at.text_area(key="cfg_text").input("").run()
     at.file_uploader(key="cfg_file").set_value(("config.json", b"\xff\xfe\x00garbage", "application/json")).run()
     assert not at.exception and any("not UTF-8" in e.value for e in at.error)
-    assert len(charts(at)) == 5
-
-
-def test_a_link_at_a_models_settings_is_taken_as_is():
-    # what "Use the model's settings" puts into the link for Qwen2.5 + YaRN
-    at = open_page(PAGE, {"model": "Qwen2.5 7B + YaRN", "base": "1e+06", "train": "32768", "s": "4"})
-    clean(at)
-    assert not at.warning
-    ramp = yarn_ramp(128, 1e6, rope_scaling("rope_yarn", base=1e6, factor=4.0, original_max_position_embeddings=32768))
-    assert metrics(at)["target length s·L"] == "131,072"
-    assert metrics(at)["YaRN correction range"] == f"{ramp['low']} – {ramp['high']}"
-    off_grid = open_page(PAGE, {"train": "4095"})
-    assert any("`train`" in w.value and "4096" in w.value for w in off_grid.warning)  # snapped to the 16-grid
-    assert metrics(off_grid)["target length s·L"] == f"{4096 * 8:,}"
+    assert len(charts(at)) == 4
 
 
 def test_bad_link_values_are_noted():
-    at = open_page(PAGE, {"d": "7", "s": "1000", "train": "abc", "model": "GPT-9", "probe": "x"})
+    at = open_page(PAGE, {"d": "7", "s": "1000", "train": "abc", "model": "GPT-9", "at": "x"})
     clean(at)
     notes = " ".join(w.value for w in at.warning)
-    for key in ("`d`", "`s`", "`train`", "`model`", "`probe`"):
+    for key in ("`d`", "`s`", "`train`", "`model`", "`at`"):
         assert key in notes, (key, notes)
-    assert metrics(at)["target length s·L"] == "65,536"  # the defaults
+    assert metrics(at)["target length of the methods"] == "32,768"  # the defaults
 
 
 def test_exercise_llama3_kept_pairs():
@@ -144,10 +155,9 @@ def test_exercise_llama3_kept_pairs():
 def test_payload_budgets():
     at = open_page(PAGE)
     assert payload_bytes(at) <= 1_000_000
-    big = open_page(PAGE, {"d": "512", "base": "1e9", "train": "1048576", "s": "64", "model": "Llama 3.1 8B", "probe": "random"})
+    big = open_page(PAGE, {"d": "512", "base": "1e9", "train": "1048576", "s": "64", "model": "Llama 4 Scout", "w": "1024"})
     assert not big.exception and not big.error
-    # a method the core cannot compute here would be left out with a visible note, never an error
     assert all("is left out at these settings" in w.value for w in big.warning)
     assert payload_bytes(big) <= 2_000_000
-    assert len(charts(big)) == 5 and all(c["rows"] <= 65_536 for c in charts(big))
-    assert metrics(big)["target length s·L"] == "67,108,864"
+    assert len(charts(big)) == 4 and all(c["rows"] <= 65_536 for c in charts(big))
+    assert metrics(big)["target length of the methods"] == "67,108,864"

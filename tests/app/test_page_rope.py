@@ -47,8 +47,8 @@ def test_defaults():
     assert dec["distance"].max() == 5000 and dec["series"].nunique() == 2
     assert {"offset", "score", "series"} <= set(lay.columns) and lay["series"].nunique() == 3
     # xPos beside RoPE: the registry's xPos through the same offset profile, against its definition
-    assert set(xp["scheme"]) == {"RoPE", "xPos"}
-    got = xp[xp["scheme"] == "xPos"].set_index("offset")["score"]
+    assert set(xp["scheme"]) == {"RoPE (d 128, base 10000)", "xPos (d 128, base 10000)"}  # legends carry the settings
+    got = xp[xp["scheme"] == "xPos (d 128, base 10000)"].set_index("offset")["score"]
     zeta = (np.arange(0, 128, 2) / 128 + 0.4) / 1.4
     theta = 10000.0 ** (-np.arange(0, 128, 2) / 128)
     for D in (-1000, -6, 0, 8):  # (one offset in 2 is drawn)  # all-ones q, k: each pair gives 2 cos(D theta_i), times zeta_i^(-D/512)
@@ -106,10 +106,16 @@ def test_exercises_reveal_computed_answers():
 def test_payload_budgets():
     at = open_page(PAGE)
     assert payload_bytes(at) <= 1_000_000
-    big = open_page(PAGE, {"d": "512", "maxdist": "50,000", "pair": "255"})
+    big = open_page(PAGE, {"d": "512", "maxdist": "50000", "pair": "255"})
     assert_clean(big)
     assert not big.warning
     assert payload_bytes(big) <= 2_000_000
     assert all(c["rows"] <= 65_536 for c in charts(big))
     assert chart_frame(big, 1)["distance"].max() == 50_000
     assert np.isclose(float(metrics(big)["bound at distance 0"]), np.mean(np.arange(1, 257)))
+
+
+def test_maxdist_link_takes_plain_integers():
+    at = open_page("pages/rope.py", {"maxdist": "20000"})
+    assert not at.exception and not at.warning
+    assert at.select_slider(key="maxdist").value == 20000

@@ -22,6 +22,7 @@ import posenc
 
 PAGE = "pages/similarity.py"
 TI = ": translation invariance"
+SIN, ROPE = "Sinusoidal (d 64, base 10000)", "RoPE (d 64, base 10000)"  # legends and titles carry the settings
 
 
 def matrices(at) -> dict:
@@ -44,22 +45,22 @@ def test_defaults_match_posenc():
     assert_clean(at)
     n = 128
     m = metrics(at)
-    assert set(m) == {f"{s}{TI}" for s in ("Sinusoidal", "Learned (MiniLM, trained)", "RoPE", "ALiBi")}
+    assert set(m) == {f"{s}{TI}" for s in (SIN, "Learned (MiniLM, trained)", ROPE, "ALiBi")}
     # translation invariance measured on matrices built from vectors (dense), not on the Toeplitz view
     E = posenc.encode("sinusoidal", np.arange(n), 64)
-    assert ti_value(at, "Sinusoidal") == pytest.approx(posenc.translation_invariance(cosine(E @ E.T)), abs=1e-13)
-    assert ti_value(at, "Sinusoidal") < 1e-12
+    assert ti_value(at, SIN) == pytest.approx(posenc.translation_invariance(cosine(E @ E.T)), abs=1e-13)
+    assert ti_value(at, SIN) < 1e-12
     minilm = posenc.translation_invariance(posenc.position_scores("learned_minilm", n, d=384, metric="cosine"))
     assert m["Learned (MiniLM, trained)" + TI] == f"{minilm:.3g}"
-    assert ti_value(at, "RoPE") == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope", n, d=64)), abs=1e-13)
+    assert ti_value(at, ROPE) == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope", n, d=64)), abs=1e-13)
     assert m["ALiBi" + TI] == f"{posenc.translation_invariance(posenc.bias('alibi', n, 8)[0]):.3g}" == "0"
 
     assert len(charts(at)) == 2
     mats = matrices(at)
-    assert list(mats) == ["Sinusoidal", "Learned (MiniLM, trained)", "RoPE", "ALiBi"]
-    for name, key, kw in [("Sinusoidal", "sinusoidal", dict(d=64, metric="cosine")),
+    assert list(mats) == [SIN, "Learned (MiniLM, trained)", ROPE, "ALiBi"]
+    for name, key, kw in [(SIN, "sinusoidal", dict(d=64, metric="cosine")),
                           ("Learned (MiniLM, trained)", "learned_minilm", dict(d=384, metric="cosine")),
-                          ("RoPE", "rope", dict(d=64)), ("ALiBi", "alibi", dict(n_heads=8, head=0))]:
+                          (ROPE, "rope", dict(d=64)), ("ALiBi", "alibi", dict(n_heads=8, head=0))]:
         df = mats[name]
         assert len(df) == n * n and list(df.columns) == ["i", "j", "score"]
         S = posenc.position_scores(key, n, **kw)
@@ -72,7 +73,7 @@ def test_defaults_match_posenc():
     alibi = offsets[offsets["scheme"] == "ALiBi"].set_index("offset")["score"]
     assert alibi[-10] == pytest.approx(-5.0)  # ALiBi get_slopes (arXiv:2108.12409): 8 heads, head 1 slope 2^-1
     assert math.isnan(alibi[10])  # masked future key
-    rope = offsets[offsets["scheme"] == "RoPE"].set_index("offset")["score"]
+    rope = offsets[offsets["scheme"] == ROPE].set_index("offset")["score"]
     assert rope[0] == pytest.approx(64.0)  # all-ones probe: q.q = d
     assert set(offsets.loc[offsets["scheme"] == "Learned (MiniLM, trained)", "method"]) == {"mean over each diagonal"}
     assert "T5's value is its bucket id" in text_of(at)
@@ -86,21 +87,22 @@ def test_controls_change_the_numbers():
     assert metrics(at)["Learned (MiniLM, trained)" + TI] == f"{minilm:.3g}"
     mats = matrices(at)
     assert all(len(df) == 128 * 128 for df in mats.values())  # strided: one position in 2
-    assert sorted(mats["RoPE"]["i"].unique())[:3] == [0, 2, 4]
+    assert sorted(mats[ROPE]["i"].unique())[:3] == [0, 2, 4]
     assert "one position in 2" in text_of(at)
     at.slider(key="head").set_value(8).run()
     alibi = chart_frame(at, 1).query("scheme == 'ALiBi'").set_index("offset")["score"]
     assert alibi[-100] == pytest.approx(-100 / 256)  # head 8 of 8: slope 2^-8
     at.segmented_control(key="metric").set_value("dot").run()
     assert_clean(at)
-    sin = matrices(at)["Sinusoidal"]
+    sin = matrices(at)[SIN]
     assert sin["score"].max() == pytest.approx(32.0)  # dot at offset 0 = ||PE||^2 = d/2 (Vaswani et al. 2017, arXiv:1706.03762 §3.5)
     at.multiselect(key="schemes").set_value(["learned_random", "nope"]).run()
     assert_clean(at)
-    assert set(metrics(at)) == {"Learned (untrained, random)" + TI, "NoPE (causal mask only)" + TI}
+    RAND = "Learned (untrained, random) (d 64)"
+    assert set(metrics(at)) == {RAND + TI, "NoPE (causal mask only)" + TI}
     rand = posenc.translation_invariance(posenc.position_scores("learned_random", 256, d=64, metric="dot"))
-    assert metrics(at)["Learned (untrained, random)" + TI] == f"{rand:.3g}"
-    assert list(matrices(at)) == ["Learned (untrained, random)", "NoPE (causal mask only)"]
+    assert metrics(at)[RAND + TI] == f"{rand:.3g}"
+    assert list(matrices(at)) == [RAND, "NoPE (causal mask only)"]
 
 
 def test_seeded_link_with_repeated_scheme_keys():
@@ -109,11 +111,26 @@ def test_seeded_link_with_repeated_scheme_keys():
     assert_clean(at)
     assert not at.warning
     assert at.multiselect(key="schemes").value == ["rope_yarn", "t5", "raw_index"]
-    assert ti_value(at, "RoPE + YaRN") == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope_yarn", 64, d=32)), abs=1e-13)
+    # extensions at the common settings by default (base 1e4, s 4, L 2048: the registry default of most)
+    yarn = "RoPE + YaRN (d 32, base 10000, s 4, L 2,048)"
+    assert ti_value(at, yarn) == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope_yarn", 64, d=32)), abs=1e-13)
     raw = posenc.translation_invariance(posenc.position_scores("raw_index", 64, d=32, metric="dot"))
     assert metrics(at)["Raw index" + TI] == f"{raw:.3g}"
     t5 = chart_frame(at, 1).query("scheme == 'T5 relative buckets'").set_index("offset")["score"]
     assert (t5[-1], t5[1], t5[7], t5[20]) == (1, 17, 23, 26)  # HF T5 bucket function, run, bidirectional 32/128
+
+
+def test_extensions_compared_at_common_settings_by_default():
+    at = open_page(PAGE, {"schemes": ["RoPE + Llama 3 scaling", "RoPE + YaRN"], "n": "64"})
+    assert_clean(at)
+    assert set(matrices(at)) == {"RoPE + Llama 3 scaling (d 64, base 10000, s 4, L 2,048)", "RoPE + YaRN (d 64, base 10000, s 4, L 2,048)"}
+    llama = posenc.position_scores("rope_llama3", 64, d=64, base=1e4, factor=4.0, original_max_position_embeddings=2048)
+    m = matrices(at)["RoPE + Llama 3 scaling (d 64, base 10000, s 4, L 2,048)"]
+    assert float(m["score"].max()) == pytest.approx(float(np.max(llama)), rel=1e-6)
+    at.segmented_control(key="ext").set_value("registry").run()
+    assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" in matrices(at)
+    offsets = chart_frame(at, 1)
+    assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" in set(offsets["scheme"])  # the legend says it too
 
 
 def test_bad_link_values_are_noted():
@@ -130,7 +147,7 @@ def test_learned_table_past_its_rows_is_an_error_and_the_rest_still_works():
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "max_len = 512" in errors[0]
     assert not at.exception
-    assert set(metrics(at)) == {f"{s}{TI}" for s in ("Sinusoidal", "RoPE", "ALiBi")}
+    assert set(metrics(at)) == {f"{s}{TI}" for s in (SIN, ROPE, "ALiBi")}
     assert len(charts(at)) == 2
 
 

@@ -1,0 +1,114 @@
+"""Charts of the engineer's measurements (context extension) and of RoPE precision.  DataFrame in, Altair out.
+
+Every legend sits below its plot, one entry per line, never cut (``labelLimit=0``): a label carries
+the settings its curve was measured at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from posenc.charts.base import MAX_MARKS, OKABE_ITO
+
+NAME_COLORS = {"RoPE": "#000000", "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
+               "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
+MODEL_COLOR = "#56B4E9"
+WIDTH = 720  # exports render at this width; on the page the chart stretches to its column
+MODE_COLORS = {"float32": OKABE_ITO[0], "float32 → bfloat16": OKABE_ITO[2], "float16": OKABE_ITO[1], "bfloat16": OKABE_ITO[3]}
+
+
+def _check(df: pd.DataFrame, what: str) -> None:
+    if len(df) > MAX_MARKS:
+        raise ValueError(f"{what} has {len(df):,} rows, above the {MAX_MARKS:,}-mark ceiling; downsample first")
+
+
+def legend(title: str = "") -> alt.Legend:
+    """Below the plot, one entry per row, labels never truncated; "name · settings" is drawn on two lines
+    so it fits a phone's width."""
+    return alt.Legend(title=title or None, orient="bottom", direction="vertical", columns=1, labelLimit=0, symbolLimit=0,
+                      labelExpr="split(datum.label, ' · ')", rowPadding=6)
+
+
+def tall(height: int, entries: int) -> int:
+    """Chart height that leaves ``height`` px to the plot: Streamlit fits plot and legend (below it) into the height."""
+    return int(height + 34 * entries + 40)
+
+
+def method_color(labels: Sequence[str]) -> alt.Color:
+    colors = [MODEL_COLOR if str(lb).startswith("model:") else NAME_COLORS.get(str(lb).split(" · ")[0], "#777777") for lb in labels]
+    return alt.Color("method:N", scale=alt.Scale(domain=list(labels), range=colors), legend=legend("method · settings"))
+
+
+def _dash(labels: Sequence[str]) -> alt.StrokeDash:
+    return alt.StrokeDash("method:N", scale=alt.Scale(domain=list(labels), range=[[6, 3] if str(lb).startswith("model:") else [1, 0]
+                                                                                   for lb in labels]), legend=None)
+
+
+def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
+    df = pd.DataFrame({"at": [float(at)], "label": [text]})
+    enc = alt.X("at:Q") if axis == "x" else alt.Y("at:Q")
+    rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color="#555555").encode(**{axis: enc})
+    lab = alt.Chart(df).mark_text(align="left", dx=4, dy=4, baseline="top", fontSize=12, color="#555555").encode(
+        **{axis: enc}, **({"y": alt.value(0)} if axis == "x" else {"x": alt.value(4)}), text="label:N")
+    return alt.layer(rule, lab)
+
+
+def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
+    """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
+    _check(frame, "ratio chart")
+    pts = alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
+        x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
+        y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")),
+        color=method_color(labels), strokeDash=_dash(labels), detail="method:N",
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
+                 alt.Tooltip("wavelength:Q", format=",.6g"), alt.Tooltip("ratio:Q", title="θ′/θ", format=".6g")],
+    )
+    return alt.layer(pts, _rule(trained, f"L = {trained:,}"))
+
+
+def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 300) -> alt.Chart:
+    """max |Δscore| / (|q||k|) against distance, 0 .. window."""
+    _check(frame, "fidelity chart")
+    return alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
+        x=alt.X("distance:Q", title="distance D (positions)"),
+        y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
+        color=method_color(labels), strokeDash=_dash(labels),
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("distance:Q"), alt.Tooltip("max:Q", format=".4g"), alt.Tooltip("mean:Q", format=".4g")],
+    )
+
+
+def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_title: str, y_title: str, baseline: str | None = None,
+                     height: int = 320) -> alt.LayerChart:
+    """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
+    _check(frame, "percentile chart")
+    base = alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH)
+    xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
+    bare = method_color(labels)
+    bare.legend = None  # the legend comes from the lines (the pale band would make pale symbols)
+    band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q", color=bare)
+    line = base.mark_line(strokeWidth=1.6).encode(
+        x=xs, y="p50:Q", color=method_color(labels), strokeDash=_dash(labels),
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("p5:Q", format=".4g"),
+                 alt.Tooltip("p50:Q", title="median", format=".4g"), alt.Tooltip("p95:Q", format=".4g")])
+    layers = [band, line]
+    if baseline:
+        ref = frame.drop_duplicates(x)
+        layers.append(alt.Chart(ref).mark_line(color="#888888", strokeDash=[2, 3]).encode(x=xs, y=f"{baseline}:Q",
+                      tooltip=[alt.Tooltip(f"{baseline}:Q", title="ln n (uniform)", format=".4g")]))
+    return alt.layer(*layers)
+
+
+def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, tol: float | None = None, height: int = 320) -> alt.LayerChart:
+    """Error (log) against position (log) for each precision mode."""
+    _check(frame, "precision chart")
+    modes = list(dict.fromkeys(frame["mode"]))
+    line = alt.Chart(frame, height=tall(height, len(modes)), width=WIDTH).mark_line(strokeWidth=1.6, clip=True).encode(
+        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log")),
+        y=alt.Y("error:Q", title=y_title, scale=alt.Scale(type="log")),
+        color=alt.Color("mode:N", scale=alt.Scale(domain=modes, range=[MODE_COLORS.get(m, "#777777") for m in modes]), legend=legend("computed in")),
+        tooltip=[alt.Tooltip("mode:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("error:Q", format=".3g")],
+    )
+    return alt.layer(line, _rule(tol, f"{tol:g}", axis="y")) if tol else line

@@ -1,0 +1,204 @@
+"""The engineer's measurements on the context-extension page, for every classic method and a pasted model.
+
+axes: h pairs, D distances, n context lengths.
+
+``entries`` lists what is compared: the classic methods at the page's settings (or at the model's,
+``at="model"``) and the model at its own head size, base and lengths.  Each measurement view takes
+the same scalars (cache keys) and returns tidy frames whose ``method`` labels carry the settings of
+each curve, so a legend says what was measured.  Nothing here is typed in: every number comes from
+``posenc.analysis.extension`` on frequencies from ``posenc.schemes.scaling``.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import numpy as np
+import pandas as pd
+
+from posenc._validate import check_choice, check_float, check_int
+from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
+from posenc.io.ropeconfig import rope_from_config
+from posenc.registry import get_scheme, rope_for
+from posenc.schemes.scaling import MAX_CONTEXT, check_head_dim, default_inv_freq, dynamic_scale
+
+CLASSICS = (
+    ("rope_linear", "PI"), ("rope_ntk", "NTK-aware"), ("rope_dynamic", "dynamic NTK"), ("rope_yarn", "YaRN"),
+    ("rope_llama3", "Llama 3"), ("rope_longrope", "LongRoPE (Phi-3 factors)"),
+)
+AT = ("controls", "model")
+# Whether each method's paper extends a model with fine-tuning (sources: the papers / posts named in the registry).
+FINE_TUNING = {
+    "PI": "yes: about 1,000 steps (arXiv:2306.15595)",
+    "NTK-aware": "no: proposed for use without fine-tuning (bloc97, r/LocalLLaMA 2023)",
+    "dynamic NTK": "no: applied at inference only (emozilla, r/LocalLLaMA 2023)",
+    "YaRN": "yes: about 400 steps; also used without (arXiv:2309.00071)",
+    "Llama 3": "yes: long-context continued pre-training (arXiv:2407.21783)",
+    "LongRoPE (Phi-3 factors)": "searched factors, then fine-tuning past 8x (arXiv:2402.13753)",
+}
+LAB = "/lab"  # the Extrapolation lab: measured per scheme there
+
+
+def settings(d: int, base: float, trained: int, factor: float | None = None, target: int | None = None) -> str:
+    out = f"d {d}, base {base:g}, L {trained:,}"
+    if factor is not None:
+        out += f", s {factor:g}"
+    return out + (f" → {target:,}" if target is not None else "")
+
+
+def entries(d: int, base: float, trained: int, factor: float, config_text: str = "", at: str = "controls") -> dict:
+    """{"methods": [{label, name, inv, theta, logit, d, trained, target, why}], "skipped": {name: message},
+    "model": RopeFromConfig or None, "target", "trained"}: plain RoPE first, then each method, then the model.
+
+    At ``at="model"`` the classics use the model's rotated width, base, trained length and factor, and
+    extend to its served length; otherwise the page's d, base, L and s, to s x L.
+    """
+    check_choice("at", at, AT)
+    model = rope_from_config(config_text) if config_text else None
+    if at == "model" and model is not None and model.trained_length:
+        d, base, trained = model.rotary_dim, model.base, model.trained_length
+        factor = float(model.model.factor if model.model else factor)
+        target = int(model.served_length or round(trained * factor))
+    else:
+        d = check_head_dim(d, lo=4)
+        trained = check_int("trained length", trained, lo=16, hi=1_048_576)
+        factor = check_float("factor", factor, lo=1.0, hi=128.0)
+        target = int(round(trained * factor))
+    if target > MAX_CONTEXT or d < 4:
+        raise ValueError(f"target length {target:,} (cap {MAX_CONTEXT:,}) or head_dim {d} (at least 4) is out of range")
+    theta = default_inv_freq(d, base)
+    tag = settings(d, base, trained, factor)
+    out = [{"label": f"RoPE · {settings(d, base, trained)}", "name": "RoPE", "inv": theta, "theta": theta, "logit": 1.0, "d": d,
+            "trained": trained, "target": target}]
+    skipped = {}
+    for key, name in CLASSICS:
+        names = {p.name for p in get_scheme(key).params}
+        extra = {k: v for k, v in {"factor": factor, "original_max_position_embeddings": trained}.items() if k in names}
+        try:
+            inv, af = rope_for(key, d, seq_len=target, base=base, **extra)
+        except ValueError as exc:
+            skipped[name] = f"{name} is left out at these settings: {exc}"
+            continue
+        out.append({"label": f"{name} · {tag}", "name": name, "inv": inv, "theta": theta, "logit": float(af) ** 2, "d": d,
+                    "trained": trained, "target": target})
+    if model is not None:
+        L = model.trained_length or model.served_length or target
+        mt = model.served_length or target
+        out.append({"label": f"model: {model.name} · {settings(model.rotary_dim, model.base, L, target=mt)}", "name": f"model: {model.name}",
+                    "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
+                    "d": model.rotary_dim, "trained": L, "target": mt})
+    return {"methods": out, "skipped": skipped, "model": model, "target": target, "trained": trained, "factor": factor,
+            "d": d, "base": base}
+
+
+class BandsView(TypedDict):
+    target: int
+    dynamic_at_target: float
+    frame: pd.DataFrame
+    summary: pd.DataFrame
+    labels: list
+    trained: int
+    dynamic: pd.DataFrame
+    skipped: dict
+
+
+def bands_view(d: int, base: float, trained: int, factor: float, config_text: str = "", at: str = "controls") -> BandsView:
+    """θ′/θ against each pair's wavelength 2π/θ, band by band (turns within L / slower than L).
+
+    Returns {"target": the classics' target length, "frame": DataFrame(method, pair, wavelength, ratio, band), "summary": DataFrame(method,
+    kept_max_change, slow_min, slow_max, logit_scale), "labels", "trained", "dynamic": DataFrame(length,
+    effective_scale) of dynamic NTK (its base is b * scale^(d/(d-2))), "skipped"}.
+    """
+    e = entries(d, base, trained, factor, config_text, at)
+    frames, rows = [], []
+    for m in e["methods"]:
+        b = pair_bands(m["theta"], m["inv"], m["trained"])
+        frames.append(pd.DataFrame({"method": m["label"], "pair": np.arange(b["ratio"].size), "wavelength": b["wavelength"],
+                                    "ratio": b["ratio"], "band": np.where(b["fast"], "turns within L", "slower than L")}))
+        rows.append({"method": m["label"], "kept_max_change": b["kept_max_change"], "slow_min": b["slow_range"][0],
+                     "slow_max": b["slow_range"][1], "logit_scale": m["logit"]})
+    L, s, T = e["trained"], e["factor"], e["target"]
+    lengths = sorted({L, 2 * L, T, int(round(L * s))} | ({e["model"].served_length} if e["model"] and e["model"].served_length else set()))
+    dyn = pd.DataFrame({"length": lengths, "effective_scale": [dynamic_scale(s, n, L) for n in lengths]})
+    return {"target": T, "dynamic_at_target": dynamic_scale(s, T, L), "frame": pd.concat(frames, ignore_index=True),
+            "summary": pd.DataFrame(rows), "labels": [m["label"] for m in e["methods"]],
+            "trained": L, "dynamic": dyn, "skipped": e["skipped"]}
+
+
+class FidelityView(TypedDict):
+    frame: pd.DataFrame
+    table: pd.DataFrame
+    labels: list
+    window: int
+    n_samples: int
+
+
+def fidelity_view(d: int, base: float, trained: int, factor: float, config_text: str = "", at: str = "controls", window: int = 64,
+                  n_samples: int = 256, seed: int = 0) -> FidelityView:
+    """Short-range fidelity of every method against plain RoPE at the same width and base:
+    |Δscore| / (|q||k|) at distances 0 .. window over ``n_samples`` seeded random q ≠ k.
+
+    Returns {"frame": DataFrame(method, distance, max, mean), "table": DataFrame(method, max, mean),
+    "labels", "window", "n_samples"}; plain RoPE itself is the reference and is not listed.
+    """
+    e = entries(d, base, trained, factor, config_text, at)
+    frames, rows, labels = [], [], []
+    for m in e["methods"][1:]:
+        f = short_range_fidelity(m["theta"], m["inv"], window=window, logit_scale=m["logit"], n_samples=n_samples, seed=seed)
+        frames.append(pd.DataFrame({"method": m["label"], "distance": f["distance"], "max": f["max"], "mean": f["mean"]}))
+        rows.append({"method": m["label"], "max": f["max_all"], "mean": f["mean_all"]})
+        labels.append(m["label"])
+    return {"frame": pd.concat(frames, ignore_index=True), "table": pd.DataFrame(rows), "labels": labels, "window": int(window),
+            "n_samples": int(n_samples)}
+
+
+class LongRangeView(TypedDict):
+    logits: pd.DataFrame
+    entropy: pd.DataFrame
+    table: pd.DataFrame
+    labels: list
+    rho: float
+    n_samples: int
+    n_entropy: int
+    entropy_len: int
+
+
+def long_range_view(d: int, base: float, trained: int, factor: float, config_text: str = "", at: str = "controls", rho: float = 0.5,
+                    seed: int = 0) -> LongRangeView:
+    """Logit percentiles against distance and softmax entropy against context length, to each curve's target.
+
+    Returns {"logits": DataFrame(method, distance >= 1, p5, p50, p95), "entropy": DataFrame(method, length, p5,
+    p50, p95, uniform), "table": DataFrame(method, entropy_at_L, entropy_at_target, entropy_change,
+    logit_at_target), "labels", "rho", "n_samples", "n_entropy", "entropy_len"} (see analysis.long_range).
+    """
+    e = entries(d, base, trained, factor, config_text, at)
+    lg, en, rows, last = [], [], [], {}
+    for m in e["methods"]:
+        r = long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed)
+        lg.append(pd.DataFrame({"method": m["label"], "distance": r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
+        en.append(pd.DataFrame({"method": m["label"], "length": r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)},
+                                "uniform": r["uniform"]}))
+        at_L = float(np.interp(np.log(m["trained"]), np.log(r["length"]), r["entropy"][50]))
+        rows.append({"method": m["label"], "entropy_at_L": at_L, "entropy_at_target": float(r["entropy"][50][-1]),
+                     "entropy_change": float(r["entropy"][50][-1]) - at_L, "logit_at_target": float(r["logit"][50][-1])})
+        last = r
+    return {"logits": pd.concat(lg, ignore_index=True), "entropy": pd.concat(en, ignore_index=True), "table": pd.DataFrame(rows),
+            "labels": [m["label"] for m in e["methods"]], "rho": float(rho), "n_samples": last["n_samples"],
+            "n_entropy": last["n_entropy"], "entropy_len": last["entropy_len"]}
+
+
+def summary_table(fid: dict, lr: dict, bands: dict) -> pd.DataFrame:
+    """One row per method: short-range change, long-range behaviour, fine-tuning per its paper, lab link."""
+    f = fid["table"].set_index("method")
+    b = bands["summary"].set_index("method")
+    out = []
+    for _, r in lr["table"].iterrows():
+        name = r["method"].split(" · ")[0]
+        out.append({"method": r["method"],
+                    "short-range max |Δ|": float(f["max"].get(r["method"], 0.0)),
+                    "fast pairs changed by": float(b["kept_max_change"].get(r["method"], float("nan"))),
+                    "logit scale": float(b["logit_scale"].get(r["method"], 1.0)),
+                    "entropy at target − at L (nats)": float(r["entropy_change"]),
+                    "fine-tuning (paper)": FINE_TUNING.get(name, "—" if name == "RoPE" else "the model's own training"),
+                    "Extrapolation lab": LAB})
+    return pd.DataFrame(out)

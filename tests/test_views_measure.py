@@ -1,0 +1,109 @@
+"""The engineer's measurements (posenc.views.measure, posenc.analysis.extension) and precision, as plain functions.
+
+Relations and literal values: PI divides every pair by s; plain RoPE against itself changes nothing;
+YaRN's attention factor alone moves the D = 0 score by af^2 - 1; dynamic NTK's scale at s·L is
+s^2 - s + 1; float16 / bfloat16 hold integers exactly to 2^11 / 2^8; transformers' float32 RoPE
+(tests/data/hf_oracle.json, transformers 5.24) is matched by the float32 emulation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pytest
+
+from posenc.analysis import extension as X
+from posenc.analysis import precision as P
+from posenc.charts import extension as charts
+from posenc.io.examples import EXAMPLE_TEXTS
+from posenc.registry import rope_for
+from posenc.schemes.scaling import default_inv_freq, dynamic_scale
+from posenc.views import measure as M
+from posenc.views.precision import precision_view
+
+ORACLE = json.loads((Path(__file__).parent / "data" / "hf_oracle.json").read_text())
+
+
+def test_plain_rope_against_itself_is_zero_and_yarn_moves_d0_by_its_factor():
+    th = default_inv_freq(64, 1e4)
+    same = X.short_range_fidelity(th, th, window=16)
+    assert same["max_all"] == 0.0
+    inv, af = rope_for("rope_yarn", 64, base=1e4, factor=4.0, original_max_position_embeddings=2048)
+    f = X.short_range_fidelity(th, inv, window=0, logit_scale=af**2, n_samples=64)
+    q, k = X.random_qk(64, 64, 0)
+    expect = np.abs(af**2 - 1) * np.abs(np.sum(q * k, axis=1)) / (np.linalg.norm(q, axis=1) * np.linalg.norm(k, axis=1))
+    assert f["max"][0] == pytest.approx(expect.max(), rel=1e-12)
+
+
+def test_offset_scores_match_apply_rope():
+    from posenc.schemes.rotary import apply_rope
+    inv = default_inv_freq(16, 1e4)
+    q, k = X.random_qk(16, 3, 1)
+    D = np.array([0.0, 5.0, 300.0])
+    s = X.offset_scores(inv, q, k, D)
+    for j, dd in enumerate(D):
+        Rq = apply_rope(q[:, None, :], [0.0], inv)[:, 0]
+        Rk = apply_rope(k[:, None, :], [dd], inv)[:, 0]
+        np.testing.assert_allclose(s[:, j], np.sum(Rq * Rk, axis=1), rtol=1e-10, atol=1e-10)
+
+
+def test_pair_bands():
+    th = default_inv_freq(128, 5e5)
+    b = X.pair_bands(th, th / 4, 8192)
+    np.testing.assert_allclose(b["ratio"], 0.25)
+    assert b["fast"].sum() == int(np.sum(2 * np.pi / th <= 8192)) and b["kept_max_change"] == pytest.approx(0.75)
+
+
+def test_entropy_is_ln_n_for_independent_keys_at_zero_logit_scale_limit():
+    # rho = 0 and a tiny logit scale: every logit ~ 0, so the attention is uniform: entropy = ln n
+    r = X.long_range(default_inv_freq(32, 1e4), target=4096, logit_scale=1e-6, rho=0.0, n_samples=4)
+    np.testing.assert_allclose(r["entropy"][50], r["uniform"], atol=1e-3)
+
+
+def test_sampled_entropy_agrees_with_every_key(monkeypatch):
+    inv = default_inv_freq(32, 1e4)
+    sampled = X.long_range(inv, target=20000, rho=0.9, n_samples=24)
+    monkeypatch.setattr(X, "BLOCK_KEYS", 10**9)
+    full = X.long_range(inv, target=20000, rho=0.9, n_samples=24)
+    assert np.max(np.abs(sampled["entropy"][50] - full["entropy"][50])) < 0.2
+
+
+def test_dynamic_effective_scale():
+    assert dynamic_scale(8.0, 8 * 8192, 8192) == 57.0 and dynamic_scale(8.0, 4096, 8192) == 1.0
+
+
+def test_views_carry_settings_and_model():
+    b = M.bands_view(128, 5e5, 8192, 4.0, EXAMPLE_TEXTS["DeepSeek-V3"])
+    assert b["labels"][0] == "RoPE · d 128, base 500000, L 8,192" and b["labels"][-1].startswith("model: deepseek-ai/DeepSeek-V3 · d 64")
+    assert b["target"] == 32768 and list(b["dynamic"]["effective_scale"])[-1] == dynamic_scale(4.0, 163840, 8192)
+    f = M.fidelity_view(64, 1e4, 2048, 4.0, window=8, n_samples=16)
+    assert set(f["table"]["method"]) == set(f["labels"]) and len(f["frame"]) == len(f["labels"]) * 9
+    lr = M.long_range_view(64, 1e4, 2048, 4.0)
+    table = M.summary_table(f, lr, M.bands_view(64, 1e4, 2048, 4.0))
+    assert set(table["Extrapolation lab"]) == {"/lab"} and table.iloc[0]["short-range max |Δ|"] == 0.0
+
+
+def test_precision_facts_and_the_transformers_float32_path():
+    inv = default_inv_freq(64, 1e4)
+    assert P.first_identical_position(inv, "float16") == 2048 and P.first_identical_position(inv, "bfloat16") == 256
+    assert P.first_identical_position(inv, "float32") is None  # 2^24 > 10^6
+    case = next(c for c in ORACLE["apply_rope"]["cases"] if c["name"] == "llama_default_d8")
+    c, s = P.rope_cos_sin(np.asarray(ORACLE["apply_rope"]["positions"], dtype=np.float64), np.asarray(case["inv_freq_used"]), "float32")
+    np.testing.assert_allclose(c, np.asarray(case["cos"])[:, :4], atol=1e-7)  # HF LlamaRotaryEmbedding.forward, float32
+    np.testing.assert_allclose(s, np.asarray(case["sin"])[:, :4], atol=1e-7)
+    v = precision_view(32, 1e4)
+    assert list(v["table"]["mode"]) == list(P.MODES) and v["at_128k"]["float32"] < v["at_128k"]["bfloat16"]
+
+
+def test_charts_build():
+    with alt.data_transformers.disable_max_rows():
+        b = M.bands_view(64, 1e4, 2048, 4.0)
+        d = charts.ratio_chart(b["frame"], b["labels"], trained=2048).to_dict()
+        assert d["layer"][0]["encoding"]["color"]["legend"]["labelLimit"] == 0
+        v = precision_view(16, 1e4)
+        charts.precision_chart(v["cos"], x="position", x_title="p", y_title="e", tol=1e-3).to_dict()
+        assert math.isfinite(v["cos"]["error"].max())
