@@ -266,7 +266,7 @@ def test_npy_declaring_huge_shape_is_rejected_before_allocation():
     data = npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }")
     assert len(data) == 128
     with raises("the .npy header declares shape (100000, 100000) = 10,000,000,000 elements, "
-                "more than the limit of 33,554,432 elements"):
+                f"more than the limit of {pio.MAX_TABLE_ELEMENTS:,} elements"):
         pio.load_position_table(data, "huge.npy")
 
 
@@ -288,8 +288,11 @@ def test_npy_extra_trailing_bytes_and_bad_magic():
                                     "real floating-point numbers"),
         (np.ones((4, 3), np.complex128), "holds complex numbers (dtype complex128)"),
         (np.ones((4, 3), bool), "holds booleans (dtype bool)"),
-        (np.ones((1, 3)), "has 1 row(s); a position table needs at least 2 positions"),
-        (np.ones((3, 0)), "has 0 columns"),
+        (np.ones((1, 3)), "has 1 row(s); a position table here has 2 to 1,048,576 rows (one per position)"),
+        (np.ones((3, 0)), "has 0 column(s); a position table here has 1 to 8,192 columns (d_model)"),
+        (np.ones((2, 8193), np.float16), "has 8,193 column(s)"),
+        (np.ones((2**20 + 1, 1), np.float16), "has 1,048,577 row(s)"),
+        (np.ones((4097, 4096), np.float16), "the .npy header declares shape (4097, 4096) = 16,781,312 elements, more than the limit of 16,777,216"),
         (np.array([[0.0, 1.0], [2.0, np.nan], [np.inf, np.nan]]),
          "contains 3 non-finite value(s) (2 NaN, 1 inf); the first is at row 1, column 1"),
         (np.array([[0.0, 1.0], [2.0, -np.inf]], np.float32),
@@ -323,8 +326,9 @@ def test_empty_file():
 
 def test_file_over_size_cap(monkeypatch):
     big = bytes(pio.MAX_UPLOAD_BYTES + 1)  # the one real 50 MB allocation
-    with raises("'big.npy' is 50.0 MB (52,428,801 bytes); the upload limit is 50.0 MB "
-                "(52,428,800 bytes)"):
+    # Streamlit's uploader counts 1 MB = 10^6 bytes: server.maxUploadSize = 50 refuses 50,000,001 bytes
+    with raises("'big.npy' is 50.0 MB (50,000,001 bytes); the upload limit is 50.0 MB "
+                "(50,000,000 bytes)"):
         pio.load_position_table(big, "big.npy")
     del big
     monkeypatch.setattr(pio, "MAX_UPLOAD_BYTES", 1000)
@@ -352,7 +356,7 @@ GOOD_DATA = np.arange(6, dtype="<f4").tobytes()  # 24 bytes
          "the header length field says the JSON header is 1,000 bytes, but only 8 bytes follow"),
         (struct.pack("<Q", 2**40) + b"{}",
          "the header length field says the JSON header is 1,099,511,627,776 bytes, which is "
-         "not plausible (limit 100,000,000)"),
+         "not plausible (limit 10,000,000)"),
         (struct.pack("<Q", 8) + b'{"a": [1' + GOOD_DATA,
          "the .safetensors header is not valid JSON (Expecting ',' delimiter at byte 8)"),
         (st_file([1, 2], b""), "the .safetensors header must be a JSON object mapping tensor "
@@ -469,3 +473,62 @@ def test_mutated_valid_files_only_raise_value_error(data):
             buf[i] = data.draw(st.integers(0, 255))
         cut = data.draw(st.integers(0, len(buf)))
         _only_value_errors(bytes(buf[:cut]), name)
+
+
+# --------------------------------------------------------------------- limits stated once (issue 15)
+
+def test_the_upload_cap_is_the_uploaders_own():
+    """config.toml's server.maxUploadSize (MB of 10^6 bytes, as Streamlit's uploader counts) is the loader's cap."""
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == pio.MAX_UPLOAD_MB
+    assert pio.MAX_UPLOAD_BYTES == pio.MAX_UPLOAD_MB * 1_000_000 == 50_000_000
+
+
+def test_a_padded_npy_header_is_refused_before_parsing():
+    arr = np.zeros((4, 3), "<f4")
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }"
+    for pad in (20_000, 45_000_000):  # numpy.save writes < 200 bytes; numpy.load's own limit is 10,000
+        h = (header + " " * pad + "\n").encode("latin1")
+        data = b"\x93NUMPY\x02\x00" + struct.pack("<I", len(h)) + h + arr.tobytes()
+        with raises(f"the .npy header is {len(h):,} bytes long; numpy.save writes a header of a few hundred bytes"):
+            pio.load_position_table(data, "pad.npy")
+    h = (header + " " * (9_000 - len(header) - 11) + "\n").encode("latin1")  # padded, but within numpy's limit
+    table, _ = pio.load_position_table(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + arr.tobytes(), "ok.npy")
+    assert table.shape == (4, 3)
+
+
+def _tiled(spans: dict[str, tuple[int, int]], data_len: int) -> bytes:
+    header = {name: {"dtype": "F32", "shape": [(b - a) // 4], "data_offsets": [a, b]} for name, (a, b) in spans.items()}
+    header["wpe.weight"] = {"dtype": "F32", "shape": [2, 2], "data_offsets": list(spans["wpe.weight"])}
+    return st_file(header, b"\0" * data_len)
+
+
+@pytest.mark.parametrize("spans, data_len, fragment", [
+    ({"wpe.weight": (0, 16), "alias": (8, 24)}, 24, "tensor 'alias': data_offsets [8, 24] overlap those of tensor 'wpe.weight', which end at 16"),
+    ({"wpe.weight": (0, 16), "twin": (0, 16)}, 16, "overlap"),
+    ({"wpe.weight": (0, 16), "far": (24, 32)}, 32, "tensor 'far': data_offsets [24, 32] leave bytes 16 to 24 of the data section unused"),
+    ({"wpe.weight": (8, 24)}, 24, "leave bytes 0 to 8"),
+    ({"wpe.weight": (0, 16)}, 40, "the data section is 40 bytes long but its tensors end at byte 16; the file has 24 unexpected bytes"),
+])
+def test_safetensors_offsets_must_tile_the_data(spans, data_len, fragment):
+    with raises(fragment):
+        pio.load_position_table(_tiled(spans, data_len), "t.safetensors")
+
+
+def test_files_written_by_safetensors_tile_exactly():
+    data = st_save({"wpe.weight": np.ones((4, 2), np.float32), "bias": np.zeros(3, np.float16), "empty": np.zeros((0, 2), np.float32)})
+    table, info = pio.load_position_table(data, "ok.safetensors", tensor="wpe.weight")
+    assert table.shape == (4, 2) and info["dtype"] == "float32"
+
+
+def test_read_position_table_keeps_the_stored_float_dtype():
+    for dtype in (np.float16, np.float32, np.float64, ">f4"):
+        arr = np.arange(12, dtype=dtype).reshape(6, 2) / 7
+        table, info = pio.read_position_table(npy_bytes(arr), "t.npy")
+        assert table.dtype == np.dtype(dtype).newbyteorder("=") and table.flags.c_contiguous
+        assert np.array_equal(table, arr) and np.dtype(info["dtype"]) == table.dtype
+        wide, _ = pio.load_position_table(npy_bytes(arr), "t.npy")
+        assert wide.dtype == np.float64 and np.array_equal(wide, arr.astype(np.float64))

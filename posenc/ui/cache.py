@@ -5,19 +5,50 @@ function's qualified name plus its arguments, which must be scalars, strings or 
 (never arrays: Streamlit hashes large arrays from a sample, so array keys could collide).
 Results are pickled copies, so a page cannot corrupt the cache by mutating what it gets.
 Exceptions are not cached; ``safe`` turns a ValueError into a visible message.
+
+Memory.  The cache keeps at most MAX_BYTES of pickled results (least recently used evicted first), so
+links that bust it (every one a new setting) cannot grow it; what a process needs beyond that is the
+working memory of the computations themselves, so at most MAX_CONCURRENT of them run at once
+(``compute_slot``): twenty sessions opening twenty heavy links queue for a slot instead of each holding
+a few hundred MB of intermediates at the same moment.  A repeated link is a cache hit: nothing is kept.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
 
+from posenc.ui import md
+
 MAX_ENTRIES = 512
 MAX_BYTES = "64MB"  # pickled results kept, least-recently-used first; views return only what is drawn
+MAX_CONCURRENT = 2  # posenc computations at once in one process (cache misses, upload analyses, exports)
 _SCALARS = (int, float, str, bool, type(None))
+_SLOTS = threading.BoundedSemaphore(MAX_CONCURRENT)
+_HELD = threading.local()  # a thread that holds a slot does not wait for a second one (no deadlock when nested)
+
+
+@contextmanager
+def compute_slot() -> Iterator[None]:
+    """Hold one of the MAX_CONCURRENT computation slots of this process (waits for a free one)."""
+    if getattr(_HELD, "depth", 0):
+        _HELD.depth += 1
+        try:
+            yield
+        finally:
+            _HELD.depth -= 1
+        return
+    with _SLOTS:
+        _HELD.depth = 1
+        try:
+            yield
+        finally:
+            _HELD.depth = 0
 
 
 def _check_key(value: Any, where: str) -> None:
@@ -42,7 +73,8 @@ def _resolve(qualname: str) -> Callable:
 
 @st.cache_data(max_entries=MAX_ENTRIES, max_size=MAX_BYTES, show_spinner=False)
 def _call(qualname: str, args: tuple, kwargs: tuple) -> Any:
-    return _resolve(qualname)(*args, **dict(kwargs))
+    with compute_slot():
+        return _resolve(qualname)(*args, **dict(kwargs))
 
 
 def cached(fn: Callable, *args, **kwargs) -> Any:
@@ -59,6 +91,6 @@ def safe(fn: Callable, *args, **kwargs) -> Any | None:
     """``cached(...)``, but a ValueError becomes an on-page error and the result is None."""
     try:
         return cached(fn, *args, **kwargs)
-    except ValueError as exc:
-        st.error(str(exc), icon=":material/error:")
+    except ValueError as exc:  # the message may quote a pasted config or a link value: shown as text
+        st.error(md.escape(str(exc), limit=600), icon=":material/error:")
         return None

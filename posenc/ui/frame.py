@@ -17,7 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from posenc.io import export
-from posenc.ui import compat, controls
+from posenc.io._limits import EXPORT_MAX_BYTES, export_plan, fit_export
+from posenc.ui import compat, controls, md
+from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 
 _FRAME = "_posenc_frame"
@@ -80,7 +82,7 @@ def finish_run() -> None:
         present = []
     unknown = [k for k in present if k not in known and not k.startswith("embed")]
     if unknown:
-        shown = ", ".join(f"`{k[:30]}`" for k in unknown[:8])
+        shown = ", ".join(md.code(k, 30) for k in unknown[:8]) + (f" and {len(unknown) - 8} more" if len(unknown) > 8 else "")
         st.caption(f":material/info: Ignored link parameter(s) this page does not use: {shown}.")
     controls.end_run()
 
@@ -99,6 +101,10 @@ def chart(
     PNG and SVG are rendered only when clicked (download_button with a callable).  ``arrays``
     maps a file name to an array, or to a zero-argument function that computes it -- then the
     full array (e.g. an (n, d) encoding the chart only samples) is built only when clicked.
+    A single .npy export holds at most EXPORT_MAX_BYTES (32 MiB) -- the server keeps the file in
+    memory until the browser has fetched it -- so a larger array is exported as float32, and beyond
+    that with every k-th entry along each axis (``posenc.io._limits.fit_export``; the .npy header
+    holds the shape).
     """
     st.altair_chart(ch, width=width, key=f"chart_{key}")
     row = st.container(horizontal=True, vertical_alignment="center")
@@ -113,9 +119,21 @@ def chart(
                            mime="text/csv", key=f"csv_{key}", on_click="ignore", icon=":material/table:")
         for name, arr in (arrays or {}).items():
             label = f"{name}.npy" if callable(arr) else f"{name}.npy {tuple(np.shape(arr))}"
-            st.download_button(label, data=lambda a=arr: export.array_npy(a() if callable(a) else a),
+            if not callable(arr):
+                note = export_plan(np.shape(arr), np.asarray(arr).dtype)[2]
+                label += f" ({note.split(' (')[0]})" if note else ""
+            st.download_button(label, data=lambda a=arr: _npy(a),
                                file_name=f"{name}.npy", mime="application/octet-stream", key=f"npy_{key}_{name}",
                                on_click="ignore", icon=":material/data_array:")
+        if arrays:
+            st.caption(f"A .npy file holds at most {EXPORT_MAX_BYTES // 2**20} MiB: a larger array comes as float32, then "
+                       "with every k-th row and column; its header gives the shape.")
+
+
+def _npy(arr) -> bytes:
+    """The .npy bytes of ``arr`` (or of what ``arr()`` computes, in a computation slot): at most EXPORT_MAX_BYTES of data."""
+    with compute_slot():
+        return export.array_npy(fit_export(arr() if callable(arr) else arr)[0])
 
 
 def show_code(*fns: Callable, label: str = "Show the code") -> None:
