@@ -15,8 +15,11 @@ a few hundred MB of intermediates at the same moment.  A repeated link is a cach
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +34,31 @@ MAX_CONCURRENT = 2  # posenc computations at once in one process (cache misses, 
 _SCALARS = (int, float, str, bool, type(None))
 _SLOTS = threading.BoundedSemaphore(MAX_CONCURRENT)
 _HELD = threading.local()  # a thread that holds a slot does not wait for a second one (no deadlock when nested)
+_TRIM_EVERY = 1.0  # seconds between two returns of freed heap memory to the OS
+_last_trim = [0.0]
+
+
+def _libc_trim() -> Callable[[int], int] | None:
+    try:  # glibc only: elsewhere memory is returned as the allocator sees fit
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return None
+
+
+_TRIM = _libc_trim()
+
+
+def release_memory() -> None:
+    """Give the heap pages a finished computation freed back to the OS (glibc's malloc_trim), at most once a second.
+
+    numpy's intermediates below glibc's mmap threshold come from the heap, and glibc keeps freed heap
+    pages mapped: without this, a process's RSS stays at the peak of its heaviest page long after.
+    """
+    now = time.monotonic()
+    if _TRIM is None or now - _last_trim[0] < _TRIM_EVERY:
+        return
+    _last_trim[0] = now
+    _TRIM(0)
 
 
 @contextmanager
@@ -49,6 +77,7 @@ def compute_slot() -> Iterator[None]:
             yield
         finally:
             _HELD.depth = 0
+            release_memory()
 
 
 def _check_key(value: Any, where: str) -> None:

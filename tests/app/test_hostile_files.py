@@ -153,11 +153,11 @@ def test_markdown_in_file_and_tensor_names_shows_as_text_on_every_page():
     assert_clean(at)
     at.get("file_uploader")[0].upload("t.safetensors", st_data).run()
     assert_clean(at)
-    labels = [o for o in at.segmented_control(key="table").options if "evil" in o]
-    assert len(labels) == 2, at.segmented_control(key="table").options
+    labels = [o for o in at.selectbox(key="table").options if "evil" in o]
+    assert len(labels) == 2, at.selectbox(key="table").options
     assert not live_links(at), live_links(at)
     for label in list(at.session_state["posenc_uploads"]):
-        at.segmented_control(key="table").set_value(f"upload:{label}").run()
+        at.selectbox(key="table").set_value(f"upload:{label}").run()
         assert_clean(at)
         assert metrics(at)["rows × channels"] == "64 × 16"
         assert not live_links(at), live_links(at)
@@ -213,7 +213,7 @@ def test_the_store_keeps_to_its_budgets_and_says_what_it_let_go(monkeypatch):
     at.run()
     at.run()
     assert calls == ["t0.npy", "t1.npy", "t2.npy"]  # each file parsed once, not on every rerun
-    kept = [o for o in at.segmented_control(key="table").options if o.startswith("t")]
+    kept = [o for o in at.selectbox(key="table").options if o.startswith("t")]
     assert kept == [label_of(n, d) for n, d in files[1:]]
     assert uploads.store_bytes() == 2 * table_bytes  # t0 was this session's alone: it left the store too
     # the total budget: another session's upload pushes out the least recently used table
@@ -222,7 +222,7 @@ def test_the_store_keeps_to_its_budgets_and_says_what_it_let_go(monkeypatch):
     other.get("file_uploader")[0].upload("t3.npy", _npy(GOOD + 3)).run()
     assert_clean(other)
     assert uploads.store_bytes() <= 2 * table_bytes
-    at.segmented_control(key="table").set_value(f"upload:{label_of(*files[1])}").run()
+    at.selectbox(key="table").set_value(f"upload:{label_of(*files[1])}").run()
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert errors.count("is no longer on this server") == 1 and f"“{label_of(*files[1])}”" in errors, errors

@@ -128,7 +128,7 @@ def _label(name: str, data: bytes) -> str:
 
 def _upload(at, name: str, data: bytes):
     at.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
-    at.segmented_control(key="table").set_value("upload:" + _label(name, data)).run()
+    at.selectbox(key="table").set_value("upload:" + _label(name, data)).run()
     return _label(name, data)
 
 
