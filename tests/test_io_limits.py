@@ -13,18 +13,18 @@ from posenc.io import _limits as lim
 def test_stated_limits():
     assert lim.MAX_UPLOAD_BYTES == 50_000_000  # server.maxUploadSize = 50, in the uploader's MB of 10^6 bytes
     assert lim.EXPORT_MAX_BYTES == 32 * 2**20
-    assert (lim.MIN_TABLE_ROWS, lim.MAX_TABLE_ROWS, lim.MIN_TABLE_COLUMNS, lim.MAX_TABLE_COLUMNS) == (2, 2**20, 1, 8192)
+    assert (lim.MIN_TABLE_ROWS, lim.MAX_TABLE_ROWS, lim.MIN_TABLE_COLUMNS, lim.MAX_TABLE_COLUMNS) == (8, 2**20, 1, 8192)
     assert lim.MAX_TABLE_ELEMENTS == 2**24 and lim.mb(50_000_000) == "50.0 MB"
 
 
-@pytest.mark.parametrize("shape", [(2, 1), (2, 8192), (2**20, 16), (4096, 4096), (2050, 7168)])
+@pytest.mark.parametrize("shape", [(8, 1), (8, 8192), (2**20, 16), (4096, 4096), (2050, 7168)])
 def test_valid_shapes(shape):
     assert lim.check_table_shape(shape, "t") == shape
 
 
 @pytest.mark.parametrize("shape, fragment", [
-    ((1, 12_000_000), "has 1 row(s)"), ((2**20 + 1, 1), "1,048,577 row(s)"), ((3, 0), "0 column(s)"),
-    ((2, 8193), "8,193 column(s)"), ((4097, 4096), "16,781,312 elements"), ((4,), "1-D array"),
+    ((1, 12_000_000), "has 1 row(s)"), ((2**20 + 1, 1), "1,048,577 row(s)"), ((7, 4), "has 7 row(s)"), ((8, 0), "0 column(s)"),
+    ((8, 8193), "8,193 column(s)"), ((4097, 4096), "16,781,312 elements"), ((4,), "1-D array"),
 ])
 def test_invalid_shapes_name_the_limit(shape, fragment):
     with pytest.raises(ValueError) as exc:

@@ -6,9 +6,9 @@ every message states it in the same unit (``mb``: 1 MB = 10^6 bytes).  ``.stream
 ``server.maxUploadSize = 50`` (= ``MAX_UPLOAD_MB``; a test reads the file and checks).
 
 A valid position table (``check_table_shape``) is the one definition the loader checks once, at upload,
-and the analyses of every page can take: 2 to ``MAX_TABLE_ROWS`` rows (positions), 1 to
-``MAX_TABLE_COLUMNS`` columns (the Learned page draws the sinusoid of the table's width, which posenc
-computes up to d = 8192), and at most ``MAX_TABLE_ELEMENTS`` values (16,777,216 = 2^24: 128 MiB as
+and the analyses of every page can take: 8 (the Similarity page compares at least 8 positions) to
+``MAX_TABLE_ROWS`` rows, 1 to ``MAX_TABLE_COLUMNS`` columns (the Learned page draws the sinusoid of the
+table's width, which posenc computes up to d = 8192), and at most ``MAX_TABLE_ELEMENTS`` values (16,777,216 = 2^24: 128 MiB as
 float64 while a page analyses it; e.g. 4096 x 4096, or OPT-30B's 2050 x 7168).
 
 Exports.  A single .npy export is at most ``EXPORT_MAX_BYTES`` (32 MiB, held in the server's memory
@@ -27,7 +27,7 @@ MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1000 * 1000
 MAX_TABLE_ROWS = 1 << 20
 MAX_TABLE_COLUMNS = 8192
 MAX_TABLE_ELEMENTS = 1 << 24
-MIN_TABLE_ROWS = 2
+MIN_TABLE_ROWS = 8  # the Similarity page compares at least 8 positions
 MIN_TABLE_COLUMNS = 1
 # numpy.save pads its header to a multiple of 64 bytes and numpy.load refuses one over 10,000 bytes
 MAX_NPY_HEADER_BYTES = 10_000

@@ -44,6 +44,7 @@ def begin_run(page: str | None = None) -> None:
     if page is not None and last is not None and last[0] != page:
         for key in last[1]:
             st.session_state.pop(key, None)
+        st.session_state.pop("_posenc_exports", None)  # the previous page's chart data, kept for its export buttons
     st.session_state[_RUN] = {"bound": {}, "notes": [], "specs": {}, "page": page}
 
 

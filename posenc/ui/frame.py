@@ -8,6 +8,7 @@ A page calls ``header`` first, then draws; app.py calls ``finish_run`` after the
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
@@ -23,6 +24,7 @@ from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 
 _FRAME = "_posenc_frame"
+_EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
 
 
 def navigation() -> dict[str, list]:
@@ -110,24 +112,50 @@ def chart(
     row = st.container(horizontal=True, vertical_alignment="center")
     if caption:
         row.caption(caption)
+    # The buttons' callables hold only a weak reference: the chart and its data live in this session's
+    # state.  Streamlit keeps the download callables of a closed tab's session after it lets the
+    # session go (streamlit 1.67), and a strong reference would keep every closed tab's chart data.
+    ref = _hold(key, (ch, data, dict(arrays or {})))
     with row.popover("Export", icon=":material/download:"):
-        st.download_button("PNG (for slides)", data=lambda: export.chart_png(ch), file_name=f"{key}.png",
+        st.download_button("PNG (for slides)", data=lambda: export.chart_png(_held(ref)[0]), file_name=f"{key}.png",
                            mime="image/png", key=f"png_{key}", on_click="ignore", icon=":material/image:")
-        st.download_button("SVG (vector)", data=lambda: export.chart_svg(ch), file_name=f"{key}.svg",
+        st.download_button("SVG (vector)", data=lambda: export.chart_svg(_held(ref)[0]), file_name=f"{key}.svg",
                            mime="image/svg+xml", key=f"svg_{key}", on_click="ignore", icon=":material/polyline:")
-        st.download_button("CSV (chart data)", data=lambda: export.frame_csv(data), file_name=f"{key}.csv",
+        st.download_button("CSV (chart data)", data=lambda: export.frame_csv(_held(ref)[1]), file_name=f"{key}.csv",
                            mime="text/csv", key=f"csv_{key}", on_click="ignore", icon=":material/table:")
         for name, arr in (arrays or {}).items():
             label = f"{name}.npy" if callable(arr) else f"{name}.npy {tuple(np.shape(arr))}"
             if not callable(arr):
                 note = export_plan(np.shape(arr), np.asarray(arr).dtype)[2]
                 label += f" ({note.split(' (')[0]})" if note else ""
-            st.download_button(label, data=lambda a=arr: _npy(a),
+            st.download_button(label, data=lambda name=name: _npy(_held(ref)[2][name]),
                                file_name=f"{name}.npy", mime="application/octet-stream", key=f"npy_{key}_{name}",
                                on_click="ignore", icon=":material/data_array:")
         if arrays:
             st.caption(f"A .npy file holds at most {EXPORT_MAX_BYTES // 2**20} MiB: a larger array comes as float32, then "
                        "with every k-th row and column; its header gives the shape.")
+
+
+class _Held:
+    """What one chart's export buttons need, owned by the session (the buttons keep a weak reference)."""
+
+    __slots__ = ("value", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _hold(key: str, value) -> weakref.ref:
+    held = _Held(value)
+    st.session_state.setdefault(_EXPORTS, {})[key] = held
+    return weakref.ref(held)
+
+
+def _held(ref: weakref.ref):
+    held = ref()
+    if held is None:  # the session (or this run of the page) is gone: nothing to export
+        raise RuntimeError("this view is no longer open; reload the page to export it")
+    return held.value
 
 
 def _npy(arr) -> bytes:

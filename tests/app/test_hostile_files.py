@@ -90,7 +90,7 @@ def hostile_files(marker: str) -> list[tuple[str, str, bytes, str]]:
         ("over-the-cap", "big.npy", b"\x93NUMPY" + b"\0" * (MAX_UPLOAD_BYTES + 1), "limit"),
         ("padded-npy-header", "pad.npy", _npy_padded_header(), "header is"),
         ("one-row", "row.npy", _npy(np.ones((1, 12_000), np.float32)), "row(s)"),
-        ("too-wide", "wide.npy", _npy(np.ones((2, 8193), np.float16)), "column(s)"),
+        ("too-wide", "wide.npy", _npy(np.ones((8, 8193), np.float16)), "column(s)"),
         ("safetensors-overlapping-offsets", "twin.safetensors",
          _safetensors({"wpe.weight": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 4096]},
                        "alias.weight": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 4096]}}, GOOD.astype("<f4").tobytes()),

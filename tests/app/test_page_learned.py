@@ -165,15 +165,16 @@ def test_odd_shaped_uploads_never_crash():
     assert metrics(at)["rows × channels"] == "100,000 × 2"
     assert "one position in 25 drawn" in text_of(at)  # 100,000 rows thinned to <= 4,096 points
     assert payload_bytes(at) <= 2_000_000
-    # the widest table every page can analyse (the sinusoid of its width is drawn beside it), and the narrowest
-    for shape in ((2, 8192), (2, 1)):
+    # the widest table every page can analyse (the sinusoid of its width is drawn beside it), and the narrowest,
+    # both as short as any page allows (the Similarity page compares at least 8 positions)
+    for shape in ((8, 8192), (8, 1)):
         at = open_page(PAGE)
         _upload(at, "edge.npy", _npy(np.random.default_rng(1).normal(size=shape).astype(np.float32)))
         assert_clean(at)
         assert metrics(at)["rows × channels"] == f"{shape[0]} × {shape[1]:,}" and len(charts(at)) == 5  # no row 512
     # one column wider is refused at upload, with the limit named: nothing on any page has to fail later
     at = open_page(PAGE)
-    at.file_uploader(key="upload").set_value(("wide.npy", _npy(np.zeros((4, 8193), np.float32)), "application/octet-stream")).run()
+    at.file_uploader(key="upload").set_value(("wide.npy", _npy(np.zeros((8, 8193), np.float32)), "application/octet-stream")).run()
     assert not at.exception and [e.value for e in at.error] == [
         "'wide.npy': has 8,193 column(s); a position table here has 1 to 8,192 columns (d_model)"]
     assert "upload:" not in str(at.segmented_control(key="table").options)

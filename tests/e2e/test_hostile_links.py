@@ -86,7 +86,8 @@ def test_an_upload_named_like_a_link_shows_its_name_as_text(live_server, browser
                                                                         "buffer": path.read_bytes()}])
         page.get_by_text("Loaded", exact=False).first.wait_for(timeout=120_000)
         wait_for_app(page, timeout_ms=120_000)
-        page.get_by_role("button", name="[Log in]", exact=False).first.click()  # select the upload in the table control
+        page.get_by_test_id("stSelectbox").first.click()  # select the upload in the table list
+        page.get_by_role("option", name="[Log in]", exact=False).first.click()
         page.wait_for_timeout(500)
         wait_for_app(page, timeout_ms=120_000)
         assert page.locator("[data-testid='stException']").count() == 0
