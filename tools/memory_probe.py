@@ -1,6 +1,6 @@
 """Server memory under the load patterns of issue 15 (one Streamlit process, RSS sampled with psutil).
 
-    python tools/memory_probe.py --port 8900 [--only exports,busting,burst,uploads,uploads_max,repeat,heavy] [--app path/to/app.py]
+    python tools/memory_probe.py --port 8900 [--only exports,busting,burst,uploads,uploads_max,repeat,repeat_twice,heavy] [--app path/to/app.py]
 
 Each scenario starts its own server on 127.0.0.1, drives it with Debian's Chromium, samples the
 server's RSS every 50 ms, and prints (and writes to --out) before / peak / after figures in MB:
@@ -13,6 +13,7 @@ server's RSS every 50 ms, and prints (and writes to --out) before / peak / after
 - uploads_max: five of the largest tables the loader takes, 3,050 x 4,096 float32 (49.97 MB each);
 - repeat: one legal URL opened twenty times (a fresh session each time), and again once the closed sessions' reconnect
   window (120 s) has passed;
+- repeat_twice: twenty visits, the reconnect window, twenty more (does the second twenty reuse the first's memory?);
 - heavy: the heaviest legal URL, cold then warm (seconds until the page is idle).
 
 A measurement script, not a test: it takes minutes and its numbers depend on the machine.
@@ -225,7 +226,27 @@ def scenario_uploads_max(browser, url, s: Sampler) -> dict:
     return scenario_uploads(browser, url, s, shape=(3050, 4096), dtype=np.float32)
 
 
-SCENARIOS = {"exports": scenario_exports, "busting": scenario_busting, "burst": scenario_burst, "uploads": scenario_uploads,
+def scenario_repeat_twice(browser, url, s: Sampler) -> dict:
+    """Twenty visits of one URL, the reconnect window, twenty more: the second twenty must reuse what the first freed."""
+    link = url + SIMILARITY
+    ctx, page = _open(browser, link)
+    ctx.close()
+    time.sleep(1)
+    marks = {"before": _mb(s.rss())}
+    for batch in ("first_twenty", "second_twenty"):
+        for _ in range(20):
+            ctx, page = _open(browser, link)
+            ctx.close()
+        time.sleep(3)
+        marks[batch] = _mb(s.rss())
+        if batch == "first_twenty":
+            time.sleep(125)
+    marks["peak"] = _mb(s.peak)
+    return marks
+
+
+SCENARIOS = {"exports": scenario_exports, "repeat_twice": scenario_repeat_twice, "busting": scenario_busting, "burst": scenario_burst,
+             "uploads": scenario_uploads,
              "uploads_max": scenario_uploads_max,
              "repeat": scenario_repeat, "heavy": scenario_heavy}
 
