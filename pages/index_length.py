@@ -6,7 +6,7 @@ from posenc.analysis.geometry import length_dependence
 from posenc.charts.base import style
 from posenc.charts.story import index_values_chart, step_chart
 from posenc.schemes.naive import index_over_length
-from posenc.ui import controls
+from posenc.ui import controls, md
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views.story import MAX_SENTENCES, index_length_view
@@ -29,16 +29,19 @@ sentences = tuple(
                   help="leave empty to drop it; at most 64 tokens")
     for k in range(MAX_SENTENCES)
 )
-position = controls.number("position to compare (0-based)", "p", default=0, lo=0, hi=63, step=1, container=st.columns(4)[0],
-                           help="which token to follow across the sentences (0 = the first token)")
+first = safe(index_length_view, sentences, 0)  # how long the shortest sentence is bounds the position
+shortest = first["shortest"] if first is not None else 64
+position = controls.number("position to compare (0-based)", "p", default=0, lo=0, hi=min(63, shortest - 1), step=1,
+                           container=st.columns(4)[0], help="which token to follow across the sentences (0 = the first token)",
+                           why=f"the shortest sentence has {shortest} token(s)")
 
-view = safe(index_length_view, sentences, position)
+view = safe(index_length_view, sentences, position) if first is not None else None
 if view is not None:
     summary = view["summary"]
     metric_cols = st.columns(len(summary) + 1)
     for col, row in zip(metric_cols, summary.itertuples()):
         col.metric(f"first token of sentence {row.slot} (L = {row.L})", f"{row.first:.4g}",
-                   help=f"{row.sentence}: value of token 1 is 1/{row.L}")
+                   help=f"{md.escape(row.sentence)}: value of token 1 is 1/{row.L}")
     metric_cols[-1].metric(f"change of position {view['position']} across the lengths",
                            f"{view['max_change']:.4g}", help="posenc.geometry.length_dependence: max − min over the sentences")
     left, right = st.columns([3, 2])
@@ -58,7 +61,7 @@ if view is not None:
     ex = view["exercise"]
     exercise("first64", f"In a prompt of {ex['L']} tokens, what value does the first token get?",
              answer=ex["value"], tolerance=5e-4,
-             explanation=f"1/{ex['L']} = {ex['value']:.6g}, while in “{summary['sentence'].iloc[0]}” the same first token "
+             explanation=f"1/{ex['L']} = {ex['value']:.6g}, while in “{md.escape(summary['sentence'].iloc[0])}” the same first token "
              f"gets {summary['first'].iloc[0]:.4g}. The model never sees one fixed value for “the first token”.")
 
 show_code(index_length_view, index_over_length, length_dependence)

@@ -9,14 +9,13 @@ from posenc.analysis.tables import table_scores
 from posenc.charts.base import OKABE_ITO, style
 from posenc.charts.learned import norms_chart, similarity_chart, spectrum_chart, table_heatmap_chart, vector_chart
 from posenc.schemes.learned import learned_lookup, minilm_table, random_table
-from posenc.ui import controls, uploads
+from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views.learned import (
     SOURCES,
     builtin_table,
     contrast_view,
-    expected_random_abs_cosine,
     learned_row_at,
     learned_view,
     provenance,
@@ -48,8 +47,8 @@ with st.expander("Bring your own table (.npy / .safetensors)", icon=":material/u
 
 options = list(SOURCES) + uploads.upload_options()
 c1, c2, c3 = st.columns([3, 1, 2])
-source = controls.choice("table", "table", options, default="minilm", container=c1,
-                         format_func=lambda o: SOURCES.get(o, o.removeprefix(uploads.PREFIX)))
+source = controls.choice("table", "table", options, default="minilm", container=c1, style="select" if len(options) > 3 else "segmented",
+                         format_func=lambda o: SOURCES.get(o, o.removeprefix(uploads.PREFIX)))  # upload labels are long: a list
 seed = controls.slider("seed (random table)", "seed", default=0, lo=0, hi=10_000, container=c2)
 n = controls.select_slider("positions in the similarity matrix", "n", [64, 128, 256, 512, 1024, 2048], default=512, container=c3)
 
@@ -81,7 +80,7 @@ if view is not None:
                   + (f" (the table has only {rows} rows)" if view["n_shown"] < view["n_requested"] else "")
                   + (f", one row and column in {view['sim_step']} drawn" if view["sim_step"] > 1 else "")
                   + f". Mean |cos| off the diagonal: {view['mean_abs_offdiag']:.3f}; two random directions in "
-                  f"{d} dimensions give {expected_random_abs_cosine(d):.3f} on average (noise)."))
+                  f"{d} dimensions give {view['random_abs_cosine']:.3f} on average (noise)."))
 
 contrast = safe(contrast_view, seed)
 if contrast is not None:
@@ -114,7 +113,7 @@ sine = safe(sinusoid_at, position, view["shape"][1] if view is not None else 384
 left, right = st.columns(2)
 with left:
     if row is not None and not row["defined"]:
-        st.warning(f"**No row {position}.** {row['message']}. The table was trained with positions "
+        st.warning(f"**No row {position}.** {md.escape(row['message'], limit=300)}. The table was trained with positions "
                    "0 … max_len − 1 only; there is nothing to add, so a model must refuse or crash here.",
                    icon=":material/block:")
     elif row is not None:
@@ -129,7 +128,7 @@ with right:
 if view is not None and view["first_below"] is not None:
     exercise(
         "first_below",
-        f"In this table ({SOURCES.get(source, label)}), row 1 is compared with rows 2, 3, 4, … At which position does "
+        f"In this table ({md.escape(SOURCES.get(source, label))}), row 1 is compared with rows 2, 3, 4, … At which position does "
         "the cosine similarity to row 1 first drop below 0.5?",
         answer=view["first_below"],
         explanation=f"Computed from the same rows as the similarity matrix. Row 0 is an outlier in BERT tables "

@@ -30,9 +30,10 @@ spec = {p.name: p for p in get_scheme("t5").params}  # the registry's ranges; ma
 cc = c[0].columns(3)
 t5 = {"bidirectional": controls.param(spec["bidirectional"], key="t5_bidirectional", container=cc[0]),
       "num_buckets": controls.slider(spec["num_buckets"].label, "t5_num_buckets", default=spec["num_buckets"].default,
-                                     lo=int(spec["num_buckets"].lo), hi=int(spec["num_buckets"].hi), container=cc[1]),
-      "max_distance": controls.select_slider(spec["max_distance"].label, "t5_max_distance", t5_distance_choices(),
-                                             default=spec["max_distance"].default, container=cc[2])}
+                                     lo=int(spec["num_buckets"].lo), hi=int(spec["num_buckets"].hi), container=cc[1])}
+t5["max_distance"] = controls.select_slider(spec["max_distance"].label, "t5_max_distance",  # must exceed the exact range
+                                            t5_distance_choices(t5["num_buckets"], t5["bidirectional"]),
+                                            default=spec["max_distance"].default, container=cc[2])
 n = controls.select_slider("sequence length (matrix)", "t5_n", [16, 32, 64, 128, 256, 512, 1024, 2048], default=128, container=c[1])
 view = safe(t5_view, t5["bidirectional"], t5["num_buckets"], t5["max_distance"], n)
 if view is not None:
@@ -70,7 +71,7 @@ st.subheader("ALiBi: a straight-line penalty per head", anchor=False)
 st.latex(get_scheme("alibi").formula)
 c = st.columns(4)
 heads = controls.slider("heads H", "heads", default=12, lo=1, hi=128, container=c[0])
-head = controls.slider("head shown", "head", default=1, lo=1, hi=heads, container=c[1])
+head = controls.slider("head shown", "head", default=1, lo=1, hi=heads, container=c[1], why="with one head, head 1 is the only one")
 train_len = controls.select_slider("training length L", "train_len", [16, 32, 64, 128, 256, 512, 1024], default=128, container=c[2])
 causal = controls.param(get_scheme("alibi").params[0], key="causal", container=c[3])
 slopes = safe(alibi_slopes_view, heads)

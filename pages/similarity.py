@@ -8,7 +8,7 @@ from posenc.analysis.scores import dense_scores, offset_profile, position_scores
 from posenc.charts.base import HEATMAP_CELLS, style
 from posenc.charts.compare import offset_profiles, score_matrices
 from posenc.registry import SCHEMES, bias
-from posenc.ui import controls, uploads
+from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
 from posenc.views.compare import (
@@ -70,7 +70,7 @@ results = [r for r in map(compute, keys) if r is not None]
 if results:
     for col, r in zip(st.columns(len(results)), results):
         ti = r["translation_invariance"]
-        col.metric(f"{r['name']}: translation invariance", "—" if ti is None else f"{ti:.3g}",
+        col.metric(f"{md.escape(r['name'])}: translation invariance", "—" if ti is None else f"{ti:.3g}",
                    help="‖S − T(S)‖ / ‖S − mean‖, T(S) = each diagonal's mean; 0 = depends on j − i only. "
                    + ("Measured on the matrix built densely from the vectors, not on the offset view."
                       if r["offset_only"] and r["kind"] != "bias" else "Measured on the full matrix."))
@@ -92,7 +92,7 @@ if results:
                "is shown, each cell an exact value." if steps != [1] else "Every cell is shown.")
         ),
     )
-    methods = {r["name"]: r["offset_method"] for r in results}
+    methods = {md.escape(r["name"]): r["offset_method"] for r in results}  # an upload's name is outside text
     chart(
         style(offset_profiles(view["offsets"], [r["name"] for r in results])),
         key="similarity_offsets",
@@ -110,9 +110,9 @@ if results:
         "Of the schemes shown, how many have a translation-invariance figure below 10⁻⁶, i.e. a score "
         "that depends only on the offset j − i?",
         answer=rel["count"],
-        explanation=f"Relative: {', '.join(rel['relative']) or 'none'}. Not relative: "
-        + (", ".join(f"{name} ({ti:.3g})" for name, ti in rel["absolute"]) or "none")
-        + (f". Not measured at this length: {', '.join(rel['unmeasured'])}" if rel["unmeasured"] else "")
+        explanation=f"Relative: {', '.join(map(md.escape, rel['relative'])) or 'none'}. Not relative: "
+        + (", ".join(f"{md.escape(name)} ({ti:.3g})" for name, ti in rel["absolute"]) or "none")
+        + (f". Not measured at this length: {', '.join(map(md.escape, rel['unmeasured']))}" if rel["unmeasured"] else "")
         + ". Along a diagonal an absolute scheme's score changes; a relative one's cannot.",
     )
 

@@ -164,13 +164,13 @@ def test_random_table_std_and_determinism():
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_npy_round_trip_bit_equal(dtype):
-    arr = np.random.default_rng(0).normal(0, 0.02, (7, 5)).astype(dtype)
+    arr = np.random.default_rng(0).normal(0, 0.02, (9, 5)).astype(dtype)
     assert read_dtype_equal(pio.read_npy(npy_bytes(arr)), arr)
     table, info = pio.load_position_table(npy_bytes(arr), "pe.NPY")
     np.testing.assert_array_equal(table, arr.astype(np.float64))
     assert table.dtype == np.float64
     assert info == {"format": "npy", "filename": "pe.NPY", "tensor": None,
-                    "dtype": np.dtype(dtype).name, "shape": (7, 5), "max_len": 7, "d_model": 5,
+                    "dtype": np.dtype(dtype).name, "shape": (9, 5), "max_len": 9, "d_model": 5,
                     "bytes": len(npy_bytes(arr))}
 
 
@@ -181,7 +181,7 @@ def read_dtype_equal(got, want) -> bool:
 @pytest.mark.parametrize("dtype, code", [(np.float16, "float16"), (np.float32, "float32"),
                                          (np.float64, "float64")])
 def test_safetensors_round_trip_bit_equal(dtype, code):
-    arr = np.random.default_rng(1).normal(0, 0.02, (6, 4)).astype(dtype)
+    arr = np.random.default_rng(1).normal(0, 0.02, (8, 4)).astype(dtype)
     other = np.arange(3, dtype=np.int64)
     data = st_save({"transformer.wpe.weight": arr, "transformer.wte.ids": other})
     assert read_dtype_equal(pio.read_safetensors(data, "transformer.wpe.weight"), arr)
@@ -192,19 +192,19 @@ def test_safetensors_round_trip_bit_equal(dtype, code):
     table, info = pio.load_position_table(data, "gpt2.safetensors", tensor="wpe.weight")
     np.testing.assert_array_equal(table, arr.astype(np.float64))
     assert (info["format"], info["tensor"], info["dtype"], info["shape"]) == (
-        "safetensors", "transformer.wpe.weight", code, (6, 4))
+        "safetensors", "transformer.wpe.weight", code, (8, 4))
 
 
 def test_safetensors_bf16_hand_made():
     # bf16 bits [16256, 49184, 16457] decode to [1.0, -2.5, 3.140625] (safetensors spec;
-    # bf16 = top 16 bits of float32).  Padded to a 2 x 3 table with [0, 0.5, -1].
-    bits = np.array([16256, 49184, 16457, 0, 16128, 49024], dtype="<u2")
+    # bf16 = top 16 bits of float32).  Padded to an 8 x 3 table: [0, 0.5, -1], then zeros.
+    bits = np.array([16256, 49184, 16457, 0, 16128, 49024] + [0] * 18, dtype="<u2")
     data = st_file({"__metadata__": {"format": "pt"},
-                    "wpe.weight": {"dtype": "BF16", "shape": [2, 3], "data_offsets": [0, 12]}},
+                    "wpe.weight": {"dtype": "BF16", "shape": [8, 3], "data_offsets": [0, 48]}},
                    bits.tobytes())
     got = pio.read_safetensors(data, "transformer.wpe.weight")
     assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, [[1.0, -2.5, 3.140625], [0.0, 0.5, -1.0]])
+    np.testing.assert_array_equal(got, [[1.0, -2.5, 3.140625], [0.0, 0.5, -1.0]] + [[0.0] * 3] * 6)
     table, info = pio.load_position_table(data, "x.safetensors")
     assert info["dtype"] == "bfloat16" and info["tensor"] == "wpe.weight"
     np.testing.assert_array_equal(table[0], [1.0, -2.5, 3.140625])
@@ -266,7 +266,7 @@ def test_npy_declaring_huge_shape_is_rejected_before_allocation():
     data = npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }")
     assert len(data) == 128
     with raises("the .npy header declares shape (100000, 100000) = 10,000,000,000 elements, "
-                "more than the limit of 33,554,432 elements"):
+                f"more than the limit of {pio.MAX_TABLE_ELEMENTS:,} elements"):
         pio.load_position_table(data, "huge.npy")
 
 
@@ -288,11 +288,15 @@ def test_npy_extra_trailing_bytes_and_bad_magic():
                                     "real floating-point numbers"),
         (np.ones((4, 3), np.complex128), "holds complex numbers (dtype complex128)"),
         (np.ones((4, 3), bool), "holds booleans (dtype bool)"),
-        (np.ones((1, 3)), "has 1 row(s); a position table needs at least 2 positions"),
-        (np.ones((3, 0)), "has 0 columns"),
-        (np.array([[0.0, 1.0], [2.0, np.nan], [np.inf, np.nan]]),
+        (np.ones((1, 3)), "has 1 row(s); a position table here has 8 to 1,048,576 rows (one per position)"),
+        (np.ones((7, 3)), "has 7 row(s)"),
+        (np.ones((8, 0)), "has 0 column(s); a position table here has 1 to 8,192 columns (d_model)"),
+        (np.ones((8, 8193), np.float16), "has 8,193 column(s)"),
+        (np.ones((2**20 + 1, 1), np.float16), "has 1,048,577 row(s)"),
+        (np.ones((4097, 4096), np.float16), "the .npy header declares shape (4097, 4096) = 16,781,312 elements, more than the limit of 16,777,216"),
+        (np.array([[0.0, 1.0], [2.0, np.nan], [np.inf, np.nan]] + [[0.0, 0.0]] * 5),
          "contains 3 non-finite value(s) (2 NaN, 1 inf); the first is at row 1, column 1"),
-        (np.array([[0.0, 1.0], [2.0, -np.inf]], np.float32),
+        (np.array([[0.0, 1.0], [2.0, -np.inf]] + [[0.0, 0.0]] * 6, np.float32),
          "contains 1 non-finite value(s) (0 NaN, 1 inf); the first is at row 1, column 1"),
     ],
 )
@@ -302,15 +306,15 @@ def test_bad_npy_tables(arr, fragment):
 
 
 def test_validate_widens_to_a_writable_float64_copy():
-    src = np.array([[1.0, 2.0], [3.0, 4.5]], np.float16)
+    src = np.array([[1.0, 2.0], [3.0, 4.5]] * 4, np.float16)
     out = pio.validate_position_table(src, name="t")
-    assert out.dtype == np.float64 and out.flags.writeable and out.tolist() == [[1, 2], [3, 4.5]]
+    assert out.dtype == np.float64 and out.flags.writeable and out.tolist() == [[1, 2], [3, 4.5]] * 4
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
                     reason="longdouble is float64 on this platform")
 def test_longdouble_beyond_float64_counts_as_inf():
-    src = np.array([[1.0, 2.0], [np.longdouble("1e400"), 4.0]], np.longdouble)
+    src = np.array([[1.0, 2.0], [np.longdouble("1e400"), 4.0]] + [[0.0, 0.0]] * 6, np.longdouble)
     with raises("t: contains 1 non-finite value(s) (0 NaN, 1 inf); the first is at row 1, "
                 "column 0"):
         pio.validate_position_table(src, name="t")
@@ -323,8 +327,9 @@ def test_empty_file():
 
 def test_file_over_size_cap(monkeypatch):
     big = bytes(pio.MAX_UPLOAD_BYTES + 1)  # the one real 50 MB allocation
-    with raises("'big.npy' is 50.0 MB (52,428,801 bytes); the upload limit is 50.0 MB "
-                "(52,428,800 bytes)"):
+    # Streamlit's uploader counts 1 MB = 10^6 bytes: server.maxUploadSize = 50 refuses 50,000,001 bytes
+    with raises("'big.npy' is 50.0 MB (50,000,001 bytes); the upload limit is 50.0 MB "
+                "(50,000,000 bytes)"):
         pio.load_position_table(big, "big.npy")
     del big
     monkeypatch.setattr(pio, "MAX_UPLOAD_BYTES", 1000)
@@ -352,7 +357,7 @@ GOOD_DATA = np.arange(6, dtype="<f4").tobytes()  # 24 bytes
          "the header length field says the JSON header is 1,000 bytes, but only 8 bytes follow"),
         (struct.pack("<Q", 2**40) + b"{}",
          "the header length field says the JSON header is 1,099,511,627,776 bytes, which is "
-         "not plausible (limit 100,000,000)"),
+         "not plausible (limit 10,000,000)"),
         (struct.pack("<Q", 8) + b'{"a": [1' + GOOD_DATA,
          "the .safetensors header is not valid JSON (Expecting ',' delimiter at byte 8)"),
         (st_file([1, 2], b""), "the .safetensors header must be a JSON object mapping tensor "
@@ -404,9 +409,9 @@ def test_unknown_tensor_name_lists_available():
 
 
 def test_single_tensor_file_is_picked_without_a_name():
-    data = st_save({"my_table": np.full((3, 2), 0.5, np.float32)})
+    data = st_save({"my_table": np.full((8, 2), 0.5, np.float32)})
     table, info = pio.load_position_table(data, "mine.safetensors")
-    assert info["tensor"] == "my_table" and table.tolist() == [[0.5, 0.5]] * 3
+    assert info["tensor"] == "my_table" and table.tolist() == [[0.5, 0.5]] * 8
 
 
 # --------------------------------------------------------------------- property tests
@@ -469,3 +474,62 @@ def test_mutated_valid_files_only_raise_value_error(data):
             buf[i] = data.draw(st.integers(0, 255))
         cut = data.draw(st.integers(0, len(buf)))
         _only_value_errors(bytes(buf[:cut]), name)
+
+
+# --------------------------------------------------------------------- limits stated once (issue 15)
+
+def test_the_upload_cap_is_the_uploaders_own():
+    """config.toml's server.maxUploadSize (MB of 10^6 bytes, as Streamlit's uploader counts) is the loader's cap."""
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == pio.MAX_UPLOAD_MB
+    assert pio.MAX_UPLOAD_BYTES == pio.MAX_UPLOAD_MB * 1_000_000 == 50_000_000
+
+
+def test_a_padded_npy_header_is_refused_before_parsing():
+    arr = np.zeros((8, 3), "<f4")
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 3), }"
+    for pad in (20_000, 45_000_000):  # numpy.save writes < 200 bytes; numpy.load's own limit is 10,000
+        h = (header + " " * pad + "\n").encode("latin1")
+        data = b"\x93NUMPY\x02\x00" + struct.pack("<I", len(h)) + h + arr.tobytes()
+        with raises(f"the .npy header is {len(h):,} bytes long; numpy.save writes a header of a few hundred bytes"):
+            pio.load_position_table(data, "pad.npy")
+    h = (header + " " * (9_000 - len(header) - 11) + "\n").encode("latin1")  # padded, but within numpy's limit
+    table, _ = pio.load_position_table(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + arr.tobytes(), "ok.npy")
+    assert table.shape == (8, 3)
+
+
+def _tiled(spans: dict[str, tuple[int, int]], data_len: int) -> bytes:
+    header = {name: {"dtype": "F32", "shape": [(b - a) // 4], "data_offsets": [a, b]} for name, (a, b) in spans.items()}
+    header["wpe.weight"] = {"dtype": "F32", "shape": [2, 2], "data_offsets": list(spans["wpe.weight"])}
+    return st_file(header, b"\0" * data_len)
+
+
+@pytest.mark.parametrize("spans, data_len, fragment", [
+    ({"wpe.weight": (0, 16), "alias": (8, 24)}, 24, "tensor 'alias': data_offsets [8, 24] overlap those of tensor 'wpe.weight', which end at 16"),
+    ({"wpe.weight": (0, 16), "twin": (0, 16)}, 16, "overlap"),
+    ({"wpe.weight": (0, 16), "far": (24, 32)}, 32, "tensor 'far': data_offsets [24, 32] leave bytes 16 to 24 of the data section unused"),
+    ({"wpe.weight": (8, 24)}, 24, "leave bytes 0 to 8"),
+    ({"wpe.weight": (0, 16)}, 40, "the data section is 40 bytes long but its tensors end at byte 16; the file has 24 unexpected bytes"),
+])
+def test_safetensors_offsets_must_tile_the_data(spans, data_len, fragment):
+    with raises(fragment):
+        pio.load_position_table(_tiled(spans, data_len), "t.safetensors")
+
+
+def test_files_written_by_safetensors_tile_exactly():
+    data = st_save({"wpe.weight": np.ones((8, 2), np.float32), "bias": np.zeros(3, np.float16), "empty": np.zeros((0, 2), np.float32)})
+    table, info = pio.load_position_table(data, "ok.safetensors", tensor="wpe.weight")
+    assert table.shape == (8, 2) and info["dtype"] == "float32"
+
+
+def test_read_position_table_keeps_the_stored_float_dtype():
+    for dtype in (np.float16, np.float32, np.float64, ">f4"):
+        arr = np.arange(16, dtype=dtype).reshape(8, 2) / 7
+        table, info = pio.read_position_table(npy_bytes(arr), "t.npy")
+        assert table.dtype == np.dtype(dtype).newbyteorder("=") and table.flags.c_contiguous
+        assert np.array_equal(table, arr) and np.dtype(info["dtype"]) == table.dtype
+        wide, _ = pio.load_position_table(npy_bytes(arr), "t.npy")
+        assert wide.dtype == np.float64 and np.array_equal(wide, arr.astype(np.float64))

@@ -170,6 +170,7 @@ def test_random_table_similarity_is_noise():
 
 
 def test_expected_abs_cosine_formula():
+    assert expected_random_abs_cosine(1) == pytest.approx(1.0, rel=1e-12)  # on a line cos = +-1 always (an uploaded 1-column table)
     assert expected_random_abs_cosine(2) == pytest.approx(2 / math.pi)  # E|cos| of a uniform angle
     assert expected_random_abs_cosine(3) == pytest.approx(0.5)  # uniform on the sphere: |z| ~ U(0, 1)
     assert expected_random_abs_cosine(10**5) == pytest.approx(math.sqrt(2 / (math.pi * 10**5)), rel=1e-4)

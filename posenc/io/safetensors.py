@@ -4,6 +4,10 @@ Format (the safetensors crate docs; huggingface.co/docs/safetensors/metadata_par
 little-endian header length N, N bytes of JSON ({name: {"dtype", "shape", "data_offsets"}}, plus an
 optional "__metadata__"), then raw little-endian C-order data, with ``data_offsets`` relative to
 byte 8 + N.  BF16 has no numpy dtype: it is read as uint16 and widened by a bit shift.
+
+As the Rust crate's ``validate``, the tensors must tile the data section exactly: sorted by offset, each
+starts where the previous one ends, and the last ends at the end of the file -- no overlap (two names
+for the same bytes) and no hole or trailing bytes (room for a second file hidden inside this one).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ import numpy as np
 from posenc.io._limits import MAX_TABLE_ELEMENTS
 from posenc.io._limits import as_bytes as _as_bytes
 
-# A safetensors JSON header longer than this is not a real header (the Rust crate uses 100 MB).
-MAX_SAFETENSORS_HEADER_BYTES = 100 * 1000 * 1000
+# A safetensors JSON header longer than this is not a real header of a file under the 50 MB upload cap
+# (about 100 bytes per tensor: 10 MB would list 100,000 tensors; the Rust crate allows 100 MB).
+MAX_SAFETENSORS_HEADER_BYTES = 10 * 1000 * 1000
 
 # Prefixes that wrap the same tensor in different model classes (GPT2LMHeadModel adds
 # "transformer.", BertForPreTraining adds "bert.", ...).  A name is matched with or without them.
@@ -124,7 +129,31 @@ def _parse_safetensors_header(data: bytes) -> tuple[dict[str, dict], int]:
                 f"after the header is only {data_len:,} bytes long (file truncated?)"
             )
         entries[name] = {"dtype": dtype, "shape": [int(s) for s in shape], "data_offsets": offsets}
+    _check_tiling(entries, data_len)
     return entries, data_start
+
+
+def _check_tiling(entries: dict[str, dict], data_len: int) -> None:
+    """The data_offsets of all tensors cover [0, data_len) exactly once, in order (no overlap, no gap)."""
+    spans = sorted((e["data_offsets"][0], e["data_offsets"][1], name) for name, e in entries.items())
+    end, last = 0, None
+    for start, stop, name in spans:
+        if start < end:
+            raise ValueError(
+                f"tensor {name!r}: data_offsets [{start}, {stop}] overlap those of tensor {last!r}, which end at {end}; "
+                "in a .safetensors file every byte of data belongs to one tensor"
+            )
+        if start > end:
+            raise ValueError(
+                f"tensor {name!r}: data_offsets [{start}, {stop}] leave bytes {end} to {start} of the data section "
+                "unused; in a .safetensors file the tensors follow each other without gaps"
+            )
+        end, last = stop, name
+    if end != data_len:
+        raise ValueError(
+            f"the data section is {data_len:,} bytes long but its tensors end at byte {end:,}; the file has "
+            f"{data_len - end:,} unexpected bytes after the last tensor"
+        )
 
 
 def _strip_prefixes(name: str) -> str:

@@ -32,7 +32,16 @@ import math
 import numpy as np
 from numpy.lib import format as npy_format
 
-from posenc.io._limits import MAX_TABLE_ELEMENTS
+from posenc.io._limits import (
+    MAX_NPY_HEADER_BYTES,
+    MAX_TABLE_COLUMNS,
+    MAX_TABLE_ELEMENTS,
+    MAX_TABLE_ROWS,
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOAD_MB,
+    check_table_shape,
+    table_limits,
+)
 from posenc.io._limits import as_bytes as _as_bytes
 from posenc.io._limits import mb as _mb
 from posenc.io.safetensors import (
@@ -43,11 +52,9 @@ from posenc.io.safetensors import (
     safetensors_tensor_names,
 )
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_TABLE_ELEMENTS", "SUGGESTED_TENSOR_NAMES", "read_npy", "read_safetensors",
-           "safetensors_tensor_names", "validate_position_table", "load_position_table"]
-
-# Upload limit.  Keep in sync with `server.maxUploadSize = 50` (MB) in .streamlit/config.toml.
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_MB", "MAX_TABLE_ELEMENTS", "MAX_TABLE_ROWS", "MAX_TABLE_COLUMNS",
+           "SUGGESTED_TENSOR_NAMES", "read_npy", "read_safetensors", "safetensors_tensor_names", "check_table_shape",
+           "table_limits", "position_table", "validate_position_table", "read_position_table", "load_position_table"]
 
 
 # --------------------------------------------------------------------------------------- .npy
@@ -73,6 +80,14 @@ def read_npy(data: bytes) -> np.ndarray:
         raise ValueError(
             f".npy format version {version[0]}.{version[1]} is not supported; "
             "numpy.save writes versions 1.0 and 2.0 for plain numeric arrays"
+        )
+    # the header length field: u16 (version 1.0) or u32 (2.0), little-endian, after the 8 magic bytes
+    width = 2 if version == (1, 0) else 4
+    n_header = int.from_bytes(data[8 : 8 + width], "little") if len(data) >= 8 + width else 0
+    if n_header > MAX_NPY_HEADER_BYTES:
+        raise ValueError(
+            f"the .npy header is {n_header:,} bytes long; numpy.save writes a header of a few hundred bytes "
+            f"and numpy.load refuses one over {MAX_NPY_HEADER_BYTES:,} (this file is padded or not written by numpy.save)"
         )
     try:
         if version == (1, 0):
@@ -123,12 +138,20 @@ def read_npy(data: bytes) -> np.ndarray:
 
 # ------------------------------------------------------------------------------- validation
 
+_KIND_NAMES = {
+    "b": "booleans", "i": "integers", "u": "integers", "c": "complex numbers",
+    "O": "Python objects", "U": "text", "S": "bytes", "M": "dates", "m": "time spans",
+}
 
-def validate_position_table(arr, *, name: str) -> np.ndarray:
-    """Check a learned position table; return it as float64 of shape (max_len, d_model).
 
-    Requirements: 2-D, floating point (integer, bool, complex and object arrays are refused),
-    at least 2 rows and 1 column, at most ``MAX_TABLE_ELEMENTS`` elements, all values finite.
+def position_table(arr, *, name: str) -> np.ndarray:
+    """The one check of an uploaded table: ``arr`` as a C-ordered (max_len, d_model) float array, or ValueError.
+
+    Requirements (``check_table_shape``): 2-D, 2 to MAX_TABLE_ROWS rows, 1 to MAX_TABLE_COLUMNS columns,
+    at most MAX_TABLE_ELEMENTS values; floating point (integer, bool, complex and object arrays are
+    refused); every value finite.  float16, float32 and float64 keep their dtype (a float16 table stays
+    a quarter of its float64 size); wider floats (longdouble) become float64, where beyond its range
+    they count as inf.
     """
     if not isinstance(arr, np.ndarray):
         try:
@@ -136,34 +159,17 @@ def validate_position_table(arr, *, name: str) -> np.ndarray:
         except Exception:
             raise ValueError(f"{name}: could not be read as an array of numbers") from None
     if arr.ndim != 2:
-        raise ValueError(
-            f"{name}: expected a 2-D table of shape (max_len, d_model), one row per position, "
-            f"but got a {arr.ndim}-D array of shape {arr.shape}"
-        )
+        check_table_shape(arr.shape, name)  # raises: not 2-D
     kind = arr.dtype.kind
     if kind != "f":
-        what = {
-            "b": "booleans", "i": "integers", "u": "integers", "c": "complex numbers",
-            "O": "Python objects", "U": "text", "S": "bytes", "M": "dates", "m": "time spans",
-        }.get(kind, "non-numeric values")
         raise ValueError(
-            f"{name}: holds {what} (dtype {arr.dtype}); a position table must hold real "
+            f"{name}: holds {_KIND_NAMES.get(kind, 'non-numeric values')} (dtype {arr.dtype}); a position table must hold real "
             "floating-point numbers (float16, float32 or float64)"
         )
-    max_len, d_model = arr.shape
-    if max_len < 2:
-        raise ValueError(
-            f"{name}: has {max_len} row(s); a position table needs at least 2 positions"
-        )
-    if d_model < 1:
-        raise ValueError(f"{name}: has 0 columns; a position table needs at least 1 dimension")
-    if arr.size > MAX_TABLE_ELEMENTS:
-        raise ValueError(
-            f"{name}: shape {arr.shape} has {arr.size:,} elements, more than the limit of "
-            f"{MAX_TABLE_ELEMENTS:,}"
-        )
+    check_table_shape(arr.shape, name)
+    keep = arr.dtype.newbyteorder("=") if arr.dtype.itemsize <= 8 else np.dtype(np.float64)
     with np.errstate(over="ignore"):  # longdouble beyond float64 becomes inf, reported below
-        out = np.array(arr, dtype=np.float64, order="C")  # (max_len, d_model), our own copy
+        out = np.ascontiguousarray(arr, dtype=keep)  # (max_len, d_model)
     finite = np.isfinite(out)  # (max_len, d_model)
     if not finite.all():
         n_nan = int(np.isnan(out).sum())
@@ -177,20 +183,23 @@ def validate_position_table(arr, *, name: str) -> np.ndarray:
     return out
 
 
+def validate_position_table(arr, *, name: str) -> np.ndarray:
+    """``position_table`` widened to our own writable float64 copy of shape (max_len, d_model)."""
+    return np.array(position_table(arr, name=name), dtype=np.float64, order="C")
+
+
 # ----------------------------------------------------------------------------- entry point
 
 _REFUSED_EXTENSIONS = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
 
 
-def load_position_table(
-    data: bytes, filename: str, tensor: str | None = None
-) -> tuple[np.ndarray, dict]:
-    """Load an uploaded .npy or .safetensors position table.
+def read_position_table(data: bytes, filename: str, tensor: str | None = None) -> tuple[np.ndarray, dict]:
+    """Read an uploaded .npy or .safetensors position table, keeping its float dtype (``position_table``).
 
-    Returns ``(table, info)``: ``table`` float64 of shape (max_len, d_model); ``info`` with
-    keys format ('npy' | 'safetensors'), filename, tensor (None for .npy), dtype (original,
-    e.g. 'float32' or 'bfloat16'), shape (original), max_len, d_model, bytes.
-    ``tensor`` selects a tensor in a .safetensors file (ignored for .npy).
+    Returns ``(table, info)``: ``table`` of shape (max_len, d_model), float16, float32 (also for
+    bfloat16, exactly) or float64; ``info`` with keys format ('npy' | 'safetensors'), filename, tensor
+    (None for .npy), dtype (original, e.g. 'float32' or 'bfloat16'), shape (original), max_len,
+    d_model, bytes.  ``tensor`` selects a tensor in a .safetensors file (ignored for .npy).
     """
     if not isinstance(filename, str) or not filename:
         raise ValueError(f"filename must be a non-empty string, got {filename!r}")
@@ -229,7 +238,7 @@ def load_position_table(
         msg = str(exc)
         prefixed = msg if msg.startswith(repr(filename)) else f"{filename!r}: {msg}"
         raise ValueError(prefixed) from None
-    table = validate_position_table(raw, name=where)
+    table = position_table(raw, name=where)
     info = {
         "format": ext[1:],
         "filename": filename,
@@ -241,3 +250,14 @@ def load_position_table(
         "bytes": len(data),
     }
     return table, info
+
+
+def load_position_table(
+    data: bytes, filename: str, tensor: str | None = None
+) -> tuple[np.ndarray, dict]:
+    """Load an uploaded .npy or .safetensors position table as float64.
+
+    ``read_position_table``, with ``table`` widened to float64 of shape (max_len, d_model).
+    """
+    table, info = read_position_table(data, filename, tensor)
+    return np.array(table, dtype=np.float64, order="C"), info

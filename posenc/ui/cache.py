@@ -5,19 +5,79 @@ function's qualified name plus its arguments, which must be scalars, strings or 
 (never arrays: Streamlit hashes large arrays from a sample, so array keys could collide).
 Results are pickled copies, so a page cannot corrupt the cache by mutating what it gets.
 Exceptions are not cached; ``safe`` turns a ValueError into a visible message.
+
+Memory.  The cache keeps at most MAX_BYTES of pickled results (least recently used evicted first), so
+links that bust it (every one a new setting) cannot grow it; what a process needs beyond that is the
+working memory of the computations themselves, so at most MAX_CONCURRENT of them run at once
+(``compute_slot``): twenty sessions opening twenty heavy links queue for a slot instead of each holding
+a few hundred MB of intermediates at the same moment.  A repeated link is a cache hit: nothing is kept.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
 
+from posenc.ui import md
+
 MAX_ENTRIES = 512
 MAX_BYTES = "64MB"  # pickled results kept, least-recently-used first; views return only what is drawn
+MAX_CONCURRENT = 2  # posenc computations at once in one process (cache misses, upload analyses, exports)
 _SCALARS = (int, float, str, bool, type(None))
+_SLOTS = threading.BoundedSemaphore(MAX_CONCURRENT)
+_HELD = threading.local()  # a thread that holds a slot does not wait for a second one (no deadlock when nested)
+_TRIM_EVERY = 1.0  # seconds between two returns of freed heap memory to the OS
+_last_trim = [0.0]
+
+
+def _libc_trim() -> Callable[[int], int] | None:
+    try:  # glibc only: elsewhere memory is returned as the allocator sees fit
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return None
+
+
+_TRIM = _libc_trim()
+
+
+def release_memory() -> None:
+    """Give the heap pages a finished computation freed back to the OS (glibc's malloc_trim), at most once a second.
+
+    numpy's intermediates below glibc's mmap threshold come from the heap, and glibc keeps freed heap
+    pages mapped: without this, a process's RSS stays at the peak of its heaviest page long after.
+    """
+    now = time.monotonic()
+    if _TRIM is None or now - _last_trim[0] < _TRIM_EVERY:
+        return
+    _last_trim[0] = now
+    _TRIM(0)
+
+
+@contextmanager
+def compute_slot() -> Iterator[None]:
+    """Hold one of the MAX_CONCURRENT computation slots of this process (waits for a free one)."""
+    if getattr(_HELD, "depth", 0):
+        _HELD.depth += 1
+        try:
+            yield
+        finally:
+            _HELD.depth -= 1
+        return
+    with _SLOTS:
+        _HELD.depth = 1
+        try:
+            yield
+        finally:
+            _HELD.depth = 0
+            release_memory()
 
 
 def _check_key(value: Any, where: str) -> None:
@@ -42,7 +102,8 @@ def _resolve(qualname: str) -> Callable:
 
 @st.cache_data(max_entries=MAX_ENTRIES, max_size=MAX_BYTES, show_spinner=False)
 def _call(qualname: str, args: tuple, kwargs: tuple) -> Any:
-    return _resolve(qualname)(*args, **dict(kwargs))
+    with compute_slot():
+        return _resolve(qualname)(*args, **dict(kwargs))
 
 
 def cached(fn: Callable, *args, **kwargs) -> Any:
@@ -59,6 +120,6 @@ def safe(fn: Callable, *args, **kwargs) -> Any | None:
     """``cached(...)``, but a ValueError becomes an on-page error and the result is None."""
     try:
         return cached(fn, *args, **kwargs)
-    except ValueError as exc:
-        st.error(str(exc), icon=":material/error:")
+    except ValueError as exc:  # the message may quote a pasted config or a link value: shown as text
+        st.error(md.escape(str(exc), limit=600), icon=":material/error:")
         return None

@@ -6,7 +6,14 @@ long) and falls back to the default; these helpers notice that -- the raw value 
 ``st.query_params`` before the widget runs -- and show a visible note instead of staying silent.
 
 Every bound key is recorded for the current run, so the page can offer "link to this view" and
-report unknown URL parameters (see ``posenc.ui.frame``).
+report unknown URL parameters (see ``posenc.ui.frame``), together with the range or options the
+control offered (``control_specs``: what the boundary test sets every control to).
+
+Outside text never reaches Markdown as Markdown: labels and option labels (which Streamlit renders as
+Markdown) go through ``md.escape``, and link values in notes through ``md.code`` (``posenc.ui.md``).
+A control whose range another control sets (the head shown, of H heads) collapses to its one value,
+shown disabled with a note, when that range leaves a single value: Streamlit refuses a slider whose
+minimum equals its maximum.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from typing import Any
 import streamlit as st
 
 from posenc.registry import ParamSpec, get_scheme
-from posenc.ui import compat
+from posenc.ui import compat, md
 
 _RUN = "_posenc_run"  # session-state slot holding this run's bound keys and notes
 
@@ -37,7 +44,8 @@ def begin_run(page: str | None = None) -> None:
     if page is not None and last is not None and last[0] != page:
         for key in last[1]:
             st.session_state.pop(key, None)
-    st.session_state[_RUN] = {"bound": {}, "notes": [], "page": page}
+        st.session_state.pop("_posenc_exports", None)  # the previous page's chart data, kept for its export buttons
+    st.session_state[_RUN] = {"bound": {}, "notes": [], "specs": {}, "page": page}
 
 
 def end_run() -> None:
@@ -61,6 +69,17 @@ def bound_values() -> dict[str, tuple[Any, Any, list[str]]]:
     return dict(_run()["bound"])
 
 
+def control_specs() -> dict[str, dict]:
+    """{key: spec} of every bound control created in this run: what a link may set it to.
+
+    spec["kind"] is "range" (lo, hi: the smallest and largest values on the step grid, lo_url and hi_url
+    as a link writes them; fixed: True when the range left one value), "options" (options: the URL
+    strings, in order; ordered: a select slider), "multi" (options, max_selections, default) or "text"
+    (max_chars, default).
+    """
+    return dict(_run().get("specs", {}))
+
+
 def _raw(key: str) -> list[str]:
     try:
         return list(st.query_params.get_all(key))
@@ -80,13 +99,24 @@ def _note_if_rejected(key: str, label: str, raw: list[str], value, parse: Callab
             accepted = False
     if accepted:
         return
-    shown = ", ".join(r if len(r) <= 40 else r[:37] + "..." for r in raw[:3])
-    msg = (
-        f"The link set **{label}** (`{key}`) to `{shown}`, which is not allowed here ({allowed}); "
-        f"showing `{_fmt(value)}` instead."
-    )
+    _note(container, f"The link set **{_label(label)}** ({md.code(key)}) to {_shown(raw)}, which is not allowed here "
+                     f"({md.escape(allowed, limit=300)}); showing {md.code(_fmt(value))} instead.")
+
+
+def _note(container, msg: str) -> None:
     _run()["notes"].append(msg)
     container.warning(msg, icon=":material/link_off:")
+
+
+def _shown(raw: list[str], limit: int = 3) -> str:
+    """The link's values as inert code spans (at most ``limit`` of them, each cut to 40 characters)."""
+    more = f" and {len(raw) - limit} more" if len(raw) > limit else ""
+    return ", ".join(md.code(r, 40) for r in raw[:limit]) + more
+
+
+def _label(label: str) -> str:
+    """A widget label as Markdown that shows its text: pages build labels from link values (a typed word)."""
+    return md.escape(label, limit=200)
 
 
 def _same(a, b) -> bool:
@@ -116,10 +146,12 @@ def _url_str(v) -> str:
     return str(v)
 
 
-def _register(key: str, value, default, labels: Callable[[Any], str] | None = None) -> None:
+def _register(key: str, value, default, labels: Callable[[Any], str] | None = None, spec: dict | None = None) -> None:
     to_s = labels or _url_str
     url = [to_s(v) for v in value] if isinstance(value, list) else [to_s(value)]
-    _run()["bound"][key] = (value, default, url)
+    run = _run()
+    run["bound"][key] = (value, default, url)
+    run.setdefault("specs", {})[key] = spec or {"kind": "unknown"}
 
 
 def _label_parser(options: Sequence, format_func) -> Callable[[str], Any]:
@@ -138,10 +170,8 @@ def _snap(key: str, label: str, value, lo, hi, step, container):
     snapped = type(value)(snapped) if isinstance(value, int) else float(snapped)
     if math.isclose(float(snapped), float(value), rel_tol=0, abs_tol=1e-9 * max(1.0, abs(step))):
         return value
-    msg = (f"The link set **{label}** (`{key}`) to `{_fmt(value)}`, which is not a step of {_fmt(step)} from "
-           f"{_fmt(lo)}; using `{_fmt(snapped)}` instead.")
-    _run()["notes"].append(msg)
-    container.warning(msg, icon=":material/link_off:")
+    _note(container, f"The link set **{_label(label)}** ({md.code(key)}) to {md.code(_fmt(value))}, which is not a step of "
+                     f"{md.escape(_fmt(step))} from {md.escape(_fmt(lo))}; using {md.code(_fmt(snapped))} instead.")
     return snapped
 
 
@@ -154,45 +184,85 @@ def _parse_bool(s: str) -> bool:
     raise ValueError(s)
 
 
-def slider(label: str, key: str, *, default, lo, hi, step=None, help: str | None = None, fmt: str | None = None, container=None):
-    """An int or float slider (the type follows ``default``), bound to the URL as ``key``."""
+def _grid_top(lo, hi, step):
+    """The largest value lo + k * step that is <= hi (hi itself without a step)."""
+    if not step:
+        return hi
+    top = lo + math.floor((hi - lo) / step + 1e-9) * step
+    return type(lo)(top) if isinstance(lo, int) else float(top)
+
+
+def _fixed(label: str, key: str, value, default, raw: list[str], parse, why: str | None, c, to_s=None):
+    """The one value a control can take here: shown disabled, with a note, and registered as bound."""
+    shown = to_s(value) if to_s else _fmt(value)
+    reason = why or "no other value fits the other settings"
+    c.text_input(_label(label), value=shown, disabled=True, key=f"_fixed_{key}", help=md.escape(reason, limit=300))
+    c.caption(f":material/lock: Fixed at {md.code(shown)}: {md.escape(reason, limit=300)}.")
+    _note_if_rejected(key, label, raw, value, parse, f"only {shown} with the current settings", c)
+    url = (to_s or _url_str)(value)
+    _register(key, value, default, to_s, spec={"kind": "range", "lo": value, "hi": value, "lo_url": url, "hi_url": url, "fixed": True})
+    return value
+
+
+def _numeric(widget, label: str, key: str, *, default, lo, hi, step, help, fmt, container, why):
     c = container or st
     raw = _raw(key)
     is_int = isinstance(default, int) and not isinstance(default, bool)
     cast = int if is_int else float
-    value = c.slider(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
-                     key=key, help=help, format=fmt, bind=compat.number_binding(key, raw))
-    _note_if_rejected(key, label, raw, value, lambda s: cast(float(s)) if not is_int else int(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
+    lo, hi = cast(lo), cast(hi)
+    step = None if step is None else cast(step)
+    parse = (lambda s: int(s)) if is_int else (lambda s: float(s))
+    top = _grid_top(lo, hi, step) if is_int else hi
+    if top <= lo:  # another control left this one a single value (or none: then its lowest)
+        return _fixed(label, key, lo, cast(default), raw, parse, why, c)
+    default = min(max(cast(default), lo), hi)  # a range set by another control may exclude the page's default
+    value = widget(_label(label), lo, hi, default, step=step, key=key, help=help, format=fmt, bind=compat.number_binding(key, raw))
+    _note_if_rejected(key, label, raw, value, parse, f"{_fmt(lo)} to {_fmt(hi)}", c)
     if raw and step is not None and is_int:
-        value = _snap(key, label, value, cast(lo), cast(hi), cast(step), c)
-    _register(key, value, default)
+        value = _snap(key, label, value, lo, hi, step, c)
+    _register(key, value, default, spec={"kind": "range", "lo": lo, "hi": top, "lo_url": _url_str(lo), "hi_url": _url_str(top),
+                                         "step": step, "fixed": False})
     return value
 
 
-def number(label: str, key: str, *, default, lo, hi, step=None, help: str | None = None, fmt: str | None = None, container=None):
-    """A number input (int or float after ``default``), bound to the URL as ``key``."""
+def slider(label: str, key: str, *, default, lo, hi, step=None, help: str | None = None, fmt: str | None = None, container=None,
+           why: str | None = None):
+    """An int or float slider (the type follows ``default``), bound to the URL as ``key``.
+
+    ``lo``/``hi`` may come from another control; when they leave one value the control is shown fixed,
+    with ``why`` (e.g. "with one head there is only head 1") as its note.
+    """
     c = container or st
-    raw = _raw(key)
-    is_int = isinstance(default, int) and not isinstance(default, bool)
-    cast = int if is_int else float
-    value = c.number_input(label, cast(lo), cast(hi), cast(default), step=None if step is None else cast(step),
-                           key=key, help=help, format=fmt, bind=compat.number_binding(key, raw))
-    _note_if_rejected(key, label, raw, value, lambda s: int(s) if is_int else float(s), f"{_fmt(lo)} to {_fmt(hi)}", c)
-    if raw and step is not None and is_int:
-        value = _snap(key, label, value, cast(lo), cast(hi), cast(step), c)
-    _register(key, value, default)
-    return value
+    return _numeric(c.slider, label, key, default=default, lo=lo, hi=hi, step=step, help=help, fmt=fmt, container=c, why=why)
 
 
-def select_slider(label: str, key: str, options: Sequence, *, default, help: str | None = None, format_func=str, container=None):
+def number(label: str, key: str, *, default, lo, hi, step=None, help: str | None = None, fmt: str | None = None, container=None,
+           why: str | None = None):
+    """A number input (int or float after ``default``), bound to the URL as ``key``; ``why`` as for ``slider``."""
+    c = container or st
+    return _numeric(c.number_input, label, key, default=default, lo=lo, hi=hi, step=step, help=help, fmt=fmt, container=c, why=why)
+
+
+def _shown_labels(format_func) -> Callable[[Any], str]:
+    """Option labels as Streamlit's Markdown-rendering option widgets (segmented, radio, select slider) need them."""
+    return lambda o: md.escape(format_func(o), limit=None)
+
+
+def select_slider(label: str, key: str, options: Sequence, *, default, help: str | None = None, format_func=str, container=None,
+                  why: str | None = None):
     """A slider over a fixed list of values (e.g. powers of two), bound to the URL as ``key``."""
     c = container or st
     raw = _raw(key)
     options = list(options)
-    value = c.select_slider(label, options=options, value=default, key=key, help=help, format_func=format_func, bind="query-params")
-    _note_if_rejected(key, label, raw, value, _label_parser(options, format_func),
+    shown = _shown_labels(format_func)
+    if default not in options:  # the options may depend on another control
+        default = options[0]
+    if len(options) == 1:
+        return _fixed(label, key, options[0], default, raw, _label_parser(options, shown), why, c, to_s=shown)
+    value = c.select_slider(_label(label), options=options, value=default, key=key, help=help, format_func=shown, bind="query-params")
+    _note_if_rejected(key, label, raw, value, _label_parser(options, shown),
                       "one of " + ", ".join(str(format_func(o)) for o in options[:8]) + (" ..." if len(options) > 8 else ""), c)
-    _register(key, value, default, lambda v: str(format_func(v)))
+    _register(key, value, default, shown, spec={"kind": "options", "options": [shown(o) for o in options], "ordered": True})
     return value
 
 
@@ -202,18 +272,20 @@ def choice(label: str, key: str, options: Sequence[str], *, default: str, format
     c = container or st
     raw = _raw(key)
     options = list(options)
+    shown = _shown_labels(format_func) if style in ("segmented", "radio") else (lambda o: str(format_func(o)))
+    lab = _label(label)
     if style == "segmented":
-        value = c.segmented_control(label, options, default=default, format_func=format_func, key=key, help=help, required=True, bind="query-params")
+        value = c.segmented_control(lab, options, default=default, format_func=shown, key=key, help=help, required=True, bind="query-params")
     elif style == "radio":
-        value = c.radio(label, options, index=options.index(default), format_func=format_func, key=key, help=help,
+        value = c.radio(lab, options, index=options.index(default), format_func=shown, key=key, help=help,
                         horizontal=True, bind="query-params")
     else:
-        value = c.selectbox(label, options, index=options.index(default), format_func=format_func, key=key, help=help, bind="query-params")
+        value = c.selectbox(lab, options, index=options.index(default), format_func=shown, key=key, help=help, bind="query-params")
     if value is None:  # defensive: a deselected segmented control
         value = default
-    _note_if_rejected(key, label, raw, value, _label_parser(options, format_func),
+    _note_if_rejected(key, label, raw, value, _label_parser(options, shown),
                       "one of " + ", ".join(str(format_func(o)) for o in options), c)
-    _register(key, value, default, lambda v: str(format_func(v)))
+    _register(key, value, default, shown, spec={"kind": "options", "options": [shown(o) for o in options], "ordered": False})
     return value
 
 
@@ -222,15 +294,16 @@ def multi(label: str, key: str, options: Sequence[str], *, default: Sequence[str
     """Several options (a multiselect), bound to the URL as repeated ``key`` parameters."""
     c = container or st
     raw = _raw(key)
-    value = c.multiselect(label, list(options), default=list(default), format_func=format_func, key=key, help=help,
+    value = c.multiselect(_label(label), list(options), default=list(default), format_func=format_func, key=key, help=help,
                           max_selections=max_selections, bind="query-params")
     labels = [str(format_func(v)) for v in value]
     if raw and sorted(raw) != sorted(labels):
-        msg = (f"The link set **{label}** (`{key}`) to `{', '.join(r[:40] for r in raw[:5])}`, which is not allowed here "
-               f"(choose from {', '.join(str(format_func(o)) for o in options)}); showing `{_fmt(labels)}` instead.")
-        _run()["notes"].append(msg)
-        c.warning(msg, icon=":material/link_off:")
-    _register(key, list(value), list(default), lambda v: str(format_func(v)))
+        _note(c, f"The link set **{_label(label)}** ({md.code(key)}) to {_shown(raw, 5)}, which is not allowed here "
+                 f"({md.escape('choose from ' + ', '.join(str(format_func(o)) for o in options), limit=300)}); "
+                 f"showing {md.code(_fmt(labels)) if labels else 'nothing'} instead.")
+    _register(key, list(value), list(default), lambda v: str(format_func(v)),
+              spec={"kind": "multi", "options": [str(format_func(o)) for o in options], "max_selections": max_selections,
+                    "default": [str(format_func(o)) for o in default]})
     return list(value)
 
 
@@ -238,9 +311,9 @@ def toggle(label: str, key: str, *, default: bool, help: str | None = None, cont
     """An on/off toggle, bound to the URL as ``key`` (true/false)."""
     c = container or st
     raw = _raw(key)
-    value = c.toggle(label, value=default, key=key, help=help, bind="query-params")
+    value = c.toggle(_label(label), value=default, key=key, help=help, bind="query-params")
     _note_if_rejected(key, label, raw, value, _parse_bool, "true or false", c)
-    _register(key, value, default)
+    _register(key, value, default, spec={"kind": "options", "options": ["false", "true"], "ordered": False})
     return value
 
 
@@ -248,14 +321,18 @@ def text(label: str, key: str, *, default: str, max_chars: int = 200, help: str 
     """A one-line text input of at most ``max_chars`` characters, bound to the URL as ``key``."""
     c = container or st
     raw = _raw(key)
-    value = c.text_input(label, value=default, max_chars=max_chars, key=key, help=help, bind="query-params")
+    value = c.text_input(_label(label), value=default, max_chars=max_chars, key=key, help=help, bind="query-params")
     _note_if_rejected(key, label, raw, value, str, f"at most {max_chars} characters", c)
-    _register(key, value, default)
+    _register(key, value, default, spec={"kind": "text", "max_chars": max_chars, "default": default})
     return value
 
 
-def param(spec: ParamSpec, *, key: str | None = None, container=None, label: str | None = None):
-    """The widget a registry ParamSpec asks for, bound to the URL as ``key`` (default: its name)."""
+def param(spec: ParamSpec, *, key: str | None = None, container=None, label: str | None = None,
+          bounds: tuple[float, float] | None = None, why: str | None = None):
+    """The widget a registry ParamSpec asks for, bound to the URL as ``key`` (default: its name).
+
+    ``bounds`` narrows a numeric range (``Scheme.param_range``: the bounds other parameters set).
+    """
     key = key or spec.name
     label = label or spec.label
     if spec.type == "bool":
@@ -263,22 +340,31 @@ def param(spec: ParamSpec, *, key: str | None = None, container=None, label: str
     if spec.type == "choice":
         return choice(label, key, spec.choices, default=spec.default, help=spec.help or None, container=container)
     lo = spec.lo if not spec.lo_open else spec.lo + (spec.step or 1e-6)
+    hi = spec.hi
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     if spec.type == "int":
-        return number(label, key, default=int(spec.default), lo=int(lo), hi=int(spec.hi), step=int(spec.step or 1),
-                      help=spec.help or None, container=container)
-    return number(label, key, default=float(spec.default), lo=float(lo), hi=float(spec.hi), step=float(spec.step or 0.1),
-                  help=spec.help or None, container=container)
+        return number(label, key, default=int(spec.default), lo=math.ceil(lo), hi=math.floor(hi), step=int(spec.step or 1),
+                      help=spec.help or None, container=container, why=why)
+    return number(label, key, default=float(spec.default), lo=float(lo), hi=float(hi), step=float(spec.step or 0.1),
+                  help=spec.help or None, container=container, why=why)
 
 
 def scheme_params(scheme_key: str, *, prefix: str = "", exclude: Sequence[str] = (), container=None, columns: int = 0) -> dict:
     """Controls for every parameter of a registered scheme; returns {name: value}.
 
-    Keys are ``prefix + name`` so two schemes on one page do not share a URL parameter.
+    Keys are ``prefix + name`` so two schemes on one page do not share a URL parameter.  A parameter
+    whose range another one bounds (``ParamSpec.lo_from``/``hi_from``) offers only the values that fit
+    the ones chosen before it (the rest at their defaults), so every combination offered is valid.
     """
-    specs = [p for p in get_scheme(scheme_key).params if p.name not in exclude]
-    out = {}
+    scheme = get_scheme(scheme_key)
+    specs = [p for p in scheme.params if p.name not in exclude]
+    out: dict = {}
     cols = (container or st).columns(columns) if columns and specs else None
     for i, spec in enumerate(specs):
         box = cols[i % columns] if cols else container
-        out[spec.name] = param(spec, key=prefix + spec.name, container=box)
+        bounds = None
+        if spec.type in ("int", "float") and (spec.lo_from or spec.hi_from):
+            bounds = scheme.param_range(spec.name, {**{q.name: q.default for q in scheme.params}, **out})
+        out[spec.name] = param(spec, key=prefix + spec.name, container=box, bounds=bounds)
     return out

@@ -8,6 +8,7 @@ A page calls ``header`` first, then draws; app.py calls ``finish_run`` after the
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -18,10 +19,13 @@ import pandas as pd
 import streamlit as st
 
 from posenc.io import export
-from posenc.ui import compat, controls
+from posenc.io._limits import EXPORT_MAX_BYTES, export_plan, fit_export
+from posenc.ui import compat, controls, md
+from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 
 _FRAME = "_posenc_frame"
+_EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
 
 
 FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
@@ -90,7 +94,7 @@ def finish_run() -> None:
         present = []
     unknown = [k for k in present if k not in known and not k.startswith("embed")]
     if unknown:
-        shown = ", ".join(f"`{k[:30]}`" for k in unknown[:8])
+        shown = ", ".join(md.code(k, 30) for k in unknown[:8]) + (f" and {len(unknown) - 8} more" if len(unknown) > 8 else "")
         st.caption(f":material/info: Ignored link parameter(s) this page does not use: {shown}.")
     controls.end_run()
 
@@ -109,23 +113,65 @@ def chart(
     PNG and SVG are rendered only when clicked (download_button with a callable).  ``arrays``
     maps a file name to an array, or to a zero-argument function that computes it -- then the
     full array (e.g. an (n, d) encoding the chart only samples) is built only when clicked.
+    A single .npy export holds at most EXPORT_MAX_BYTES (32 MiB) -- the server keeps the file in
+    memory until the browser has fetched it -- so a larger array is exported as float32, and beyond
+    that with every k-th entry along each axis (``posenc.io._limits.fit_export``; the .npy header
+    holds the shape).
     """
     st.altair_chart(ch, width=width, key=f"chart_{key}")
     row = st.container(horizontal=True, vertical_alignment="center")
     if caption:
         row.caption(caption)
+    # The buttons' callables hold only a weak reference: the chart and its data live in this session's
+    # state.  Streamlit keeps the download callables of a closed tab's session after it lets the
+    # session go (streamlit 1.67), and a strong reference would keep every closed tab's chart data.
+    ref = _hold(key, (ch, data, dict(arrays or {})))
     with row.popover("Export", icon=":material/download:"):
-        st.download_button("PNG (for slides)", data=lambda: export.chart_png(ch), file_name=f"{key}.png",
+        st.download_button("PNG (for slides)", data=lambda: export.chart_png(_held(ref)[0]), file_name=f"{key}.png",
                            mime="image/png", key=f"png_{key}", on_click="ignore", icon=":material/image:")
-        st.download_button("SVG (vector)", data=lambda: export.chart_svg(ch), file_name=f"{key}.svg",
+        st.download_button("SVG (vector)", data=lambda: export.chart_svg(_held(ref)[0]), file_name=f"{key}.svg",
                            mime="image/svg+xml", key=f"svg_{key}", on_click="ignore", icon=":material/polyline:")
-        st.download_button("CSV (chart data)", data=lambda: export.frame_csv(data), file_name=f"{key}.csv",
+        st.download_button("CSV (chart data)", data=lambda: export.frame_csv(_held(ref)[1]), file_name=f"{key}.csv",
                            mime="text/csv", key=f"csv_{key}", on_click="ignore", icon=":material/table:")
         for name, arr in (arrays or {}).items():
             label = f"{name}.npy" if callable(arr) else f"{name}.npy {tuple(np.shape(arr))}"
-            st.download_button(label, data=lambda a=arr: export.array_npy(a() if callable(a) else a),
+            if not callable(arr):
+                note = export_plan(np.shape(arr), np.asarray(arr).dtype)[2]
+                label += f" ({note.split(' (')[0]})" if note else ""
+            st.download_button(label, data=lambda name=name: _npy(_held(ref)[2][name]),
                                file_name=f"{name}.npy", mime="application/octet-stream", key=f"npy_{key}_{name}",
                                on_click="ignore", icon=":material/data_array:")
+        if arrays:
+            st.caption(f"A .npy file holds at most {EXPORT_MAX_BYTES // 2**20} MiB: a larger array comes as float32, then "
+                       "with every k-th row and column; its header gives the shape.")
+
+
+class _Held:
+    """What one chart's export buttons need, owned by the session (the buttons keep a weak reference)."""
+
+    __slots__ = ("value", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _hold(key: str, value) -> weakref.ref:
+    held = _Held(value)
+    st.session_state.setdefault(_EXPORTS, {})[key] = held
+    return weakref.ref(held)
+
+
+def _held(ref: weakref.ref):
+    held = ref()
+    if held is None:  # the session (or this run of the page) is gone: nothing to export
+        raise RuntimeError("this view is no longer open; reload the page to export it")
+    return held.value
+
+
+def _npy(arr) -> bytes:
+    """The .npy bytes of ``arr`` (or of what ``arr()`` computes, in a computation slot): at most EXPORT_MAX_BYTES of data."""
+    with compute_slot():
+        return export.array_npy(fit_export(arr() if callable(arr) else arr)[0])
 
 
 def show_code(*fns: Callable, label: str = "Show the code") -> None:

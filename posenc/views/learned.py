@@ -19,6 +19,7 @@ from posenc._validate import check_choice, check_int
 from posenc.analysis.spectrum import low_frequency_share, median_frequency, position_spectrum
 from posenc.analysis.tables import table_scores, table_signature
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame, stride_for
+from posenc.io._limits import MAX_TABLE_COLUMNS
 from posenc.schemes.learned import MINILM_D_MODEL, MINILM_MAX_LEN, minilm_metadata, minilm_table, random_table
 from posenc.schemes.sinusoidal import sinusoidal
 
@@ -54,6 +55,7 @@ class TableView(TypedDict):
     n_requested: int
     n_shown: int
     mean_abs_offdiag: float
+    random_abs_cosine: float
     neighbour_cosine: float
     first_below: int
     cos_01: float
@@ -177,7 +179,8 @@ def table_view(table, n: int, *, name: str = "table") -> TableView:
         (colour domain +-clip); "max_abs": max |value|; "max_abs_at": (position, channel);
       "similarity": DataFrame(i, j, cosine) of rows 0..n_shown-1 (table_scores, cosine) strided to
         <= SIMILARITY_SIDE per side; "sim_step": int; "n_requested", "n_shown" (= min(n, rows));
-        "mean_abs_offdiag": mean |cos| over i != j of the shown rows;
+        "mean_abs_offdiag": mean |cos| over i != j of the shown rows; "random_abs_cosine": the same
+        for random directions in d dimensions (``expected_random_abs_cosine``);
       every key of ``table_series`` (norms, spectrum and their summary numbers).
     """
     T = np.asarray(table, dtype=np.float64)
@@ -190,10 +193,12 @@ def table_view(table, n: int, *, name: str = "table") -> TableView:
     pos_lab, ch_lab, sub, step = downsample(T, HEATMAP_CELLS)
     out["heatmap"] = matrix_frame(sub, pos_lab, ch_lab, row="position", col="channel", value="value")
     out["heat_step"] = step
-    absT = np.abs(T)
-    out["clip"] = float(np.percentile(absT, COLOUR_PERCENTILE))
-    out["max_abs"] = float(absT.max())
-    out["max_abs_at"] = tuple(int(v) for v in np.unravel_index(np.argmax(absT), T.shape))
+    absT = np.abs(T)  # (rows, d), our own: the percentile may reorder it in place (no second copy of a big upload)
+    at = int(np.argmax(absT))
+    out["max_abs"] = float(absT.flat[at])
+    out["max_abs_at"] = tuple(int(v) for v in np.unravel_index(at, T.shape))
+    out["clip"] = float(np.percentile(absT, COLOUR_PERCENTILE, overwrite_input=True))
+    del absT
 
     m = min(n, rows)
     S = table_scores(T, m, metric="cosine")  # (m, m)
@@ -202,7 +207,8 @@ def table_view(table, n: int, *, name: str = "table") -> TableView:
     out["similarity"] = matrix_frame(S[::s_r, ::s_r], idx, idx, row="i", col="j", value="cosine")
     out.update(sim_step=s_r, n_requested=n, n_shown=m)
     off = ~np.eye(m, dtype=bool)
-    out["mean_abs_offdiag"] = float(np.abs(S[off]).mean())
+    out["mean_abs_offdiag"] = float(np.abs(S[off]).mean()) if m > 1 else float("nan")
+    out["random_abs_cosine"] = expected_random_abs_cosine(d)
 
     out.update(table_series(T, name))
     return out
@@ -225,8 +231,9 @@ def table_series(table, name: str = "table") -> TableSeriesView:
     rows = T.shape[0]
     out: dict = {}
     norms = np.linalg.norm(T, axis=1)  # (rows,)
-    Tn = T / np.where(norms > 0, norms, 1.0)[:, None]  # (rows, d) unit rows
-    out["neighbour_cosine"] = float(np.mean(np.sum(Tn[:-1] * Tn[1:], axis=1)))
+    safe_norms = np.where(norms > 0, norms, 1.0)  # a zero row has cosine 0 with everything
+    dots = np.einsum("ij,ij->i", T[:-1], T[1:])  # (rows - 1,) P[p] . P[p+1], without a (rows, d) temporary
+    out["neighbour_cosine"] = float(np.mean(dots / (safe_norms[:-1] * safe_norms[1:])))
     out["first_below"] = _first_below(_row_cosines(T, REFERENCE_POSITION), REFERENCE_POSITION, THRESHOLD)
     out["cos_01"] = float(_row_cosines(T, 0)[1])
     step = stride_for(rows, MAX_SERIES_POINTS)
@@ -290,7 +297,7 @@ def sinusoid_at(position: int, d: int) -> SinusoidAtView:
     "max_abs": max |value| (<= 1)}.
     """
     position = check_int("position", position, lo=0, hi=10**6)
-    d = check_int("d", d, lo=1, hi=8192)
+    d = check_int("d", d, lo=1, hi=MAX_TABLE_COLUMNS)
     v = sinusoidal([position], d)[0]  # (d,)
     return {"position": position, "frame": _vector(v), "norm": float(np.linalg.norm(v)), "max_abs": float(np.abs(v).max())}
 
@@ -321,6 +328,7 @@ def expected_random_abs_cosine(d: int) -> float:
     """E|cos| of two independent isotropic Gaussian vectors in d dimensions, ~ sqrt(2 / (pi d)).
 
     Exact: Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)); the page quotes it next to the noise table.
+    d = 1 gives 1 (two numbers on a line are parallel or opposite), d = 2 gives 2/pi.
     """
-    d = check_int("d", d, lo=2, hi=1 << 20)
+    d = check_int("d", d, lo=1, hi=1 << 20)
     return math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)

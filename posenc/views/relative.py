@@ -90,12 +90,21 @@ def _ranges(dist: np.ndarray, buckets: np.ndarray, sign: int, open_bucket: int) 
     return rows
 
 
-def t5_distance_choices() -> list[int]:
+def t5_distance_choices(num_buckets: int | None = None, bidirectional: bool = True) -> list[int]:
     """max_distance values offered on the page: powers of two and round numbers spanning the
-    registry's range for T5's max_distance (4 .. 100000), including T5's 128 and 20 (a small, non-default example)."""
-    spec = {p.name: p for p in get_scheme("t5").params}["max_distance"]
+    registry's range for T5's max_distance (4 .. 100000), including T5's 128 and 20 (a small, non-default example).
+
+    Given ``num_buckets`` (and ``bidirectional``), only the values the registry allows with them: max_distance
+    must exceed the distances mapped one-to-one (``Scheme.param_range``, the ParamSpec's ``lo_from``).
+    """
+    scheme = get_scheme("t5")
+    spec = {p.name: p for p in scheme.params}["max_distance"]
     lo, hi = int(spec.lo), int(spec.hi)
-    values = {lo, hi, 20, 100, 1000, 10_000} | {2**k for k in range(2, 17)}
+    if num_buckets is not None:
+        nb = check_int("num_buckets", num_buckets, lo=2)
+        a, b = scheme.param_range("max_distance", {"num_buckets": nb, "bidirectional": check_bool("bidirectional", bidirectional)})
+        lo, hi = int(np.ceil(a)), int(np.floor(b))
+    values = {int(spec.lo), int(spec.hi), 20, 100, 1000, 10_000} | {2**k for k in range(2, 17)}
     return sorted(v for v in values if lo <= v <= hi)
 
 

@@ -62,6 +62,7 @@ class IndexLengthView(TypedDict):
     summary: pd.DataFrame
     steps: pd.DataFrame
     position: int
+    shortest: int
     at_position: pd.DataFrame
     max_change: float
     exercise: dict
@@ -245,7 +246,8 @@ def index_length_view(sentences: tuple[str, ...], position: int = 0) -> IndexLen
     "summary": DataFrame(slot, sentence, L, first, step, last): slot is the 1-based input box; the first token's value 1/L, the step
     between neighbours (None for L = 1) and the last value L/L = 1;
     "steps": DataFrame(L, step) for L = 2 .. max(64, longest), step = PE(1) - PE(0) = 1/L;
-    "position": int, "at_position": DataFrame(sentence, L, value) of that position in each sentence,
+    "position": int, "shortest": tokens in the shortest sentence (positions 0 .. shortest - 1 exist in all),
+    "at_position": DataFrame(sentence, L, value) of that position in each sentence,
     "max_change": largest change of that position across the lengths (posenc.geometry.length_dependence),
     "exercise": {"L": 64, "value": the first token's value in a 64-token prompt}}.
     """
@@ -278,6 +280,7 @@ def index_length_view(sentences: tuple[str, ...], position: int = 0) -> IndexLen
         "summary": pd.DataFrame(summary),
         "steps": pd.DataFrame({"L": Ls, "step": steps}),
         "position": p,
+        "shortest": shortest,
         "at_position": pd.DataFrame({"sentence": names, "L": lengths, "value": dep["signatures"][:, 0]}),
         "max_change": float(dep["max_change"]),
         "exercise": {"L": STEP_CURVE_MAX_L,

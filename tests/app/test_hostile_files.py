@@ -1,9 +1,12 @@
 """Hostile uploads on the Learned tables page: every malformed file gets a clear message, nothing
 is unpickled, the page (and the next, valid upload) keeps working; a valid table then appears
-on the similarity and compare pages of the same session."""
+on the similarity and compare pages of the same session, and a link to it reopens it in another.
+A file or tensor name made of Markdown (a "Log in" link, an image) shows as text on every page;
+the upload store keeps to its byte budgets and says what it let go."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -12,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apphelpers import charts, open_page
+from apphelpers import assert_clean, charts, metrics, open_page
+from mdcheck import live_links
 from numpy.lib import format as npy_format
 
 from posenc.io import MAX_UPLOAD_BYTES
@@ -52,6 +56,18 @@ def _safetensors(header: dict, data: bytes, *, declared_len: int | None = None) 
 GOOD = np.random.default_rng(0).normal(0, 0.02, size=(64, 16))
 
 
+def _npy_padded_header() -> bytes:
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (64, 16), }"
+    h = (header + " " * 1_000_000 + "\n").encode("latin1")
+    return b"\x93NUMPY\x02\x00" + struct.pack("<I", len(h)) + h + GOOD.tobytes()
+
+
+def label_of(name: str, data: bytes, tensor: str = "") -> str:
+    """The label posenc.ui.uploads gives an upload: its name and 12 hex digits of SHA-256(bytes, 0, tensor)."""
+    digest = hashlib.sha256(data + bytes(1) + tensor.encode()).hexdigest()
+    return f"{name}:{tensor} · {digest[:12]}" if tensor else f"{name} · {digest[:12]}"
+
+
 def hostile_files(marker: str) -> list[tuple[str, str, bytes, str]]:
     """(case id, filename, bytes, a fragment the error message must contain)."""
     good_st = _safetensors({"wpe.weight": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 64 * 16 * 4]}},
@@ -72,6 +88,13 @@ def hostile_files(marker: str) -> list[tuple[str, str, bytes, str]]:
         ("inf", "inf.npy", _npy(inf), "inf"),
         ("empty", "empty.npy", b"", "empty"),
         ("over-the-cap", "big.npy", b"\x93NUMPY" + b"\0" * (MAX_UPLOAD_BYTES + 1), "limit"),
+        ("padded-npy-header", "pad.npy", _npy_padded_header(), "header is"),
+        ("one-row", "row.npy", _npy(np.ones((1, 12_000), np.float32)), "row(s)"),
+        ("too-wide", "wide.npy", _npy(np.ones((8, 8193), np.float16)), "column(s)"),
+        ("safetensors-overlapping-offsets", "twin.safetensors",
+         _safetensors({"wpe.weight": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 4096]},
+                       "alias.weight": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 4096]}}, GOOD.astype("<f4").tobytes()),
+         "overlap"),
         ("safetensors-bad-header-length", "bad.safetensors", _safetensors({}, b"", declared_len=10**12), "header"),
         ("safetensors-offsets-out-of-range", "off.safetensors",
          _safetensors({"wpe.weight": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 10**9]}}, b"\0" * 16), "offset"),
@@ -100,13 +123,13 @@ def test_hostile_upload_is_answered_clearly(case, tmp_path):
     # the page keeps working, and a valid upload afterwards is taken
     assert len(charts(at)) >= n_charts
     at.get("file_uploader")[0].upload("ok.npy", _npy(GOOD)).run()
-    assert not at.exception and any("Loaded `ok.npy`" in s.value for s in at.success)
+    assert not at.exception and any(f"Loaded `{label_of('ok.npy', _npy(GOOD))}`" in s.value for s in at.success)
 
 
 def test_an_upload_becomes_a_scheme_on_the_other_pages():
     at = open_page(PAGE)
     at.get("file_uploader")[0].upload("mine.npy", _npy(GOOD)).run()
-    assert any("Loaded `mine.npy`" in s.value for s in at.success)
+    assert any(f"Loaded `{label_of('mine.npy', _npy(GOOD))}`" in s.value for s in at.success)
     at.switch_page("pages/similarity.py").run()
     assert not at.exception
     options = [o for m in at.multiselect for o in m.options]
@@ -115,3 +138,91 @@ def test_an_upload_becomes_a_scheme_on_the_other_pages():
     assert not at.exception
     table = at.dataframe[0].value
     assert table.astype(str).apply(lambda col: col.str.contains("mine.npy")).any().any()
+
+
+EVIL = "[Log in](http://evil.example/a) ![p](http://evil.example/p.png) www.evil.example"
+
+
+def test_markdown_in_file_and_tensor_names_shows_as_text_on_every_page():
+    npy_name = f"{EVIL}.npy"
+    st_data = _safetensors({f"x` {EVIL} `": {"dtype": "F32", "shape": [64, 16], "data_offsets": [0, 4096]}}, GOOD.astype("<f4").tobytes())
+    at = open_page(PAGE)
+    at.get("file_uploader")[0].upload("junk " + npy_name, b"not numpy").run()  # an error quoting the name
+    assert at.error and not live_links(at), live_links(at)
+    at.get("file_uploader")[0].upload(npy_name, _npy(GOOD)).run()
+    assert_clean(at)
+    at.get("file_uploader")[0].upload("t.safetensors", st_data).run()
+    assert_clean(at)
+    labels = [o for o in at.selectbox(key="table").options if "evil" in o]
+    assert len(labels) == 2, at.selectbox(key="table").options
+    assert not live_links(at), live_links(at)
+    for label in list(at.session_state["posenc_uploads"]):
+        at.selectbox(key="table").set_value(f"upload:{label}").run()
+        assert_clean(at)
+        assert metrics(at)["rows × channels"] == "64 × 16"
+        assert not live_links(at), live_links(at)
+    at.switch_page("pages/similarity.py").run()
+    at.slider(key="n").set_value(64).run()  # the tables have 64 rows
+    at.multiselect(key="schemes").set_value(["sinusoidal", *[f"upload:{label}" for label in at.session_state["posenc_uploads"]]]).run()
+    assert_clean(at)
+    assert len(at.metric) == 3 and not live_links(at), live_links(at)
+    at.switch_page("pages/compare.py").run()
+    assert_clean(at)
+    assert not live_links(at), live_links(at)
+
+
+def test_a_link_reopens_an_upload_in_another_session_while_the_server_holds_it():
+    data = _npy(GOOD)
+    label = label_of("mine.npy", data)
+    at = open_page(PAGE)
+    at.get("file_uploader")[0].upload("mine.npy", data).run()
+    assert_clean(at)
+    # a reload, or the link sent to a colleague: a new session with only the URL
+    other = open_page(PAGE, {"table": label})
+    assert_clean(other)
+    assert metrics(other)["rows × channels"] == "64 × 16" and not any("`table`" in w.value for w in other.warning)
+    sim = open_page("pages/similarity.py", {"schemes": ["Sinusoidal", f"Uploaded: {label}"], "n": "64"})
+    assert_clean(sim)
+    assert f"Uploaded: {label}: translation invariance" in metrics(sim)
+    # the server restarted (or let the table go): the link names it plainly
+    import streamlit as st
+
+    st.cache_resource.clear()
+    gone = open_page(PAGE, {"table": label})
+    assert not gone.exception and metrics(gone)["rows × channels"] == "512 × 384"
+    notes = "\n".join(w.value for w in gone.warning)
+    assert f"The uploaded table “{label}” is no longer on this server" in notes and "Upload the file again" in notes
+
+
+def test_the_store_keeps_to_its_budgets_and_says_what_it_let_go(monkeypatch):
+    from posenc.io import uploads as pio
+    from posenc.ui import uploads
+
+    table_bytes = GOOD.nbytes  # 64 x 16 float64 = 8192 bytes
+    monkeypatch.setattr(uploads, "SESSION_MAX_BYTES", 2 * table_bytes)
+    calls = []
+    read = pio.read_position_table
+    monkeypatch.setattr(pio, "read_position_table", lambda *a, **k: calls.append(a[1]) or read(*a, **k))
+    at = open_page(PAGE)
+    files = [(f"t{i}.npy", _npy(GOOD + i)) for i in range(3)]
+    for name, data in files:
+        at.get("file_uploader")[0].upload(name, data).run()
+        assert_clean(at)
+    infos = "\n".join(i.value for i in at.info)  # said once, on the run that let it go
+    assert f"so it let the oldest go: `{label_of(*files[0])}`" in infos, infos
+    at.run()
+    at.run()
+    assert calls == ["t0.npy", "t1.npy", "t2.npy"]  # each file parsed once, not on every rerun
+    kept = [o for o in at.selectbox(key="table").options if o.startswith("t")]
+    assert kept == [label_of(n, d) for n, d in files[1:]]
+    assert uploads.store_bytes() == 2 * table_bytes  # t0 was this session's alone: it left the store too
+    # the total budget: another session's upload pushes out the least recently used table
+    monkeypatch.setattr(uploads, "STORE_MAX_BYTES", 2 * table_bytes)
+    other = open_page(PAGE)
+    other.get("file_uploader")[0].upload("t3.npy", _npy(GOOD + 3)).run()
+    assert_clean(other)
+    assert uploads.store_bytes() <= 2 * table_bytes
+    at.selectbox(key="table").set_value(f"upload:{label_of(*files[1])}").run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert errors.count("is no longer on this server") == 1 and f"“{label_of(*files[1])}”" in errors, errors

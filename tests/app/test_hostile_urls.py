@@ -2,8 +2,12 @@
 
 Wrong types, huge numbers, negative sizes, NaN/inf, unknown keys, very long values and repeated
 keys.  Every run must end without an exception; every rejected value of a control the page knows
-must be answered with a visible note naming its key.  50 cases per page by default; set
-HYPOTHESIS_PROFILE=deep for 500.
+must be answered with a visible note naming its key; and no link value ever renders as a link or an
+image (``mdcheck.live_links``).  50 cases per page by default; set HYPOTHESIS_PROFILE=deep for 500.
+Then Markdown injection on purpose: every key a page binds, and an unknown one, set to crafted values
+(a "Log in" link breaking out of a code span, an image the browser would fetch, autolinks, bare URLs,
+an e-mail address, a reference definition) -- accepted by a text control or refused by the others,
+the value must show as text wherever it lands (notes, captions, labels, errors, tooltips).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import pytest
 from apphelpers import open_page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mdcheck import live_links
 
 from posenc.ui.pages import PAGES
 
@@ -74,6 +79,7 @@ def test_hostile_query_strings(info):
     def run(query):
         at = open_page(path, query)
         assert not at.exception, (query, [e.value for e in at.exception])
+        assert not live_links(at), (query, live_links(at))
         state = at.session_state["_posenc_run"] if "_posenc_run" in at.session_state else {"bound": {}}
         notes = "\n".join(w.value for w in at.warning) + "\n".join(c.value for c in at.caption)
         for key, raw in query.items():
@@ -85,3 +91,26 @@ def test_hostile_query_strings(info):
                 assert f"`{key}`" in notes, (query, key, url_now, notes[:500])
 
     run()
+
+
+# Each at most 40 characters, so text controls (the shortest takes 80) accept them and the page uses them.
+INJECTIONS = [
+    "x` [Log in](http://evil.example/a) `",
+    "![p](http://evil.example/p.png) y",
+    "<http://evil.example/c> www.evil.example",
+    "http://evil.example/d me@evil.example",
+    "[r]: http://evil.example/e\n[r] `` [q](",
+]
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_link_values_never_render_links(info):
+    keys = known_keys(info.path)
+    for shift in range(len(INJECTIONS)):
+        query = {key: INJECTIONS[(i + shift) % len(INJECTIONS)] for i, key in enumerate(keys)}
+        query[INJECTIONS[shift].replace("\n", " ")] = INJECTIONS[shift]  # an unknown key: the caption quotes its name
+        at = open_page(info.path, query)
+        assert not at.exception, (query, [e.value for e in at.exception])
+        assert not live_links(at), (info.path, query, live_links(at))
+        shown = "\n".join(w.value for w in at.warning) + "\n".join(c.value for c in at.caption)
+        assert "Ignored link parameter(s)" in shown, shown[-500:]

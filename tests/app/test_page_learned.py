@@ -1,5 +1,6 @@
 """Page 7 (learned tables): MiniLM vs the sinusoid vs noise, row 512, uploads, links, payload."""
 
+import hashlib
 import io
 import math
 
@@ -119,12 +120,22 @@ def _npy(arr) -> bytes:
     return buf.getvalue()
 
 
+def _label(name: str, data: bytes) -> str:
+    """An upload's label: its name and the first 12 hex digits of the SHA-256 of its bytes (posenc.ui.uploads)."""
+    digest = hashlib.sha256(data + bytes(1)).hexdigest()
+    return f"{name} · {digest[:12]}"
+
+
+def _upload(at, name: str, data: bytes):
+    at.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
+    at.selectbox(key="table").set_value("upload:" + _label(name, data)).run()
+    return _label(name, data)
+
+
 def test_uploaded_table_joins_every_view():
     table = np.cumsum(np.random.default_rng(0).normal(size=(300, 32)), axis=0).astype(np.float32)  # smooth-ish
     at = open_page(PAGE)
-    at.file_uploader(key="upload").set_value(("walk.npy", _npy(table), "application/octet-stream")).run()
-    assert_clean(at)
-    at.segmented_control(key="table").set_value("upload:walk.npy").run()
+    walk = _upload(at, "walk.npy", _npy(table))
     assert_clean(at)
     T = table.astype(np.float64)
     m = metrics(at)
@@ -137,10 +148,10 @@ def test_uploaded_table_joins_every_view():
     grid = sim.pivot(index="i", columns="j", values="cosine").to_numpy()
     assert grid.shape == (100, 100)  # 300 rows, one in 3 drawn
     assert np.allclose(grid, posenc.analysis.tables.table_scores(T, 300)[::3, ::3], atol=1e-5)
-    assert "walk.npy" in set(chart_frame(at, 2)["table"]) and "walk.npy" in set(chart_frame(at, 3)["table"])
+    assert walk in set(chart_frame(at, 2)["table"]) and walk in set(chart_frame(at, 3)["table"])
     summary = at.dataframe[0].value.set_index("table")
-    assert list(summary.index) == ["MiniLM (trained)", "sinusoid", "untrained random", "walk.npy"]
-    assert summary.loc["walk.npy", "median_norm"] == np.median(np.linalg.norm(T, axis=1))
+    assert list(summary.index) == ["MiniLM (trained)", "sinusoid", "untrained random", walk]
+    assert summary.loc[walk, "median_norm"] == np.median(np.linalg.norm(T, axis=1))
     at.slider(key="position").set_value(299).run()
     assert not at.warning
     assert metrics(at)["‖row 299‖ of the table"] == f"{np.linalg.norm(T[299]):.4f}"
@@ -149,20 +160,24 @@ def test_uploaded_table_joins_every_view():
 def test_odd_shaped_uploads_never_crash():
     at = open_page(PAGE)
     tall = np.random.default_rng(0).normal(size=(100_000, 2)).astype(np.float32)
-    at.file_uploader(key="upload").set_value(("tall.npy", _npy(tall), "application/octet-stream")).run()
-    at.segmented_control(key="table").set_value("upload:tall.npy").run()
+    _upload(at, "tall.npy", _npy(tall))
     assert_clean(at)
     assert metrics(at)["rows × channels"] == "100,000 × 2"
     assert "one position in 25 drawn" in text_of(at)  # 100,000 rows thinned to <= 4,096 points
     assert payload_bytes(at) <= 2_000_000
+    # the widest table every page can analyse (the sinusoid of its width is drawn beside it), and the narrowest,
+    # both as short as any page allows (the Similarity page compares at least 8 positions)
+    for shape in ((8, 8192), (8, 1)):
+        at = open_page(PAGE)
+        _upload(at, "edge.npy", _npy(np.random.default_rng(1).normal(size=shape).astype(np.float32)))
+        assert_clean(at)
+        assert metrics(at)["rows × channels"] == f"{shape[0]} × {shape[1]:,}" and len(charts(at)) == 5  # no row 512
+    # one column wider is refused at upload, with the limit named: nothing on any page has to fail later
     at = open_page(PAGE)
-    wide = np.random.default_rng(1).normal(size=(4, 9000)).astype(np.float32)
-    at.file_uploader(key="upload").set_value(("wide.npy", _npy(wide), "application/octet-stream")).run()
-    at.segmented_control(key="table").set_value("upload:wide.npy").run()
-    assert not at.exception
-    # no sinusoid that wide: the library's message, while the table's own views still draw
-    assert [e.value for e in at.error] == ["d must be an integer in [1, 8192], got 9000"]
-    assert metrics(at)["rows × channels"] == "4 × 9,000" and len(charts(at)) == 4
+    at.file_uploader(key="upload").set_value(("wide.npy", _npy(np.zeros((8, 8193), np.float32)), "application/octet-stream")).run()
+    assert not at.exception and [e.value for e in at.error] == [
+        "'wide.npy': has 8,193 column(s); a position table here has 1 to 8,192 columns (d_model)"]
+    assert "upload:" not in str(at.segmented_control(key="table").options)
 
 
 def test_a_broken_upload_is_a_message_not_a_crash():
@@ -180,7 +195,6 @@ def test_payload_budgets():
     assert payload_bytes(big) <= 2_000_000
     # the largest upload shape the loader allows is 2^25 values; a long one is the worst for the line charts
     long = np.random.default_rng(0).normal(size=(16_384, 8)).astype(np.float32)
-    big.file_uploader(key="upload").set_value(("long.npy", _npy(long), "application/octet-stream")).run()
-    big.segmented_control(key="table").set_value("upload:long.npy").run()
+    _upload(big, "long.npy", _npy(long))
     assert_clean(big)
     assert payload_bytes(big) <= 2_000_000, payload_bytes(big)

@@ -88,13 +88,23 @@ def test_controls_change_the_numbers():
     assert not _data(at, 3, "bias")["bias"].isna().any()
 
 
-def test_an_impossible_bucket_setting_is_a_message_and_alibi_still_works():
+def test_an_impossible_bucket_setting_is_never_offered():
+    # 256 buckets map |rel| < 64 one-to-one, so max_distance must exceed 64 (the registry's lo_from):
+    # the control offers only such values, and a link asking for 64 is noted
     at = open_page(PAGE, {"t5_num_buckets": "256", "t5_max_distance": "64"})
-    assert not at.exception
-    errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "max_distance must be an integer in [65," in errors[0]
-    assert metrics(at)["slope m of head 1"] == "0.5"
-    assert len(charts(at)) == 2  # the ALiBi charts
+    assert_clean(at)
+    assert min(at.select_slider(key="t5_max_distance").options, key=float) == "100"
+    assert any("`t5_max_distance`" in w.value for w in at.warning)
+    assert metrics(at)["exact buckets per side"] == "64" and len(charts(at)) == 4
+
+
+def test_one_head_fixes_the_head_shown():
+    at = open_page(PAGE, {"heads": "1", "head": "3"})  # heads = 1 is the control's own minimum
+    assert_clean(at)
+    assert at.text_input(key="_fixed_head").value == "1" and at.text_input(key="_fixed_head").disabled
+    assert any("Fixed at `1`" in c.value for c in at.caption)
+    assert any("`head`" in w.value for w in at.warning)  # the link's head = 3 does not exist
+    assert metrics(at)["slope m of head 1"] == "0.00390625"  # 2^-8: one head takes the last slope of the sequence
 
 
 def test_link_values_are_taken_and_bad_ones_noted():
