@@ -124,8 +124,10 @@ def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *
 def circle_chart(points: pd.DataFrame, outline: pd.DataFrame, *, size: int = 440) -> alt.LayerChart:
     """Positions as points (cos wt, sin wt) on the unit circle, coloured by turn, some labelled."""
     sc = alt.Scale(domain=[-1.3, 1.3], nice=False)
+    ticks = alt.Axis(values=[-1.0, -0.5, 0.0, 0.5, 1.0])
     ring = alt.Chart(outline).mark_line(color="#BBBBBB").encode(
-        x=alt.X("x:Q", scale=sc, title="cos(ω t)  (horizontal)"), y=alt.Y("y:Q", scale=sc, title="sin(ω t)  (height)"), order="order:Q")
+        x=alt.X("x:Q", scale=sc, title="cos(ω t)  (horizontal)", axis=ticks),
+        y=alt.Y("y:Q", scale=sc, title="sin(ω t)  (height)", axis=ticks), order="order:Q")
     turns = int(points["turn"].max()) if len(points) else 0
     dots = alt.Chart(points).mark_circle(size=70, opacity=0.9, stroke="black", strokeWidth=0.4).encode(
         x="x:Q", y="y:Q",
