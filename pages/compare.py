@@ -21,7 +21,7 @@ header(
     PATH,
     "The classic comparison table (Scheme · Learned or fixed? · Extrapolates beyond training length? · Used "
     "in), with every column **measured** on the schemes themselves rather than typed in. Sort any column; "
-    "each scheme links to the page that explains it. **Look at the three wishlist columns**: only the "
+    "each scheme links to the page that explains it. **Look at the wishlist columns**: only the "
     "schemes whose score depends on the offset alone tick *relative*.",
 )
 c1, c2, c3, c4 = st.columns(4)
@@ -49,7 +49,7 @@ if view is not None:
         hide_index=True,
         height="content",
         key="comparison_table",
-        column_order=["scheme", "page", "learned_or_fixed", "bounded", "continuous", "relative", "wishlist",
+        column_order=["scheme", "page", "learned_or_fixed", "bounded", "continuous", "relative", "unique", "wishlist",
                       "max_abs_at_1e6", "closest_distance", "closest_pair", "length_invariant", "length_change",
                       "translation_invariance", "defined_at_4L", "learned_parameters",
                       "enters", "models", "paper", "n_measured"],
@@ -59,9 +59,11 @@ if view is not None:
             "learned_or_fixed": Text("Learned or fixed?", help="Learned iff the scheme has trainable parameters (column 'learned parameters')."),
             "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× "
                                             f"max over [0, {NEAR.max():,.0f}]."),
-            "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6)."),
+            "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6), "
+                                                  "the same in a 16-token prompt and at min(n, L)."),
             "relative": Check("Relative", help=f"Translation invariance ≤ {RELATIVE_TOL:g} and the score varies at all."),
-            "wishlist": Check("All three", help="Bounded and continuous and relative: the wishlist."),
+            "unique": Check("Unique", help="The closest pair is at least a tenth of the typical neighbour distance apart."),
+            "wishlist": Check("All four", help="Bounded and continuous and relative and unique: the wishlist."),
             "max_abs_at_1e6": Num("max |value| to 10^6", format="%.4g",
                                   help="Largest |value| of the signature at positions 10^5..10^6 (empty: no row there)."),
             "closest_distance": Num("Unique: closest pair", format="%.3g",
@@ -87,9 +89,11 @@ if view is not None:
             f"- **Bounded**: the largest |value| of the signature out to position {FAR.max():,.0f} stops growing: the max "
             f"over [{FAR.min():,.0f}, {FAR.max():,.0f}] is at most {BOUND_RATIO}× the max over [{NEAR.min():.0f}, "
             f"{NEAR.max():,.0f}] (a table with no rows there counts as bounded).\n"
-            "- **Continuous**: the signature exists at fractional positions and its slope |f(p+δ) − f(p)|/δ agrees for "
-            "δ = 10⁻³ and 10⁻⁶; a lookup table or a bucket id exists only at integers.\n"
-            f"- **Unique**: the distance between the two closest of the n = {n} positions (0 = two positions collide).\n"
+            "- **Continuous**: the signature exists at fractional positions, its slope |f(p+δ) − f(p)|/δ agrees for "
+            "δ = 10⁻³ and 10⁻⁶, and the slope at positions 1 and 7 is the same in a prompt of 16 tokens and of "
+            "min(n, L) tokens; a lookup table or a bucket id exists only at integers, and index / length steps by 1/L.\n"
+            f"- **Unique**: the distance between the two closest of the n = {n} positions (0 = two positions collide) "
+            "is at least a tenth of the median distance between neighbouring positions.\n"
             f"- **Length-invariant**: position 1 looks the same in sequences of length 2, n/2, n, 2L and 4L (L = {train_len}).\n"
             f"- **Relative**: translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
             "and the score varies at all (NoPE's constant score carries no position).\n"
@@ -102,7 +106,7 @@ if view is not None:
     chart(style(measured_dots(frame)), key="compare_measured", data=frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]],
           caption="Left: 0 means the score depends only on j − i. Right: 0 means two positions look identical at this length.")
     names = wishlist_names(frame)
-    exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all three wishlist boxes (bounded, continuous, relative)?",
+    exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all four wishlist boxes (bounded, continuous, relative, unique)?",
              answer=len(names), explanation=f"{', '.join(names) or 'None'}: bounded values, defined between integers, "
              "and a score that depends only on the offset.")
 
