@@ -9,7 +9,7 @@ from posenc.schemes.rotary import rope_offset_scores
 from posenc.schemes.scaling import llama3_bands, rope_frequencies, yarn_ramp
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
 from posenc.views.extension import extension_detail, extension_frequencies, extension_scores, model_view
 
 PATH = "pages/context_extension.py"
@@ -76,11 +76,13 @@ if freq is not None and det is not None:
     m[0].metric("target length s·L", f"{freq['target']:,}")
     m[1].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}",
                 help=f"pairs below low keep θ, above high use θ/s (unrounded {det['yarn_low_exact']:.4f} – {det['yarn_high_exact']:.4f})")
-    m[2].metric("YaRN attention factor", f"{det['yarn_attention']:.6f}",
+    m[2].metric("YaRN attention factor", quiz_value("ext_yarn_af", f"{det['yarn_attention']:.6f}"),
                 help=f"HF: {det['yarn_attention']:.10f}; 0.1·ln s + 1 = {det['yarn_mscale']:.10f}")
-    m[3].metric("Llama 3 bands", " / ".join(map(str, det["band_counts"])), help="pairs kept / smoothed / divided by s")
+    m[3].metric("Llama 3 bands", quiz_value("ext_llama3_kept", " / ".join(map(str, det["band_counts"]))),
+                help="pairs kept / smoothed / divided by s")
     m[4].metric("unseen-angle pairs, RoPE", f"{freq['unseen']['RoPE (no scaling)']:.0f}", help="see the table: the same count for every method")
-    st.dataframe(freq["summary"], hide_index=True, column_config={
+    yarn_rows = [(i, "attention_factor") for i, name in enumerate(freq["summary"]["method"]) if str(name).startswith("YaRN")]
+    st.dataframe(quiz_table("ext_yarn_af", freq["summary"], yarn_rows), hide_index=True, column_config={
         "method": st.column_config.TextColumn("method", width="medium"),
         "attention_factor": st.column_config.NumberColumn("attention factor", format="%.6f"),
         "slowest_scale": st.column_config.NumberColumn("slowest pair θ′/θ", format="%.6g"),
@@ -99,7 +101,7 @@ if freq is not None and det is not None:
     with c1:
         chart(style(ramp_chart(det["ramp"], low=det["yarn_low"], high=det["yarn_high"])), key="ext_yarn_ramp", data=det["ramp"],
               caption=f"YaRN (β_fast 32, β_slow 1): pairs ≤ {det['yarn_low']} keep θ, pairs ≥ {det['yarn_high']} use θ/s, "
-                      f"a linear ramp between; cos and sin are scaled by {det['yarn_attention']:.6f}.")
+                      f"a linear ramp between; cos and sin are scaled by {quiz_value('ext_yarn_af', format(det['yarn_attention'], '.6f'))}.")
     with c2:
         lo_wl, hi_wl = det["band_limits"]
         chart(style(bands_chart(det["bands"])), key="ext_llama3_bands", data=det["bands"],

@@ -10,7 +10,7 @@ from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound
 from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
 from posenc.views.compare import scheme_similarity, similarity_panel
 from posenc.views.rope import decay_view, layout_view, rotation_view
 
@@ -65,17 +65,18 @@ maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=
 dec = safe(decay_view, d, base, probe, seed, maxd)
 if dec is not None:
     k1, k2, k3 = st.columns(3)
-    k1.metric("bound at distance 0", f"{dec['bound0']:.6g}", help="mean(1 .. d/2): every phase is 1 at distance 0")
+    k1.metric("bound at distance 0", quiz_value("rope_bound0", f"{dec['bound0']:.6g}"), help="mean(1 .. d/2): every phase is 1 at distance 0")
     k2.metric("probe score at 0, |q|²", f"{dec['score0']:.6g}")
     k3.metric("first distance where the bound rises", "never" if dec["first_rise"] is None else f"{dec['first_rise']:,}")
     sampled = "every distance" if dec["step"] == 1 else f"every {dec['step']}th distance ({dec['n_points']:,} points)"
     rises = "; ".join(f"{b1:.4g} at {d1:,} → {b2:.4g} at {d2:,}" for d1, b1, d2, b2 in dec["rises"]) or "none in the table"
+    bound0 = quiz_value("rope_bound0", f"{dec['bound0']:.4g}")  # the exercise below asks for it
     chart(style(decay_chart(dec["frame"])), key="rope_decay", data=dec["frame"],
-          caption=f"Each curve is divided by its value at distance 0 (the bound by {dec['bound0']:.4g}, the score by "
+          caption=f"Each curve is divided by its value at distance 0 (the bound by {bound0}, the score by "
                   f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
                   r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
                   f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
-    st.dataframe(dec["table"], hide_index=True, height=250, column_config={
+    st.dataframe(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), hide_index=True, height=250, column_config={
         "bound": st.column_config.NumberColumn("bound", format="%.4f"),
         "bound_rel": st.column_config.NumberColumn("bound / bound(0)", format="%.4f"),
         "score_rel": st.column_config.NumberColumn("probe score / |q|²", format="%.4f")})

@@ -222,14 +222,20 @@ def quiz_value(key: str, text: str) -> str:
 
 
 def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> pd.DataFrame:
-    """``table`` with "?" in the (row position, column) ``cells`` that hold exercise ``key``'s answer,
-    until it is revealed (the table is copied; those columns become text)."""
+    """``table`` with the (row position, column) ``cells`` that hold exercise ``key``'s answer
+    hidden until it is revealed: "?" in a text column, an empty cell in a number column (which
+    keeps its number format).  The table is copied."""
     if revealed(key) or not cells:
         return table
     out = table.copy()
     for row, col in cells:
-        out[col] = out[col].astype(object)
-        out.iloc[row, out.columns.get_loc(col)] = HIDDEN
+        j = out.columns.get_loc(col)
+        if pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].astype(np.float64)
+            out.iloc[row, j] = np.nan
+        else:
+            out[col] = out[col].astype(object)
+            out.iloc[row, j] = HIDDEN
     return out
 
 

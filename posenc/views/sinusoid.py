@@ -225,11 +225,18 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
                f"pair's, just under the limit 2π·base = {limit:,.2f}. "
                f"{full} of {pair.size} pairs turn fully within n = {n:,}; the other {pair.size - full} have not "
                "come round once by the end of the sequence.")
-    quiz = {"key": "longest", "answer": round(longest, 2), "tolerance": 0.005 * longest,
-            "question": f"At d_model = {d} and base {base:g}, how many positions does the slowest pair need for one turn "
-                        "(its wavelength, to within 0.5%)?",
-            "explanation": f"2π·base^((d−2)/d) = {longest:,.2f}. The often-quoted 2π·base = {limit:,.2f} is only the limit "
-                           "as d grows; the last pair has i = d/2 − 1, not d/2."}
+    if d > 2:
+        quiz = {"key": "longest", "answer": round(longest, 2), "tolerance": 0.005 * longest,
+                "question": f"At d_model = {d} and base {base:g}, how many positions does the slowest pair need for one turn "
+                            "(its wavelength, to within 0.5%)?",
+                "explanation": f"2π·base^((d−2)/d) = {longest:,.2f}. The often-quoted 2π·base = {limit:,.2f} is only the limit "
+                               "as d grows; the last pair has i = d/2 − 1, not d/2."}
+    else:  # one pair: its wavelength is 2π whatever the base (shown above), so ask what a second pair would bring
+        two = float(sinusoid_wavelengths(4, base=base)[-1])
+        quiz = {"key": "longest", "answer": round(two, 2), "tolerance": 0.005 * two,
+                "question": f"At d_model = 2 the only pair has wavelength 2π whatever the base. At d_model = 4 and base "
+                            f"{base:g}, how many positions would the second, slower pair need for one turn (to within 0.5%)?",
+                "explanation": f"2π·base^(2/4) = 2π·√{base:g} = {two:,.2f}: each new pair turns base^(2/d) times slower."}
     return {
         "caption": caption,
         "frame": frame,

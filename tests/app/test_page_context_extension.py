@@ -4,7 +4,7 @@ import json
 import math
 
 import numpy as np
-from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes, text_of
+from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes, reveal, text_of
 
 from posenc.io.modelconfig import EXAMPLE_CONFIGS
 from posenc.registry import rope_for, rope_scaling
@@ -22,7 +22,8 @@ def clean(at):
 def test_defaults_llama31_settings():
     at = open_page(PAGE)
     clean(at)
-    m = metrics(at)
+    assert metrics(at)["Llama 3 bands"] == "?"  # the exercise asks how many pairs Llama 3 keeps
+    m = metrics(reveal(reveal(at, "ext_llama3_kept"), "ext_yarn_af"))
     assert m["target length s·L"] == "65,536"
     # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run: Llama 3 at d = 128, base 5e5, orig 8192 keeps 29, smooths 6, divides 29
     assert m["Llama 3 bands"] == "29 / 6 / 29"
@@ -53,7 +54,7 @@ def test_controls_reproduce_the_reference_yarn():
     at.number_input(key="train").set_value(2048).run()
     at.number_input(key="s").set_value(4.0).run()
     clean(at)
-    m = metrics(at)
+    m = metrics(reveal(at, "ext_yarn_af"))
     # HF transformers modeling_rope_utils, _compute_yarn_parameters, run: d = 16, s = 4, orig = 2048 -> low 2, high 6, attention factor 1.1386294361
     assert m["YaRN correction range"] == "2 – 6"
     assert m["YaRN attention factor"] == "1.138629"
@@ -74,7 +75,7 @@ def test_example_model_via_link_and_use_its_settings():
     assert fields["rope_type"] == "yarn" and fields["trained length"] == "32,768"
     at.button(key="use_model").click().run()
     clean(at)
-    m = metrics(at)
+    m = metrics(reveal(at, "ext_yarn_af"))
     assert m["target length s·L"] == "131,072" and m["YaRN attention factor"] == "1.138629"
     f = chart_frame(at, 0)
     model = f[f.method == "model: Qwen/Qwen2.5-7B-Instruct"]["theta"].to_numpy()
