@@ -98,7 +98,7 @@ if view is not None:
             f"- **Relative**: translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
             "and the score varies at all (NoPE's constant score carries no position).\n"
             "- **Defined at 4L**: the scheme has a value at 4× the training length (a learned table of 512 rows does not).\n"
-            "- **Learned parameters, where position enters, models, paper**: from the registry and the table shapes."
+            "- **Learned parameters, where position enters, models, paper**: from each scheme's definition and the table shapes."
         )
     marks = marks_frame(frame)
     chart(style(wishlist_table(marks)), key="compare_wishlist", data=marks,

@@ -12,6 +12,7 @@ from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes,
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
 from posenc.views.relative import alibi_matrix_view, alibi_slopes_view, t5_distance_choices, t5_view
 
 PATH = "pages/relative_bias.py"
@@ -112,4 +113,4 @@ if mat is not None:
           + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
 
 show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
-          alibi_bias, alibi_offset_bias)
+          alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=safe(check_alibi_slopes, heads))

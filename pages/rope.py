@@ -8,10 +8,12 @@ from posenc.charts.rope import decay_chart, layout_chart, rotation_chart
 from posenc.registry import get_scheme
 from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound, rope_offset_scores
 from posenc.schemes.scaling import default_inv_freq
-from posenc.ui import controls
+from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.views import motion as moving
 from posenc.views.compare import scheme_similarity, similarity_panel
+from posenc.views.reference import check_rope, rope_reference
 from posenc.views.rope import decay_view, layout_view, rotation_view
 
 PATH = "pages/rope.py"
@@ -59,6 +61,11 @@ if rot is not None:
         st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to "
                    f"{rot['difference']:.1e}: the pair's contribution {rot['pair_score']:.6g} and the angle between "
                    "the arrows (solid → dashed) are unchanged, because only n − m enters.")
+    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n)
+    if spin is not None:  # section 1, moving: shift both tokens by s = 0 .. one turn of the pair, in the browser
+        motion.play(spin, label="the query and key arrows of one RoPE pair turning together",
+                    caption=f"Drag the slider or press play: q at m + s and k at n + s for s over one turn of pair {pair}. "
+                            "Both arrows turn, the angle between them stays, and so does the full score in the readout.")
 
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
 maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000, format_func=lambda v: f"{v:,}")
@@ -121,4 +128,5 @@ if dec is not None:
              answer=round(dec["bound0"], 4), tolerance=0.01,
              explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")
 
-show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq)
+show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
+          reference=rope_reference, check=safe(check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))

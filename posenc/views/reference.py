@@ -20,6 +20,7 @@ from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.attention import _weights, attend, token_embeddings, tokenize
 from posenc.analysis.geometry import collisions
 from posenc.registry import encode, signature
+from posenc.schemes.kinds import probe_vector
 from posenc.schemes.relative import alibi_slopes
 from posenc.schemes.rotary import apply_rope, default_inv_freq
 from posenc.schemes.sinusoidal import LAYOUTS, sinusoidal
@@ -175,9 +176,11 @@ def check_alibi_slopes(n_heads: int) -> dict:
     return _result("posenc.alibi_slopes against the reference", f"{H} heads", diff, tol=1e-15)
 
 
-def check_rope(q: tuple, positions: tuple, base: float, layout: str) -> dict:
-    x = np.asarray(q, dtype=float)[None, :].repeat(len(positions), axis=0)  # (n, d) the probe at each position
-    d = x.shape[1]
+def check_rope(head_dim: int, base: float, layout: str, probe: str, seed: int, positions: tuple) -> dict:
+    """posenc.apply_rope against the reference on the RoPE page's query probe at ``positions``."""
+    d = check_int("head_dim", head_dim, lo=2, hi=4096)
+    layout = check_choice("layout", layout, ("half_split", "interleaved"))
+    x = probe_vector(d, probe, seed=check_int("seed", seed, lo=0, hi=10**6))[None, :].repeat(len(positions), axis=0)  # (n, d)
     got = apply_rope(x, np.asarray(positions), default_inv_freq(d, base=base), layout=layout)
     diff = float(np.max(np.abs(got - rope_reference(x, positions, base, layout))))
     return _result("posenc.apply_rope against the reference", f"positions {', '.join(map(str, positions))}, d = {d}, "
