@@ -1,4 +1,4 @@
-"""`python -m bench [--only encoding,scores,collisions,pages,browser]`: run, print, save results."""
+"""`python -m bench [--only encoding,scores,collisions,pages,browser,motion]`: run, print, save results."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import numeric  # noqa: E402
 
-SECTIONS = ("encoding", "scores", "collisions", "pages", "browser")
+SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "motion")
 RESULTS = ROOT / "bench" / "results.json"
 
 
@@ -105,6 +105,12 @@ def main(argv=None) -> int:
         max_q = {r["page"]: r["max_query"] for r in results.get("pages", [])}
         results["browser"] = browser(max_q)
         out.append(table("5-6. Cold start and server memory (real server, headless Chromium)", [results["browser"]], list(results["browser"])))
+    if "motion" in only:
+        from bench.motion import motion
+
+        results["motion"] = motion()
+        out.append(table("7. Moving figures (frames per second while playing) and a slider step, headless Chromium",
+                         results["motion"], list(results["motion"][0])))
     RESULTS.write_text(json.dumps(results, indent=1, default=float))
     m = results["machine"]
     print(f"# posenc benchmark — {m['date']}\nmachine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "

@@ -34,6 +34,18 @@ def chromium_path() -> str | None:
 
 
 def free_port() -> int:
+    """A free loopback port; within POSENC_PORTS ("8800-8849") when that is set (a shared machine's own range)."""
+    span = os.environ.get("POSENC_PORTS", "")
+    if span:
+        lo, _, hi = span.partition("-")
+        for port in range(int(lo), int(hi or lo) + 1):
+            with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+        raise RuntimeError(f"no free port in POSENC_PORTS={span}")
     with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -44,7 +44,7 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
         raise ValueError(f"spectrum has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
     y = alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log"))
     points = alt.Chart(frame, height=height, width="container").mark_circle(size=36, opacity=0.9).encode(
-        x=alt.X("pair:Q", title="frequency pair i (columns 2i, 2i+1 in the paper's layout)", scale=alt.Scale(zero=True)),
+        x=alt.X("pair:Q", title="frequency pair i (columns 2i, 2i+1)", scale=alt.Scale(zero=True)),
         y=y,
         color=alt.Color("full_turn:N", title="completes a full turn within n",
                         scale=alt.Scale(domain=list(TURN_COLOURS), range=list(TURN_COLOURS.values())),
@@ -72,7 +72,7 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
 def _base_colour(order: list[str]) -> alt.Color:
     """Bases in order on a sequential scale (10 dark .. 10^8 light), one legend entry per base."""
     return alt.Color("base:O", title="base", sort=order, scale=alt.Scale(scheme="viridis", domain=order),
-                     legend=alt.Legend(orient="bottom", columns=5, symbolType="stroke"))
+                     legend=alt.Legend(orient="bottom", columns=3, symbolType="stroke"))
 
 
 def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 320) -> alt.LayerChart:

@@ -140,7 +140,7 @@ def circle_chart(points: pd.DataFrame, outline: pd.DataFrame, *, size: int = 440
     dots = alt.Chart(points).mark_circle(size=70, opacity=0.9, stroke="black", strokeWidth=0.4).encode(
         x="x:Q", y="y:Q",
         color=alt.Color("turn:Q", title="turn", scale=alt.Scale(scheme=SEQUENTIAL, domain=[0, max(turns, 1)]),
-                        legend=alt.Legend(format="d", tickMinStep=1)),
+                        legend=alt.Legend(format="d", tickMinStep=1, orient="bottom", direction="horizontal")),
         tooltip=[alt.Tooltip("t:Q", title="position"), alt.Tooltip("turn:Q", title="turn"),
                  alt.Tooltip("x:Q", title="cos(ω t)", format=".6f"), alt.Tooltip("y:Q", title="sin(ω t)", format=".6f")])
     labelled = points[points["label"] != ""].assign(lx=lambda d: d["x"] * 1.1, ly=lambda d: d["y"] * 1.1)
@@ -178,7 +178,7 @@ def wishlist_chart(marks: pd.DataFrame) -> alt.LayerChart:
     df = marks.assign(mark=marks["ok"].map({True: "✓ yes", False: "✗ no"}), glyph=marks["ok"].map({True: "✓", False: "✗"}))
     base = alt.Chart(df, height=alt.Step(30), width="container").encode(
         x=alt.X("property:N", sort=list(dict.fromkeys(df["property"])), title=None,
-                axis=alt.Axis(orient="top", labelAngle=0, labelOverlap=False, labelFontSize=13)),
+                axis=alt.Axis(orient="top", labelAngle=-30, labelAlign="left", labelOverlap=False, labelFontSize=13)),
         y=alt.Y("scheme:N", sort=list(dict.fromkeys(df["scheme"])), title=None, axis=alt.Axis(labelLimit=180, labelOverlap=False)),
         tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("property:N"), alt.Tooltip("mark:N", title="measured"),
                  alt.Tooltip("detail:N", title="the measurement")],

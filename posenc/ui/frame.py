@@ -34,13 +34,36 @@ HIDDEN = "?"
 # shrink, and a formula or fixed-width chart wider than the screen scrolls inside its own box
 # instead of being cut or widening the page.
 _CSS = """<style>
-.katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 2px 0; }
+.katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 2px 4px; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 @media (max-width: 640px) {
   .katex-display > .katex { font-size: 0.9em; }
   [data-testid="stMetricValue"] { font-size: 1.6rem; }
 }
 </style>"""
+
+# A formula wider than its column scales down to fit (at least to 55 % of its size; past that it
+# scrolls inside its own box): measured in the browser, re-run on resize and on every redraw.
+_FIT_FORMULAS = """<script>
+(() => {
+  if (window.__posencFit) return;
+  window.__posencFit = true;
+  const fit = () => {
+    for (const box of document.querySelectorAll(".katex-display")) {
+      const tex = box.firstElementChild, column = box.closest("[data-testid='stMarkdown']");
+      if (!tex || !column) continue;
+      tex.style.fontSize = "";
+      const room = column.clientWidth - 12, need = tex.scrollWidth, px = parseFloat(getComputedStyle(tex).fontSize);
+      if (need > room && room > 0) tex.style.fontSize = (px * Math.max(0.55, room / need)).toFixed(2) + "px";
+    }
+  };
+  let queued = false;
+  const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener("resize", later);
+  later();
+})();
+</script>"""
 
 
 def navigation() -> dict[str, list]:
@@ -57,6 +80,7 @@ def header(path: str, intro: str) -> None:
     compat.ensure_routed(navigation)
     _reset_quizzes(path)
     st.html(_CSS)
+    st.html(_FIT_FORMULAS, unsafe_allow_javascript=True)
     info = PAGE_BY_PATH[path]
     top = st.container(horizontal=True, vertical_alignment="bottom")
     top.title(info.title, anchor=False)

@@ -4,8 +4,9 @@ network) in an ``st.iframe``, with a play button, a scrub slider and a speed cho
 The frames come from ``posenc.views.motion`` (every number computed by posenc, sent once);
 the script only steps through them and draws them on a canvas at the display's refresh rate
 (requestAnimationFrame), so scrubbing and playing never wait for the server.  While it plays,
-the figure measures its own frame rate (``window.posencMotion.fps``; the end-to-end test reads
-it).  Colours follow the app's light or dark theme (read from the page, checked every second).
+the figure measures its own frame rate (``window.posencMotion.fps`` over the last second and
+``mean_fps`` since play was pressed; ``python -m bench --only motion`` reads them).  Colours
+follow the app's light or dark theme (read from the page, checked every second).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ const N = F.kind === "sweep" ? F.rows.length : F.kind === "spin" ? F.s.length : 
 const RATE = {clock: 24, circle: 24, sweep: 8, spin: 30}[F.kind];  // frames of data per second at x1
 scrub.max = N - 1;
 let pos = 0, playing = false, last = null, draws = [], C = colours();
-window.posencMotion = {fps: 0, draws: 0, playing: false, frames: N};
+window.posencMotion = {fps: 0, mean_fps: 0, draws: 0, playing: false, frames: N};
+let started = null, startDraws = 0;
 
 function colours() {
   let dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
@@ -144,10 +146,12 @@ function tick(now) {
   draws.push(now); while (draws.length && now - draws[0] > 1000) draws.shift();
   window.posencMotion.fps = draws.length > 1 ? 1000 * (draws.length - 1) / (draws[draws.length - 1] - draws[0]) : 0;
   window.posencMotion.draws += 1;
+  if (started === null) { started = now; startDraws = window.posencMotion.draws; }
+  else if (now > started) window.posencMotion.mean_fps = 1000 * (window.posencMotion.draws - startDraws) / (now - started);
   requestAnimationFrame(tick);
 }
 btn.onclick = () => {
-  playing = !playing; window.posencMotion.playing = playing; last = null; draws = [];
+  playing = !playing; window.posencMotion.playing = playing; last = null; draws = []; started = null;
   btn.textContent = playing ? "❚❚ Pause" : "▶ Play";
   if (playing) requestAnimationFrame(tick);
 };
@@ -162,7 +166,7 @@ canvas {{ width: 100%; height: {h}px; display: block; }}
 .bar {{ display: flex; align-items: center; gap: 8px; flex-wrap: wrap; margin-top: 6px; }}
 button, select {{ background: transparent; border: 1px solid; border-radius: 6px; padding: 3px 10px; font: inherit; cursor: pointer; }}
 input[type=range] {{ flex: 1; min-width: 120px; }}
-#read {{ font-variant-numeric: tabular-nums; white-space: nowrap; overflow: hidden; text-overflow: clip; max-width: 100%; }}
+#read {{ font-variant-numeric: tabular-nums; overflow-wrap: anywhere; max-width: 100%; min-height: 2.6em; }}
 </style></head><body>
 <canvas id="c" role="img" aria-label="{label}"></canvas>
 <div class="bar"><button id="play">▶ Play</button>

@@ -85,6 +85,11 @@ class SingleSineView(TypedDict):
 
 
 GROWTH_POINTS = 121  # log-spaced positions from 1 to 10^6 (plus the chosen context)
+def _num(x: float) -> str:
+    """A number for a sentence: 6 significant digits, whole with thousands separators from 10^5 on (no "e+06")."""
+    return f"{x:,.0f}" if abs(x) >= 1e5 else f"{x:,.6g}"
+
+
 # ----------------------------------------------------------------------------- page 2: raw index
 def raw_index_growth(context: int, d_model: int) -> RawIndexGrowthView:
     """Norm of the raw-index encoding against position (1 .. 10^6), next to embedding scales.
@@ -118,13 +123,13 @@ def raw_index_growth(context: int, d_model: int) -> RawIndexGrowthView:
         "question": f"With d_model = {d}, how many times larger than a freshly initialised token embedding is the "
                     f"raw-index encoding at position {last:,}?",
         "answer": round(ratio, 1), "tolerance": 0.05 * ratio,
-        "explanation": f"‖PE‖ / ‖e‖ = {norm:,.6g} / {token:.4g} = {ratio:,.6g}. Both norms carry the same √d, so the ratio "
+        "explanation": f"‖PE‖ / ‖e‖ = {_num(norm)} / {token:.4g} = {_num(ratio)}. Both norms carry the same √d, so the ratio "
                        f"is t / 0.02 = 50·t whatever the width: the content signal is drowned as soon as t is more than a few.",
     }
     takeaway = {
         "shows": [f"Every position gets its own vector: position t adds t to each of the {d} channels, so neighbours "
                   f"are √d = {math.sqrt(d):.4g} apart and no two positions collide."],
-        "wrong": [f"Unbounded: at position {last:,} every channel holds {last:,} (‖PE‖ = {norm:,.6g}), while the token "
+        "wrong": [f"Unbounded: at position {last:,} every channel holds {last:,} (‖PE‖ = {_num(norm)}), while the token "
                   f"embedding it is added to has norm {token:.4g} at initialisation and {trained:.3f} when trained.",
                   "Next, divide by the prompt length to keep the values in (0, 1]."],
     }

@@ -1,6 +1,7 @@
 """Every chart of every page exports as a slide: PNG at least 1,600 px wide (landscape unless
 the chart is square by nature) and SVG in which every axis title, legend title and legend entry
-appears whole (nothing cut with "…") and no two axis labels run together.
+appears whole (nothing cut with "…") and no two axis labels run together.  And every text mark
+on a chart reads in the light and the dark theme (contrast 3:1 against both backgrounds).
 
 The charts are the very objects the pages hand to ``frame.chart`` (recorded by wrapping it), so
 this covers every chart a page draws at its defaults, plus the pages' other states listed in
@@ -135,6 +136,63 @@ def _overlapping(labels: list[dict]) -> list[tuple[str, str]]:
     return bad
 
 
+LIGHT_BG, DARK_BG = "#FFFFFF", "#0E1117"  # the export and the light theme; Streamlit's dark theme
+
+
+def _luminance(colour: str) -> float:
+    h = colour.lstrip("#")
+    if len(h) == 3:
+        h = "".join(c * 2 for c in h)
+    rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str) -> float:
+    la, lb = _luminance(a), _luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def unreadable_text(spec) -> list[str]:
+    """Text marks drawn on the chart background whose colour does not read in both themes: no
+    colour at all (Vega's default is black, black on the dark theme) or contrast under 3 against
+    white or the dark background.  Text on coloured cells (a layer with a rect) is exempt."""
+    bad = []
+
+    def colour_of(node):
+        mark = node.get("mark")
+        if isinstance(mark, dict):
+            for k in ("color", "fill"):
+                if isinstance(mark.get(k), str):
+                    return mark[k]
+        enc = node.get("encoding", {}).get("color", {})
+        return enc.get("value") if isinstance(enc, dict) and isinstance(enc.get("value"), str) else None
+
+    def walk(node, on_cells):
+        if isinstance(node, list):
+            for x in node:
+                walk(x, on_cells)
+            return
+        if not isinstance(node, dict):
+            return
+        layer = node.get("layer")
+        cells = on_cells or (isinstance(layer, list) and any(
+            (x.get("mark") == "rect" or (isinstance(x.get("mark"), dict) and x["mark"].get("type") == "rect")) for x in layer))
+        mark = node.get("mark")
+        if (mark == "text" or (isinstance(mark, dict) and mark.get("type") == "text")) and not on_cells:
+            c = colour_of(node)
+            if c is None:
+                bad.append("a text mark with no colour (black on the dark theme)")
+            elif c.startswith("#") and min(contrast(c, LIGHT_BG), contrast(c, DARK_BG)) < 3:
+                bad.append(f"text in {c}: {contrast(c, LIGHT_BG):.2f} on white, {contrast(c, DARK_BG):.2f} on dark")
+        for k, v in node.items():
+            if k not in ("datasets", "data"):
+                walk(v, cells)
+
+    walk(spec, False)
+    return bad
+
+
 def _cases():
     for info in PAGES:
         yield pytest.param(info.path, None, id=info.url_path)
@@ -149,6 +207,7 @@ def test_every_chart_exports_whole(monkeypatch, path, query):
     assert_clean(at)
     assert len(seen) == len(at.get("vega_lite_chart")), "every chart goes through frame.chart"
     for key, ch in seen:
+        assert not unreadable_text(export.chart_spec(ch)), (key, unreadable_text(export.chart_spec(ch)))
         spec = export.slide_spec(ch)
         svg = vlc.vegalite_to_svg(spec)
         texts = _texts(svg)
@@ -185,3 +244,26 @@ def test_slide_spec_lifts_every_limit_and_replaces_container_widths():
 def test_png_scale_reaches_the_slide_width():
     assert export.png_scale(400) == pytest.approx(4.0, abs=0.01)  # a 400 px square chart is drawn 4x, 1,600 px wide
     assert export.png_scale(1200) == 2.0  # wide enough at the usual 2x
+
+
+def test_an_uploaded_table_with_a_long_name_exports_whole(monkeypatch):
+    """The issue: on Learned tables an uploaded table's legend read "gpt2_m…" in the export."""
+    import io
+
+    import numpy as np
+
+    name = "gpt2_medium_position_embeddings_wpe.npy"
+    buf = io.BytesIO()
+    np.save(buf, np.cumsum(np.random.default_rng(0).normal(size=(300, 32)), axis=0).astype(np.float32))
+    seen = _record(monkeypatch)
+    at = open_page("pages/learned.py")
+    at.file_uploader(key="upload").set_value((name, buf.getvalue(), "application/octet-stream")).run()
+    at.segmented_control(key="table").set_value(f"upload:{name}").run()
+    assert not at.exception
+    drawn = seen[-len(at.get("vega_lite_chart")):]
+    assert any(name in str(export.chart_spec(ch)) for _, ch in drawn)
+    for key, ch in drawn:
+        texts = _texts(export.chart_svg(ch).decode())
+        assert not [t for t in texts if t.rstrip().endswith("…")], key
+        if name in str(export.chart_spec(ch)):
+            assert any(name in t for t in texts), (key, [t for t in texts if "gpt2" in t])
