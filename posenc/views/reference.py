@@ -71,7 +71,8 @@ def sincos_reference(n, omega):
 
 
 def sinusoid_reference(n, d, base=10000.0):
-    """Vaswani et al. 2017 (arXiv:1706.03762): PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(...)."""
+    """Vaswani et al. 2017 (arXiv:1706.03762), section 3.5:
+    PE[p, 2i] = sin(p / base^(2i/d)),  PE[p, 2i+1] = cos(p / base^(2i/d))."""
     pos = np.arange(n)[:, None]  # (n, 1)
     i = np.arange(d // 2)[None, :]  # (1, h): one frequency per pair of columns
     angle = pos / base ** (2 * i / d)  # (n, h)
@@ -82,8 +83,8 @@ def sinusoid_reference(n, d, base=10000.0):
 
 
 def alibi_slopes_reference(n_heads):
-    """ALiBi (Press et al., arXiv:2108.12409): head k of n gets slope 2^(-8k/n); for a head count
-    that is not a power of two, the closest power of two, then every other slope of twice as many."""
+    """ALiBi (Press et al., arXiv:2108.12409): head k of n gets slope 2^(-8k/n).
+    Not a power of two: the closest power of two, then every other slope of twice as many."""
     def geometric(n):
         start = 2 ** (-8 / n)
         return [start ** (k + 1) for k in range(n)]
@@ -95,7 +96,7 @@ def alibi_slopes_reference(n_heads):
 
 
 def rope_reference(x, positions, base=10000.0, layout="half_split"):
-    """RoPE (Su et al., arXiv:2104.09864): rotate channel pair i of position p by p * theta_i."""
+    """RoPE (Su et al., arXiv:2104.09864): turn channel pair i at position p by p * theta_i."""
     d = x.shape[-1]
     theta = base ** (-np.arange(0, d, 2) / d)  # (h,): one angle per pair, theta_i = base^(-2i/d)
     angle = np.asarray(positions, dtype=float)[:, None] * theta  # (n, h)
