@@ -12,7 +12,7 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server, wait_for_app, wait_for_charts
+from tools.liveserver import chromium_path, launch_chromium, motion_frame, start_server, stop_server, wait_for_app, wait_for_charts
 
 PAGES = ("single_sine", "sincos_pair", "sinusoid", "rope")
 FPS_GOAL = 30.0
@@ -55,7 +55,7 @@ def motion() -> list[dict]:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             for name in PAGES:
                 _open(page, f"{base}/{name}")
-                frame = next(f for f in page.frames if f.evaluate("() => typeof window.posencMotion === 'object'"))
+                frame = motion_frame(page)
                 frame.locator("#play").click()
                 page.wait_for_timeout(PLAY_SECONDS * 1000)
                 state = frame.evaluate("() => window.posencMotion")

@@ -83,3 +83,20 @@ def test_lazy_array_exports_are_the_full_arrays():
     assert np.array_equal(builtin_table("minilm", 0), posenc.minilm_table())
     A = posenc.dense_scores("alibi", 64, n_heads=12, head=8, causal=True)
     np.testing.assert_array_equal(A, posenc.alibi_bias(64, 12, causal=True)[8])
+
+
+def test_the_slide_png_is_the_slide_svg_rasterised():
+    """What the every-chart export test relies on: chart_png is chart_svg at png_scale(svg width)."""
+    import re
+
+    from posenc.charts.story import circle_chart
+    from posenc.views.circle import circle_view
+
+    v = circle_view(1.0, 40, 100, 0.1)
+    ch = style(circle_chart(v["points"], v["outline"], size=300))  # square, narrower than a slide
+    svg = export.chart_svg(ch).decode()
+    w, h = (float(x) for x in re.search(r'<svg[^>]*\swidth="([0-9.]+)"[^>]*\sheight="([0-9.]+)"', svg).groups())
+    png = export.chart_png(ch)
+    scale = export.png_scale(w)
+    assert scale > 2 and abs(_size(png)[0] - w * scale) <= 1 and abs(_size(png)[1] - h * scale) <= 1
+    assert _size(png)[0] >= export.MIN_PNG_WIDTH

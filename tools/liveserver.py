@@ -117,3 +117,16 @@ def wait_for_charts(page, count: int, timeout_ms: float = 60_000) -> None:
         arg=count,
         timeout=timeout_ms,
     )
+
+
+def motion_frame(page, timeout_s: float = 30.0):
+    """The iframe of a page's moving figure (posenc.ui.motion), once its script has started."""
+    for _ in range(int(timeout_s * 4)):
+        for f in page.frames:
+            try:
+                if f.evaluate("() => typeof window.posencMotion === 'object'"):
+                    return f
+            except Exception:  # a frame that is still loading
+                pass
+        page.wait_for_timeout(250)
+    raise RuntimeError("no moving figure started on the page")
