@@ -63,9 +63,27 @@ def _to_slide(node, width: int) -> None:
             _to_slide(value, width)
 
 
+def _legends_beside(node) -> None:
+    """In place: every legend under (or over) the plot goes to its right (for a square chart)."""
+    if isinstance(node, list):
+        for item in node:
+            _legends_beside(item)
+    elif isinstance(node, dict):
+        legend = node.get("legend")
+        if isinstance(legend, dict) and legend.get("orient") in ("bottom", "top"):
+            legend.update(orient="right", direction="vertical")
+        for key, value in node.items():
+            if key not in ("datasets", "data"):
+                _legends_beside(value)
+
+
 def slide_spec(chart: alt.TopLevelMixin | dict) -> dict:
-    """The chart's Vega-Lite spec (data inlined) made whole for a slide: see the module docstring."""
+    """The chart's Vega-Lite spec (data inlined) made whole for a slide: see the module docstring.
+    A square chart (the circle, a matrix) whose legend sits under it on a phone gets it beside it,
+    so the slide stays landscape."""
     spec = copy.deepcopy(chart) if isinstance(chart, dict) else chart_spec(chart)
+    if isinstance(spec.get("width"), (int, float)) and spec.get("width") == spec.get("height"):
+        _legends_beside(spec)
     _to_slide(spec, SLIDE_WIDTH)
     config = spec.setdefault("config", {})
     for part in ("axis", "legend", "header"):
