@@ -129,8 +129,12 @@ function drawSpin(i, w, h) {
   ring(cx, cy, R);
   arrow(cx, cy, cx + s * F.qx[i], cy - s * F.qy[i], OI[0]);
   arrow(cx, cy, cx + s * F.kx[i], cy - s * F.ky[i], OI[1]);
-  text("q at m + s", cx + s * F.qx[i] * 1.08, cy - s * F.qy[i] * 1.08, "center", OI[0], 13);
-  text("k at n + s", cx + s * F.kx[i] * 1.08, cy - s * F.ky[i] * 1.08, "center", OI[1], 13);
+  const label = (t, x, y, c) => {  // beyond the arrow's tip, aligned away from the centre
+    const r = Math.hypot(x, y) || 1, ux = x / r, uy = y / r;
+    text(t, cx + s * x + 14 * ux, cy - s * y - 14 * uy + 4, ux > 0.3 ? "left" : ux < -0.3 ? "right" : "center", c, 13);
+  };
+  label("q at m + s", F.qx[i], F.qy[i], OI[0]);
+  label("k at n + s", F.kx[i], F.ky[i], OI[1]);
   read.textContent = "s = " + fmt(F.s[i], 2) + "  ·  score ⟨R(m+s) q, R(n+s) k⟩ = " + F.score[i];
 }
 function draw() {
