@@ -1,4 +1,4 @@
-"""`python -m bench [--only encoding,scores,collisions,pages,browser,interact,lab]`: run, print, save results.
+"""`python -m bench [--only encoding,scores,collisions,pages,browser,interact,motion,lab]`: run, print, save results.
 
 The serving sections take longer and run only when named:
 `python -m bench --only load,memory,soak` (about 40 minutes with the default 2-minute soak;
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import numeric  # noqa: E402
 
-SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "lab")
+SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "motion", "lab")
 SERVING = ("load", "memory", "soak")  # minutes each: only with --only
 RESULTS = ROOT / "bench" / "results.json"
 
@@ -131,6 +131,12 @@ def main(argv=None) -> int:
                          flat, list(flat[0]) if flat else []))
         out.append(table("8b. Cold server and the goals", [{k: v for k, v in results["interact"].items() if k not in ("pages",)}],
                          [k for k in results["interact"] if k != "pages"]))
+    if "motion" in only:
+        from bench.motion import motion
+
+        results["motion"] = motion()
+        out.append(table("9. Moving figures (frames per second while playing) and a slider step, headless Chromium",
+                         results["motion"], list(results["motion"][0])))
     if "lab" in only:
         from bench.lab import lab
 

@@ -8,8 +8,9 @@ from posenc.charts.story import token_heatmap
 from posenc.registry import SCHEMES
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
-from posenc.views.story import attention_view, format_difference, format_tokens
+from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, wrap_up
+from posenc.views.attention import attention_story, attention_view, format_difference, format_tokens
+from posenc.views.reference import attention_reference, check_attention
 
 PATH = "pages/attention_order.py"
 
@@ -20,14 +21,14 @@ header(
     "summaries (mean of the outputs) are identical to the last bit. Then add a positional scheme and "
     "watch the two sentences come apart.",
 )
-st.latex(r"A = \mathrm{softmax}\!\Big(\tfrac{(XW_q)(XW_k)^\top}{\sqrt d}\Big),\qquad "
-         r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\ \text{ for every permutation } P")
+st.latex(r"A = \mathrm{softmax}\!\Big(\tfrac{(XW_q)(XW_k)^\top}{\sqrt d}\Big)")
+st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\ \text{ for every permutation } P")
 
 c1, c2, c3 = st.columns([3, 3, 2])
 sentence_a = controls.text("sentence A", "a", default="The dog bit the man.", max_chars=400, container=c1)
 sentence_b = controls.text("sentence B", "b", default="The man bit the dog.", max_chars=400, container=c2)
 d_model = controls.select_slider("model width d", "d", [4, 8, 16, 32, 64], default=16, container=c3,
-                                 help="width of the seeded token embeddings and Wq, Wk, Wv")
+                                 help="width of the token embeddings and of Wq, Wk, Wv (random, the same every time)")
 
 
 def pair(view, key: str, what: str):
@@ -68,33 +69,31 @@ if base is not None:
         slot.dataframe(base["perm_table"], hide_index=True)
         slot.markdown(
             "**The permutation.** Each token of A sits somewhere in B; re-ordering A's rows and columns by this "
-            "table gives B's matrix exactly (the heatmap on the left is B minus that re-ordering). Every reduction "
-            "in posenc's tiny attention is a correctly rounded `math.fsum`, so the differences are exactly 0.0, not 1e-17.")
+            "table gives B's matrix exactly (the heatmap on the left is B minus that re-ordering). This tiny attention "
+            "adds its numbers in the same order whatever the token order, so the differences are exactly 0.0, not 1e-17.")
 
 st.subheader("With positions: the sentences come apart")
 scheme = controls.choice("positional scheme", "scheme", list(SCHEMES), default="sinusoidal", style="selectbox",
                          format_func=lambda k: SCHEMES[k].name, container=st.columns(3)[0])
 view = safe(attention_view, sentence_a, sentence_b, scheme, d_model) if base is not None else None
-if view is not None:
+story = safe(attention_story, sentence_a, sentence_b, scheme, d_model) if base is not None else None
+if view is not None and story is not None:
     s1, s2, s3 = st.columns(3)
-    s1.metric("max |pooled A − pooled B| (with positions)", format_difference(view["max_diff_pooled"]))
-    s2.metric("max |out B − P·out A| (with positions)", format_difference(view["max_diff_permuted"]))
-    s3.metric("max |scores B − P·scores A·Pᵀ| (with positions)", format_difference(view["max_diff_logits"]))
-    st.caption(f"{SCHEMES[scheme].name} enters at the {SCHEMES[scheme].enters}, with its registry defaults; "
-               f"model width {view['d_model']}" + (" (the trained MiniLM table fixes it)." if view["d_model"] != d_model else "."))
+    s1.metric("max |pooled A − pooled B| (with positions)", quiz_value("pooled", format_difference(view["max_diff_pooled"])))
+    s2.metric("max |out B − P·out A| (with positions)", quiz_value("pooled", format_difference(view["max_diff_permuted"])))
+    s3.metric("max |scores B − P·scores A·Pᵀ| (with positions)", quiz_value("pooled", format_difference(view["max_diff_logits"])))
+    st.caption(f"{SCHEMES[scheme].name} enters at the {SCHEMES[scheme].enters}, with the default parameters its own page "
+               f"starts from; model width {view['d_model']}" + (" (the trained MiniLM table fixes it)." if view["d_model"] != d_model else "."))
     if scheme == "nope":
         st.info("NoPE is the control: it adds no positional signal at all. The only thing that tells the two orders "
                 "apart is the causal mask (each token sees only itself and the tokens before it), so the sentences "
                 "come apart through what each token is *not allowed* to see.", icon=":material/science:")
     slot = pair(view, "pos", f"+ {SCHEMES[scheme].name}")
-    if view["same_bag"]:
-        apart = view["max_diff_pooled"] > 0
+    if story["quiz"] is not None:
         with slot:
-            exercise("pooled", f"With {SCHEMES[scheme].name}, is the largest difference between the two sentence "
-                     "summaries (mean-pooled outputs) still exactly zero?", options=["yes, still 0.0", "no, it is positive"],
-                     answer="no, it is positive" if apart else "yes, still 0.0",
-                     explanation=f"It is {format_difference(view['max_diff_pooled'])}: "
-                     + ("the position signal differs between the two orderings, so the bag has become a sequence."
-                        if apart else "this scheme does not tell these two orderings apart."))
+            quiz(story["quiz"])
 
-show_code(attention_view, permutation_equivariance, match_permutation, attend)
+show_code(attention_view, permutation_equivariance, match_permutation, attend, reference=attention_reference,
+          check=safe(check_attention, sentence_a, d_model) if base is not None else None)
+if story is not None:
+    wrap_up(PATH, story["takeaway"])

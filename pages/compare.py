@@ -25,7 +25,7 @@ header(
     PATH,
     "The classic comparison table (Scheme · Learned or fixed? · Extrapolates beyond training length? · Used "
     "in), with every column **measured** on the schemes themselves rather than typed in. Sort any column; "
-    "each scheme links to the page that explains it. **Look at the three wishlist columns**: only the "
+    "each scheme links to the page that explains it. **Look at the wishlist columns**: only the "
     "schemes whose score depends on the offset alone tick *relative*.",
 )
 c1, c2, c3, c4 = st.columns(4)
@@ -54,7 +54,7 @@ if view is not None:
         height="content",
         key="comparison_table",
         column_order=["scheme", "page", "learned_or_fixed", "extrapolation_ratio", "extrapolates", "gap_4L", "extrapolation_note",
-                      "bounded", "continuous", "relative", "wishlist",
+                      "bounded", "continuous", "relative", "unique", "wishlist",
                       "max_abs_at_1e6", "closest_distance", "closest_pair", "length_invariant", "length_change",
                       "translation_invariance", "defined_at_4L", "learned_parameters",
                       "enters", "models", "paper", "n_measured"],
@@ -69,9 +69,11 @@ if view is not None:
             "extrapolation_note": Text("lab", help="How the lab measured it, or why there is no number."),
             "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× "
                                             f"max over [0, {NEAR.max():,.0f}]."),
-            "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6)."),
+            "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6), "
+                                                  "the same in a 16-token prompt and at min(n, L)."),
             "relative": Check("Relative", help=f"Translation invariance ≤ {RELATIVE_TOL:g} and the score varies at all."),
-            "wishlist": Check("All three", help="Bounded and continuous and relative: the wishlist."),
+            "unique": Check("Unique", help="The closest pair is at least a tenth of the typical neighbour distance apart."),
+            "wishlist": Check("All four", help="Bounded and continuous and relative and unique: the wishlist."),
             "max_abs_at_1e6": Num("max |value| to 10^6", format="%.4g",
                                   help="Largest |value| of the signature at positions 10^5..10^6 (empty: no row there)."),
             "closest_distance": Num("Unique: closest pair", format="%.3g",
@@ -89,7 +91,7 @@ if view is not None:
             "n_measured": Num("n measured", format="%d", help="Learned tables have 512 rows, so they are measured on at most 512 positions."),
         },
     )
-    st.caption(f"**Extrapolates beyond training length?** {LAB_RULE} The models, the seeds and the loss per position are on "
+    st.caption(f"**Extrapolates beyond training length?** {LAB_RULE} The models, their seeds and the loss per position are on "
                "the lab page.")
     st.page_link("pages/lab.py", label="Open the Extrapolation lab", icon=":material/science:")
     links = st.container(horizontal=True)
@@ -100,14 +102,16 @@ if view is not None:
             f"- **Bounded**: the largest |value| of the signature out to position {FAR.max():,.0f} stops growing: the max "
             f"over [{FAR.min():,.0f}, {FAR.max():,.0f}] is at most {BOUND_RATIO}× the max over [{NEAR.min():.0f}, "
             f"{NEAR.max():,.0f}] (a table with no rows there counts as bounded).\n"
-            "- **Continuous**: the signature exists at fractional positions and its slope |f(p+δ) − f(p)|/δ agrees for "
-            "δ = 10⁻³ and 10⁻⁶; a lookup table or a bucket id exists only at integers.\n"
-            f"- **Unique**: the distance between the two closest of the n = {n} positions (0 = two positions collide).\n"
+            "- **Continuous**: the signature exists at fractional positions, its slope |f(p+δ) − f(p)|/δ agrees for "
+            "δ = 10⁻³ and 10⁻⁶, and the slope at positions 1 and 7 is the same in a prompt of 16 tokens and of "
+            "min(n, L) tokens; a lookup table or a bucket id exists only at integers, and index / length steps by 1/L.\n"
+            f"- **Unique**: the distance between the two closest of the n = {n} positions (0 = two positions collide) "
+            "is at least a tenth of the median distance between neighbouring positions.\n"
             f"- **Length-invariant**: position 1 looks the same in sequences of length 2, n/2, n, 2L and 4L (L = {train_len}).\n"
             f"- **Relative**: translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
             "and the score varies at all (NoPE's constant score carries no position).\n"
             "- **Defined at 4L**: the scheme has a value at 4× the training length (a learned table of 512 rows does not).\n"
-            "- **Learned parameters, where position enters, models, paper**: from the registry and the table shapes."
+            "- **Learned parameters, where position enters, models, paper**: from each scheme's definition and the table shapes."
         )
     marks = marks_frame(frame)
     chart(style(wishlist_table(marks)), key="compare_wishlist", data=marks,
@@ -115,7 +119,7 @@ if view is not None:
     chart(style(measured_dots(frame)), key="compare_measured", data=frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]],
           caption="Left: 0 means the score depends only on j − i. Right: 0 means two positions look identical at this length.")
     names = wishlist_names(frame)
-    exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all three wishlist boxes (bounded, continuous, relative)?",
+    exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all four wishlist boxes (bounded, continuous, relative, unique)?",
              answer=len(names), explanation=f"{', '.join(names) or 'None'}: bounded values, defined between integers, "
              "and a score that depends only on the offset.")
 

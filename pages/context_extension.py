@@ -9,7 +9,7 @@ from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_conf
 from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_value, show_code
 from posenc.views.extension import extension_detail, model_view
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
 
@@ -84,7 +84,8 @@ if bands is not None:
                 help="HF's factor is a slope: scale = s·n/L − (s − 1), so at n = s·L it is s² − s + 1, not s")
     if det is not None:
         m[2].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}")
-        m[3].metric("YaRN attention factor", f"{det['yarn_attention']:.6f}", help="the score is multiplied by its square")
+        m[3].metric("YaRN attention factor", quiz_value("ext_yarn_af", f"{det['yarn_attention']:.6f}"),
+                    help="the score is multiplied by its square")
     st.caption("Dynamic NTK's effective scale at each length n (its base is b·scale^(d/(d−2))): "
                + ", ".join(f"{n:,} → {v:g}" for n, v in zip(dyn["length"], dyn["effective_scale"])) + ".")
     chart(style(ratio_chart(bands["frame"], bands["labels"], trained=bands["trained"])), key="ext_ratio", data=bands["frame"],

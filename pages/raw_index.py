@@ -7,7 +7,8 @@ from posenc.charts.base import style
 from posenc.charts.story import growth_chart
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, wrap_up
+from posenc.views.reference import check_raw_index, raw_index_reference
 from posenc.views.story import raw_index_growth
 
 PATH = "pages/raw_index.py"
@@ -32,25 +33,19 @@ if view is not None:
     m1.metric(f"max |value| at position {view['context'] - 1:,}", f"{view['pe_max']:,.0f}")
     m2.metric("‖PE‖ there", f"{view['pe_norm']:,.4g}")
     m3.metric("token embedding ‖e‖ at init", f"{view['token_norm']:.4g}", help="0.02·√d: GPT-2 / BERT initialise every entry as N(0, 0.02²)")
-    m4.metric("ratio ‖PE‖ / ‖e‖", f"{view['ratio']:,.4g}")
+    m4.metric("ratio ‖PE‖ / ‖e‖", quiz_value("raw_ratio", f"{view['ratio']:,.4g}"), help="the exercise below asks for it")
     chart(
         style(growth_chart(view["frame"], context=view["context"])),
         key="raw_index_growth",
         data=view["frame"],
         caption=(
-            f"At position {view['context'] - 1:,} the encoding is {view['ratio']:,.3g}× the size of the token "
-            f"embedding it is added to; a trained MiniLM token row has median norm "
-            f"{view['minilm_token_norm']:.3f}, still tiny beside it. The sinusoid stays at √(d/2) = {view['sinusoid_norm']:.3g}."
+            f"Dashed: the last position of the context, {view['context'] - 1:,}. A trained MiniLM token row has median norm "
+            f"{view['minilm_token_norm']:.3f}, still tiny beside the encoding. The sinusoid stays at √(d/2) = {view['sinusoid_norm']:.3g}."
         ),
     )
-    exercise(
-        "raw_ratio",
-        f"With d_model = {d_model}, how many times larger than a freshly initialised token embedding is the "
-        f"raw-index encoding at position {view['context'] - 1:,}?",
-        answer=round(view["ratio"], 1),
-        tolerance=0.05 * view["ratio"],
-        explanation="Both norms carry the same √d, so the ratio is t / 0.02 = 50·t whatever the width: "
-        "the content signal is drowned as soon as t is more than a few.",
-    )
+    quiz(view["quiz"])
 
-show_code(raw_index_growth, growth, token_embedding_norm)
+show_code(raw_index_growth, growth, token_embedding_norm, reference=raw_index_reference,
+          check=safe(check_raw_index, view["positions"], d_model) if view is not None else None)
+if view is not None:
+    wrap_up(PATH, view["takeaway"])

@@ -11,7 +11,8 @@ from posenc.registry import get_scheme
 from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
 from posenc.views.relative import alibi_matrix_view, alibi_slopes_view, t5_distance_choices, t5_view
 
 PATH = "pages/relative_bias.py"
@@ -87,7 +88,8 @@ if slopes is not None:
         chart(style(slopes_chart(slopes["frame"])), key="alibi_slopes", data=slopes["frame"],
               caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
     with right:
-        st.dataframe(slopes["frame"], hide_index=True, height=300, column_config={
+        asked = [(slopes["exercise_head"] - 1, "slope"), (slopes["exercise_head"] - 1, "neg_log2")]  # the exercise's head
+        st.dataframe(quiz_table("alibi_slope", slopes["frame"], asked), hide_index=True, height=300, column_config={
             "slope": st.column_config.NumberColumn("m", format="%.6g"),
             "neg_log2": st.column_config.NumberColumn("−log2 m", format="%.4g")})
     exercise("alibi_slope", f"With {heads} heads, what is the slope m of head {slopes['exercise_head']}?",
@@ -98,7 +100,8 @@ if slopes is not None:
 mat = safe(alibi_matrix_view, heads, head, train_len, causal)
 if mat is not None:
     m = st.columns(4)
-    m[0].metric(f"slope m of head {mat['head']}", f"{mat['slope']:.6g}")
+    shown = f"{mat['slope']:.6g}"
+    m[0].metric(f"slope m of head {mat['head']}", quiz_value("alibi_slope", shown) if slopes and mat["head"] == slopes["exercise_head"] else shown)
     m[1].metric(f"bias at distance L = {mat['train_len']}", f"{mat['bias_at_train']:.4g}")
     m[2].metric(f"bias at distance 4L − 1 = {mat['n'] - 1}", f"{mat['bias_far']:.4g}")
     m[3].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
@@ -111,4 +114,4 @@ if mat is not None:
           + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
 
 show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
-          alibi_bias, alibi_offset_bias)
+          alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=safe(check_alibi_slopes, heads))

@@ -8,10 +8,12 @@ from posenc.charts.rope import decay_chart, layout_chart, rotation_chart
 from posenc.registry import get_scheme
 from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound, rope_offset_scores
 from posenc.schemes.scaling import default_inv_freq
-from posenc.ui import controls
+from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.views import motion as moving
 from posenc.views.compare import scheme_similarity, similarity_panel
+from posenc.views.reference import check_rope, rope_reference
 from posenc.views.rope import decay_view, layout_view, rotation_view
 
 PATH = "pages/rope.py"
@@ -59,23 +61,29 @@ if rot is not None:
         st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to "
                    f"{rot['difference']:.1e}: the pair's contribution {rot['pair_score']:.6g} and the angle between "
                    "the arrows (solid → dashed) are unchanged, because only n − m enters.")
+    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n)
+    if spin is not None:  # section 1, moving: shift both tokens by s = 0 .. one turn of the pair, in the browser
+        motion.play(spin, label="the query and key arrows of one RoPE pair turning together",
+                    caption=f"Drag the slider or press play: q at m + s and k at n + s for s over one turn of pair {pair}. "
+                            "Both arrows turn, the angle between them stays, and so does the full score in the readout.")
 
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
 maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000)  # plain integers: links say maxdist=20000
 dec = safe(decay_view, d, base, probe, seed, maxd)
 if dec is not None:
     k1, k2, k3 = st.columns(3)
-    k1.metric("bound at distance 0", f"{dec['bound0']:.6g}", help="mean(1 .. d/2): every phase is 1 at distance 0")
+    k1.metric("bound at distance 0", quiz_value("rope_bound0", f"{dec['bound0']:.6g}"), help="mean(1 .. d/2): every phase is 1 at distance 0")
     k2.metric("probe score at 0, |q|²", f"{dec['score0']:.6g}")
     k3.metric("first distance where the bound rises", "never" if dec["first_rise"] is None else f"{dec['first_rise']:,}")
     sampled = "every distance" if dec["step"] == 1 else f"every {dec['step']}th distance ({dec['n_points']:,} points)"
     rises = "; ".join(f"{b1:.4g} at {d1:,} → {b2:.4g} at {d2:,}" for d1, b1, d2, b2 in dec["rises"]) or "none in the table"
+    bound0 = quiz_value("rope_bound0", f"{dec['bound0']:.4g}")  # the exercise below asks for it
     chart(style(decay_chart(dec["frame"])), key="rope_decay", data=dec["frame"],
-          caption=f"Each curve is divided by its value at distance 0 (the bound by {dec['bound0']:.4g}, the score by "
+          caption=f"Each curve is divided by its value at distance 0 (the bound by {bound0}, the score by "
                   f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
                   r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
                   f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
-    st.dataframe(dec["table"], hide_index=True, height=250, column_config={
+    st.dataframe(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), hide_index=True, height=250, column_config={
         "bound": st.column_config.NumberColumn("bound", format="%.4f"),
         "bound_rel": st.column_config.NumberColumn("bound / bound(0)", format="%.4f"),
         "score_rel": st.column_config.NumberColumn("probe score / |q|²", format="%.4f")})
@@ -120,4 +128,5 @@ if dec is not None:
              answer=round(dec["bound0"], 4), tolerance=0.01,
              explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")
 
-show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq)
+show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
+          reference=rope_reference, check=safe(check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))

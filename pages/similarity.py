@@ -42,7 +42,7 @@ with st.expander("Bring your own table: compare an uploaded learned position tab
 options = uploads.scheme_options()
 label = lambda k: SCHEMES[k].name if k in SCHEMES else f"Uploaded: {uploads.upload_label(k)}"
 keys = controls.multi("schemes (2 to 4)", "schemes", options, default=DEFAULT, format_func=label, max_selections=4,
-                      help="Parameters at their registry defaults. The URL holds the display names.")
+                      help="Each scheme at the default parameters its own page starts from. The URL holds the display names.")
 c1, c2, c3, c4 = st.columns(4)
 n = controls.slider("sequence length n", "n", default=128, lo=8, hi=4096, container=c1)
 d = controls.slider("d (d_model, or head_dim for RoPE)", "d", default=64, lo=4, hi=512, step=2, container=c2,

@@ -2,13 +2,16 @@
 
 import streamlit as st
 
-from posenc.analysis.geometry import closest_pair, collisions, count_close_pairs, first_return
+from posenc.analysis.geometry import closest_pair, collisions, count_close_pairs
 from posenc.charts.base import style
 from posenc.charts.story import sine_chart
 from posenc.schemes.naive import single_sine
-from posenc.ui import controls
+from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, wrap_up
+from posenc.views import motion as moving
+from posenc.views.reference import check_single_sine, single_sine_reference
+from posenc.views.returns import return_after_leaving
 from posenc.views.story import MAX_LISTED_PAIRS, single_sine_view
 
 PATH = "pages/single_sine.py"
@@ -20,7 +23,8 @@ header(
     "period apart get the same number, and the model cannot tell them apart. **Look at the vermillion "
     "stems**: each one has another position within ε of it, a collision.",
 )
-st.latex(r"e'_t = e_t + \sin(\omega t),\qquad \sin(\omega t) = \sin\!\big(\omega (t + 2\pi k/\omega)\big)\ \text{ for every integer } k")
+st.latex(r"e'_t = e_t + \sin(\omega t)")
+st.latex(r"\sin(\omega t) = \sin\!\big(\omega (t + 2\pi k/\omega)\big)\ \text{ for every integer } k")
 
 c1, c2, c3 = st.columns(3)
 omega = controls.slider("frequency ω (radians per position)", "omega", default=1.0, lo=0.05, hi=10.0, step=0.01, container=c1)
@@ -30,13 +34,14 @@ eps = controls.select_slider("collision threshold ε", "eps", EPS, default=0.01,
 
 view = safe(single_sine_view, omega, n, eps)
 if view is not None:
-    ident, close = view["identity"], view["closest"]
+    ident, close, q = view["identity"], view["closest"], view["quiz"]
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(f"sin(ω·{ident['t0']:g})", f"{ident['v0']:.8f}")
     m2.metric("sin(ω·(5 + 2π/ω))", f"{ident['v1']:.8f}",
               help=f"position {ident['t1']:.8g}; |difference| = {ident['diff']:.2g}: floating-point rounding of 2π, nothing more")
-    m3.metric(f"pairs within ε = {view['eps']:g}", f"{view['n_pairs']:,}", help="posenc.geometry.count_close_pairs on the 1-D signature")
-    m4.metric("closest pair", f"{close['i']} and {close['j']}", delta=f"|difference| = {close['distance']:.3g}",
+    m3.metric(f"pairs within ε = {view['eps']:g}", f"{view['n_pairs']:,}", help="every pair of positions, counted once")
+    pair = f"{close['i']} and {close['j']}"
+    m4.metric("closest pair", quiz_value(q["key"], pair) if q["gives_away"] else pair, delta=f"|difference| = {close['distance']:.3g}",
               delta_color="off", delta_arrow="off")
     shown = view["pairs"].head(MAX_LISTED_PAIRS)
     chart(style(sine_chart(view["points"], view["curve"], shown, closest=(close["i"], close["j"]))), key="single_sine",
@@ -48,20 +53,17 @@ if view is not None:
         f"Position {ident['t0']:g} and position {ident['t0']:g} + 2π/ω = {ident['t1']:.6g} get the same value, "
         f"{ident['v0']:.8f}: the same reading. **A single sine is the second hand of a clock**: after one turn the "
         "hand is back where it started, so you cannot tell whether one minute passed or two.")
+    motion.play(moving.clock(omega, n), label="a clock hand turning at ω; its height is sin(ωt)",
+                caption="Drag the slider or press play: the hand turns by ω per position, and the sine only reports its "
+                        "height. Every reading repeats, once per turn and also on the way down.")
     with st.expander(f"The {len(shown)} closest colliding pairs", icon=":material/table:"):
         st.dataframe(shown.rename(columns={"i": "position i", "j": "position j", "value_i": "sin(ω i)",
                                            "value_j": "sin(ω j)", "distance": "|difference|"}),
                      hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.6f")
                                                      for c in ("sin(ω i)", "sin(ω j)", "|difference|")})
-    fr = view["first_return"]
-    if fr["position"] is not None:
-        exercise("first_return", f"With ω = {view['omega']:g}, at which integer position does the sine first come "
-                 f"within {view['eps']:g} of its value at position 0?", answer=fr["position"], tolerance=0,
-                 explanation=f"Position {fr['position']}: sin(ω·{fr['position']}) = {fr['value']:.5g}, only "
-                 f"{fr['distance']:.3g} away from sin(0) = 0. The integers never land exactly on a multiple of the period, but they come as close as "
-                 "you like if you wait long enough.")
-    else:
-        st.caption(f"No position up to 100,000 comes within {view['eps']:g} of position 0 at this ω "
-                   f"(closest: {fr['distance']:.3g}).")
+    quiz(q)
 
-show_code(single_sine_view, single_sine, collisions, closest_pair, count_close_pairs, first_return)
+show_code(single_sine_view, single_sine, return_after_leaving, collisions, closest_pair, count_close_pairs,
+          reference=single_sine_reference, check=safe(check_single_sine, omega, n, eps))
+if view is not None:
+    wrap_up(PATH, view["takeaway"])

@@ -1,4 +1,4 @@
-"""Page 6: the sinusoid -- many frequencies, the wavelengths, Hello World, PE(p+k) = M_k PE(p)."""
+"""Page 6: the sinusoid -- many frequencies, the wavelengths, Hello World, PE(p+k) = M_k PE(p), why 10000."""
 
 from functools import partial
 
@@ -7,14 +7,16 @@ import streamlit as st
 from posenc.analysis.geometry import collisions, frequency_spectrum, shift_operator
 from posenc.analysis.scores import offset_profile
 from posenc.charts.base import style
-from posenc.charts.sinusoid import bases_chart, pe_heatmap, shift_chart, spectrum_chart
+from posenc.charts.sinusoid import bases_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
 from posenc.registry import get_scheme
 from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
-from posenc.ui import controls
+from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, header, quiz, quiz_table, quiz_value, show_code, wrap_up
+from posenc.views import motion as moving
 from posenc.views import sinusoid as v
 from posenc.views import why_base as wbv
+from posenc.views.reference import check_sinusoid, sinusoid_reference
 
 PATH = "pages/sinusoid.py"
 SCHEME = get_scheme("sinusoidal")
@@ -25,7 +27,9 @@ header(
     "columns is a sine and a cosine of the same frequency, from one turn every 2π positions down to one "
     "every ~2π·base. **Look at the left edge of the heatmap** (fast columns flicker) against the right (slow ones barely move).",
 )
-st.latex(SCHEME.formula + r",\qquad i = 0, \dots, \tfrac{d}{2} - 1")
+for line in SCHEME.formula.split(r",\;"):  # the registry's formula, one equation per line
+    st.latex(line.strip())
+st.latex(r"i = 0, \dots, \tfrac{d}{2} - 1")
 c1, c2, c3, c4 = st.columns([1, 1, 1, 1.3])
 d = controls.select_slider("d_model", "d", v.EVEN_D, default=128, container=c1, help="even: columns come in sin/cos pairs")
 n = controls.slider("sequence length n", "n", default=128, lo=2, hi=v.MAX_N, container=c2)
@@ -44,24 +48,24 @@ if hm is not None:
               help=f"min {hm['norm_min']:.12f}, max {hm['norm_max']:.12f}; √(d/2) = {hm['sqrt_half_d']:.12f}")
     chart(style(pe_heatmap(hm["frame"])), key="sinusoid_heatmap", data=hm["frame"], caption=hm["caption"],
           arrays={"pe_shown": hm["shown"], "pe": partial(v.full_encoding, n, d, base, layout)})
+    motion.play(moving.sweep(hm["shown"], hm["rows"], hm["cols"]), label="the heatmap with one row highlighted, and that row as bars",
+                caption="Sweep down the rows: each position's row is its fingerprint. The fast columns on the left change at "
+                        "every step; the slow ones on the right hardly move, yet no two rows are the same.")
 
 st.subheader("The wavelengths")
-st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\, b^{2i/d}:\quad \lambda_0 = 2\pi,\quad "
-         r"\lambda_{\max} = 2\pi\, b^{(d-2)/d} < 2\pi b")
+st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\, b^{2i/d}")
+st.latex(r"\lambda_0 = 2\pi,\qquad \lambda_{\max} = 2\pi\, b^{(d-2)/d} < 2\pi b")
 st.markdown("Each dot is one sin/cos pair; vermillion dots complete a full turn inside the chosen length, so on "
             "their own they repeat within it; the blue ones do not.")
 sp = safe(v.spectrum_view, d, base, n, layout)
 if sp is not None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("shortest wavelength", f"{sp['shortest']:,.4f}", help="2π, pair 0")
-    m2.metric("longest wavelength", v.fmt_length(sp["longest"]), help="2π·base^((d−2)/d), the last pair")
+    m2.metric("longest wavelength", quiz_value("longest", v.fmt_length(sp["longest"])), help="2π·base^((d−2)/d), the last pair")
     m3.metric("2π·base (the limit)", v.fmt_length(sp["limit"]), help="never reached at finite d")
     m4.metric(f"pairs turning fully within n = {sp['n']:,}", f"{sp['full_turns']} of {sp['pairs']}")
     chart(style(spectrum_chart(sp["frame"], sp["marks"])), key="sinusoid_spectrum", data=sp["frame"], caption=sp["caption"])
-    exercise("longest", f"At d_model = {d} and base {base:g}, how many positions does the slowest pair need for one turn "
-             "(its wavelength, to within 0.5%)?", answer=round(sp["longest"], 2), tolerance=0.005 * sp["longest"],
-             explanation=f"2π·base^((d−2)/d) = {sp['longest']:,.2f}. The often-quoted 2π·base = {sp['limit']:,.2f} "
-             "is only the limit as d grows; the last pair has i = d/2 − 1, not d/2.")
+    quiz(sp["quiz"])
 
 st.subheader("Worked example: “Hello World” at d_model = 4")
 st.latex(r"x_{pos} = e_{pos} + PE_{pos}")
@@ -81,17 +85,13 @@ if ws is not None:
         with st.expander("Full precision", icon=":material/pin:"):
             st.dataframe(we["full"], hide_index=True,
                          column_config={c: st.column_config.NumberColumn(c, format="%.12f") for c in ("embedding", "PE", "sum")})
-        exercise("pe12", "At d = 4 and base 10000, what is PE(1)[2], the sine of the slow pair at position 1 (3 decimals)?",
-                 answer=round(we["pe_1_2"], 6), tolerance=5e-4,
-                 explanation=f"sin(1 / 10000^(2/4)) = sin(0.01) = {we['pe_1_2']:.8f}: the slow pair has moved one "
-                 "hundredth of a radian, while the fast pair moved a whole radian.")
+        quiz(we["quiz"])
 
 st.subheader("Relative by rotation: PE(p + k) = M_k · PE(p)")
 st.markdown("The paper: *“for any fixed offset k, PE_{pos+k} can be represented as a linear function of PE_pos.”* "
             "Here the linear map is fitted from the encodings alone and set beside its closed form; "
             "look for 2 × 2 rotation blocks on the diagonal and nothing elsewhere.")
-st.latex(r"M_k = \operatorname{diag}_i \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\ -\sin k\omega_i & \cos k\omega_i \end{pmatrix}"
-         r"\quad\text{acting on each } (\sin, \cos) \text{ pair}")
+st.latex(r"M_k = \operatorname{diag}_i \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\ -\sin k\omega_i & \cos k\omega_i \end{pmatrix}")
 c1, c2 = st.columns(2)
 k = controls.slider("offset k", "k", default=7, lo=0, hi=v.MAX_N, container=c1)
 sd = controls.select_slider("d for M_k (small, to read it)", "sd", v.SHIFT_D, default=8, container=c2)
@@ -102,14 +102,18 @@ if sh is not None:
     m2.metric("orthogonality max |M Mᵀ − I|", f"{sh['orthogonality']:.1e}")
     m3.metric("largest entry off the 2×2 blocks", f"{sh['off_block']:.1e}")
     m4.metric("max |fitted − closed form|", f"{sh['max_diff']:.1e}")
-    chart(style(shift_chart(sh["frame"])), key="sinusoid_shift", data=sh["frame"], arrays={"M_fitted": sh["M"], "M_closed": sh["closed"]},
-          caption=sh["caption"], width="content")
+    arrays = {"M_fitted": sh["M"], "M_closed": sh["closed"]}
+    for col, (name, part) in zip(st.columns(2), sh["frame"].groupby("matrix", sort=False)):
+        with col:
+            chart(style(shift_chart(part)), key=f"sinusoid_shift_{'fit' if 'fitted' in name else 'closed'}", data=part, arrays=arrays,
+                  width="content")
+    st.caption(sh["caption"])
 
 st.subheader("Uniqueness, and why 10000")
-st.markdown("The closest two positions among 0 … n−1 (Euclidean distance of their PE vectors), and how the base trades "
-            "fast turning (pairs that repeat within n) against slow columns that barely separate neighbours.")
-st.latex(r"\lVert PE(p+k) - PE(p) \rVert^2 = \sum_i 2\,\big(1 - \cos k\omega_i\big) = d - 2\sum_i \cos k\omega_i"
-         r"\quad\text{(depends on the offset } k \text{ only)}")
+st.markdown("The same measurement for every base from 10 to 10⁸ at the chosen n and d: how fast the pairs turn, "
+            "how far apart neighbours are, whether two distant positions come closer than neighbours, and how the "
+            "dot product PE(p)·PE(p+k) falls with the distance k.")
+st.latex(r"\lVert PE(p+k) - PE(p) \rVert^2 = d - 2\sum_i \cos k\omega_i")
 wb = safe(wbv.why_base_view, n, d, base, layout)
 if wb is not None:
     cp = wb["closest"]
@@ -117,10 +121,22 @@ if wb is not None:
     m1.metric(f"closest-pair distance among {n:,} positions", f"{cp['distance']:.6f}")
     m2.metric("closest pair", f"{cp['i']:,} and {cp['j']:,}")
     m3.metric("their offset j − i", f"{cp['offset']:,}")
+    st.info(wb["conclusion"], icon=":material/lightbulb:")
+    st.dataframe(quiz_table("longest", wb["table"], [(wb["chosen_row"], wbv.LONGEST)]), hide_index=True,
+                 column_config={"base": st.column_config.TextColumn(pinned=True, width="medium")})
+    left, right = st.columns(2)
+    with left:
+        chart(style(dot_chart(wb["dots"], order=[b for b in wb["bases"] if b in set(wb["dots"]["base"])])), key="sinusoid_dots",
+              data=wb["dots"], caption="PE(p)·PE(p+k) against the distance k, divided by its value d/2 at k = 0; the chosen base "
+                                       "is the thick line, the dashed line is one half.")
+    with right:
+        chart(style(bases_chart(wb["lines"], n=n, order=wb["bases"])), key="sinusoid_bases", data=wb["lines"],
+              caption="The wavelengths of all d/2 pairs for each base. Below the dashed line (n) a pair turns fully inside the sequence.")
     st.caption(wb["caption"])
-    st.dataframe(wb["table"], hide_index=True, column_config={c: st.column_config.NumberColumn(c, format=f) for c, f in wbv.TABLE_FORMATS.items()})
-    chart(style(bases_chart(wb["lines"], n=n, order=wb["bases"])), key="sinusoid_bases", data=wb["lines"],
-          caption="Each line is one base: the wavelengths of all d/2 pairs. Below the dashed line (n) a pair turns fully inside the sequence.")
 
-show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example,
-          v.shift_view, shift_operator, sinusoid_shift_matrix, wbv.closest_pair_sinusoid, collisions, offset_profile, wbv.why_base_view)
+show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example, v.shift_view,
+          shift_operator, sinusoid_shift_matrix, wbv.why_base_view, wbv.measure_base, collisions, offset_profile,
+          reference=sinusoid_reference, check=safe(check_sinusoid, n, d, base, layout))
+story = safe(wbv.sinusoid_story, n, d, base, layout)
+if story is not None:
+    wrap_up(PATH, story)

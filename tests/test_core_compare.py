@@ -13,8 +13,8 @@ from posenc.analysis.compare import comparison_params
 DOCUMENTED_KEYS = {
     "key", "name", "kind", "d",
     "max_abs_at_1e6", "max_abs_near", "bounded",
-    "max_slope", "continuous",
-    "closest_distance", "closest_i", "closest_j",
+    "max_slope", "slope_length_change", "continuous",
+    "closest_distance", "closest_i", "closest_j", "neighbour_distance", "unique",
     "length_change",
     "translation_invariance", "score_spread", "relative",
     "defined_at_4L",
@@ -41,7 +41,7 @@ def test_every_row_has_the_documented_keys(table):
         assert (r["name"], r["kind"], r["enters"], r["paper"], r["year"]) == (scheme.name, scheme.kind, scheme.enters, scheme.paper, scheme.year)
         assert r["models"] == ", ".join(scheme.models)
         assert r["d"] == (384 if r["key"] == "learned_minilm" else 64)
-        for flag in ("bounded", "continuous", "relative", "defined_at_4L"):
+        for flag in ("bounded", "continuous", "relative", "unique", "defined_at_4L"):
             assert isinstance(r[flag], bool)
         assert 0 <= r["closest_i"] < r["closest_j"] < 512
         assert r["closest_distance"] >= 0 and r["length_change"] >= 0
@@ -67,7 +67,37 @@ def test_wishlist_marks(rows):
     assert rows["t5"]["relative"] is True and rows["t5"]["bounded"] is True
     assert rows["index_over_length"]["length_change"] > 0.9
     for key in ROTARY:
-        assert rows[key]["relative"] and rows[key]["bounded"] and rows[key]["continuous"], key
+        assert rows[key]["relative"] and rows[key]["bounded"] and rows[key]["continuous"] and rows[key]["unique"], key
+    assert s["unique"] and s["closest_distance"] == pytest.approx(s["neighbour_distance"], rel=1e-12)  # neighbours are closest
+
+
+def test_continuity_asks_for_one_function_of_the_position(rows):
+    """The article, on index / length: "a discrete step dressed up as a float".  Its local slope is
+    1/L, so it is not the same in a prompt of 16 tokens and of 512: continuous fails.  The single
+    sine, the sinusoid and the rotary schemes have one slope whatever the prompt length."""
+    il = rows["index_over_length"]
+    assert il["continuous"] is False
+    assert il["slope_length_change"] == pytest.approx(1 / 16 - 1 / 512, rel=1e-6)  # slope 1/L, d/dt (t + 1)/L
+    assert il["max_slope"] == pytest.approx(1 / 512, rel=1e-6)  # smooth within one prompt
+    for key in ("raw_index", "single_sine", "sincos_pair", "sinusoidal", "alibi", *ROTARY):
+        assert rows[key]["continuous"] and rows[key]["slope_length_change"] == 0.0, key
+
+
+def test_uniqueness_fails_where_positions_come_back(rows):
+    """One sin+cos pair is unique within a turn but not across turns: among 512 positions at
+    omega = 1, offset k = 333 is 53 turns less 0.0088 rad (333 - 106 pi = -0.0088), so positions 0
+    and 333 lie 2|sin(k/2)| = 0.0088 apart per (sin, cos) pair -- 0.0499 over the 32 pairs of d = 64 --
+    under a tenth of the neighbour distance 2 sin(1/2) per pair."""
+    sc = rows["sincos_pair"]
+    pairs = 32  # d = 64: 32 identical (sin, cos) pairs
+    assert sc["neighbour_distance"] == pytest.approx(math.sqrt(pairs) * 2 * math.sin(0.5), rel=1e-12)
+    k = sc["closest_j"] - sc["closest_i"]
+    assert k == 333 and abs(k - 106 * math.pi) < 0.01
+    assert sc["closest_distance"] == pytest.approx(math.sqrt(pairs) * 2 * abs(math.sin(k / 2)), rel=1e-9)
+    assert sc["closest_distance"] < 0.1 * sc["neighbour_distance"] and sc["unique"] is False
+    assert rows["single_sine"]["unique"] is False and rows["nope"]["unique"] is False and rows["t5"]["unique"] is False
+    for key in ("raw_index", "index_over_length", "sinusoidal", "alibi", "learned_minilm", "learned_random"):
+        assert rows[key]["unique"], key
 
 
 def test_only_dynamic_ntk_and_longrope_change_with_length(rows):

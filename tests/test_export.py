@@ -18,13 +18,22 @@ def chart_and_data():
     return style(growth_chart(view["frame"], context=2048)), view["frame"]
 
 
-def test_png_is_a_real_png_at_twice_the_size(chart_and_data):
+def _size(png: bytes) -> tuple[int, int]:
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def test_png_is_a_real_png_at_twice_the_slide_size(chart_and_data):
     ch, _ = chart_and_data
     png = export.chart_png(ch, scale=2.0)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    one = export.chart_png(ch, scale=1.0)
-    assert (width, height) == (2 * int.from_bytes(one[16:20], "big"), 2 * int.from_bytes(one[20:24], "big"))
+    svg = export.chart_svg(ch).decode()
+    w, h = (float(x) for x in __import__("re").search(r'width="([0-9.]+)" height="([0-9.]+)"', svg).groups())
+    assert w >= export.SLIDE_WIDTH  # a "container" chart is drawn at the slide width, not 0 px
+    width, height = _size(png)
+    assert abs(width - 2 * w) <= 1 and abs(height - 2 * h) <= 1
+    three = _size(export.chart_png(ch, scale=3.0))
+    assert abs(three[0] - 3 * w) <= 1
+    assert _size(export.chart_png(ch, scale=1.0))[0] >= export.MIN_PNG_WIDTH  # never under 1,600 px
 
 
 def test_svg_is_a_vector_drawing_with_the_axis_titles(chart_and_data):
@@ -74,3 +83,20 @@ def test_lazy_array_exports_are_the_full_arrays():
     assert np.array_equal(builtin_table("minilm", 0), posenc.minilm_table())
     A = posenc.dense_scores("alibi", 64, n_heads=12, head=8, causal=True)
     np.testing.assert_array_equal(A, posenc.alibi_bias(64, 12, causal=True)[8])
+
+
+def test_the_slide_png_is_the_slide_svg_rasterised():
+    """What the every-chart export test relies on: chart_png is chart_svg at png_scale(svg width)."""
+    import re
+
+    from posenc.charts.story import circle_chart
+    from posenc.views.circle import circle_view
+
+    v = circle_view(1.0, 40, 100, 0.1)
+    ch = style(circle_chart(v["points"], v["outline"], size=300))  # square, narrower than a slide
+    svg = export.chart_svg(ch).decode()
+    w, h = (float(x) for x in re.search(r'<svg[^>]*\swidth="([0-9.]+)"[^>]*\sheight="([0-9.]+)"', svg).groups())
+    png = export.chart_png(ch)
+    scale = export.png_scale(w)
+    assert scale > 2 and abs(_size(png)[0] - w * scale) <= 1 and abs(_size(png)[1] - h * scale) <= 1
+    assert _size(png)[0] >= export.MIN_PNG_WIDTH

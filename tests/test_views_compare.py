@@ -220,13 +220,15 @@ def test_comparison_columns_are_measure_scheme(table):
 
 def test_derived_marks(table):
     f = table["frame"]
-    assert (f["wishlist"] == (f["bounded"] & f["continuous"] & f["relative"])).all()
+    assert (f["wishlist"] == (f["bounded"] & f["continuous"] & f["relative"] & f["unique"])).all()
     assert ((f["learned_or_fixed"] == "learned") == (f["learned_parameters"] > 0)).all()
     assert (f["length_invariant"] == (f["length_change"] <= v.LENGTH_TOL)).all()
     assert table["wishlist_names"] == list(f.loc[f["wishlist"], "scheme"])
-    # the sinusoid and RoPE tick all three; the raw index (unbounded) and a learned table (a lookup) do not
+    # the sinusoid and RoPE tick all four; the raw index (unbounded), a learned table (a lookup), index / length
+    # (a step of 1/L) and one sin+cos pair (collides across turns) do not
     assert {"Sinusoidal", "RoPE"} <= set(table["wishlist_names"])
-    assert not {"Raw index", "Learned (MiniLM, trained)", "ALiBi", "NoPE (causal mask only)"} & set(table["wishlist_names"])
+    assert not {"Raw index", "Learned (MiniLM, trained)", "ALiBi", "NoPE (causal mask only)", "Index / length",
+                "One sin+cos pair"} & set(table["wishlist_names"])
 
 
 def test_seed_001_table_rows(table):
@@ -274,11 +276,11 @@ def verdict(v):
 
 def test_marks_frame(table):
     marks = v.marks_frame(table["frame"])
-    assert len(marks) == 6 * len(table["frame"])
+    assert len(marks) == 7 * len(table["frame"])
     f = table["frame"].set_index("scheme")
     for _, m in marks.iterrows():
-        col = {"bounded": "bounded", "continuous": "continuous", "relative": "relative", "length-invariant": "length_invariant",
-               "defined at 4L": "defined_at_4L", "extrapolates (lab)": "extrapolates"}[m["property"]]
+        col = {"bounded": "bounded", "continuous": "continuous", "relative": "relative", "unique": "unique",
+               "length-invariant": "length_invariant", "defined at 4L": "defined_at_4L", "extrapolates (lab)": "extrapolates"}[m["property"]]
         assert verdict(m["ok"]) == verdict(f.loc[m["scheme"], col])
     lab = marks[marks["property"] == "extrapolates (lab)"].set_index("scheme")["ok"].map(verdict)
     # the shipped lab results: only ALiBi keeps its 4L gap within 2x its gap at L; the raw index never learned the

@@ -8,7 +8,7 @@ import pytest
 
 from posenc.analysis.geometry import collisions
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
-from posenc.charts.sinusoid import bases_chart, pe_heatmap, shift_chart, spectrum_chart
+from posenc.charts.sinusoid import bases_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
 from posenc.views import sinusoid as v
 from posenc.views import why_base as wbv
 
@@ -212,16 +212,59 @@ def test_closest_pair_ignores_the_layout():
 def test_why_base_table():
     wb = wbv.why_base_view(512, 8, 10000.0, "interleaved")
     t = wb["table"]
-    assert t["base"].tolist() == ["100", "1,000", "10,000 (chosen)", "100,000"] == wb["bases"]
-    for b, row in zip(wbv.WHY_BASES, t.itertuples(index=False)):
-        assert row[1] == pytest.approx(2 * math.pi * b ** (6 / 8), rel=1e-12)  # longest wavelength
-        assert row[2] == pytest.approx(2 * math.pi * b, rel=1e-12)
-        assert row[4] == pytest.approx(collisions("sinusoidal", 512, 8, base=b)["distance"], abs=1e-10)
-    assert wb["closest"]["distance"] == pytest.approx(t["closest-pair distance"][2])
-    assert len(wb["lines"]) == 4 * 4
-    assert "10,000 (63 apart)" in wb["caption"]
+    assert t["base"].tolist() == ["10", "100", "1,000", "10,000 (chosen)", "100,000", "10⁶", "10⁷", "10⁸"] == wb["bases"]
+    assert wb["chosen_row"] == 3
+    for b, r in zip(wbv.WHY_BASES, wb["rows"]):
+        assert r["longest"] == pytest.approx(2 * math.pi * b ** (6 / 8), rel=1e-12)
+        assert r["shortest"] == pytest.approx(2 * math.pi, rel=1e-12)
+        w = b ** (-2 * np.arange(4) / 8)  # the four frequencies, computed here
+        assert r["full_turns"] == int(np.sum(2 * np.pi / w <= 512)) and r["frozen"] == int(np.sum(w * 511 < 1))
+        # ||PE(p+k) - PE(p)||^2 = d - 2 sum cos(k w): neighbours and the closest offset >= 2, by brute force
+        dist = np.sqrt(8 - 2 * np.cos(np.arange(512)[:, None] * w).sum(axis=1))
+        assert r["neighbour"] == pytest.approx(dist[1], rel=1e-9)
+        assert r["far"] == pytest.approx(dist[2:].min(), rel=1e-9) and r["far_offset"] == 2 + int(np.argmin(dist[2:]))
+        assert r["collides"] == (dist[2:].min() < dist[1])
+        assert r["too_small"] == (r["full_turns"] == 4) and r["too_large"] == (r["frozen"] > 2)
+    assert wb["closest"]["distance"] == pytest.approx(collisions("sinusoidal", 512, 8)["distance"], abs=1e-10)
+    assert len(wb["lines"]) == 8 * 4
     five = wbv.why_base_view(128, 16, 500000.0, "interleaved")
-    assert len(five["table"]) == 5 and five["bases"][-1] == "500,000 (chosen)"
+    assert len(five["table"]) == 9 and five["bases"][5] == "500,000 (chosen)"
+
+
+@pytest.mark.parametrize(("n", "d"), [(128, 128), (4096, 1024), (512, 64), (2, 2), (100, 8)])
+def test_why_base_conclusion_follows_the_measurement(n, d):
+    wb = wbv.why_base_view(n, d, 10000.0, "interleaved")
+    text = wb["conclusion"]
+    assert text.startswith(f"At n = {n:,} and d = {d}")
+    for r in wb["rows"]:
+        if r["too_small"]:
+            assert r["label"] in text.split("too small")[0]
+    if wb["too_large"]:
+        assert "too large" in text
+    longest = wb["table"].loc[wb["chosen_row"], wbv.LONGEST]
+    assert longest not in text  # never quotes the exercise's answer
+    assert wb["good"] == [r["label"] for r in wb["rows"] if wbv.verdict(r) == "fine"]
+
+
+def test_why_base_names_both_failures_at_the_default():
+    """At n = d = 128 a base of 10 turns every pair within the context and bases from 10^5 freeze over half
+    of them; the chosen 10,000 is fine, and from 10^6 the dot product never even halves within 128 positions."""
+    wb = wbv.why_base_view(128, 128, 10000.0, "interleaved")
+    assert wb["too_small"] == ["10"] and wb["too_large"] == ["100,000", "10⁶", "10⁷", "10⁸"]
+    assert wb["good"] == ["100", "1,000", "10,000"]
+    never = [r["label"] for r in wb["rows"] if r["halves_at"] is None]
+    assert never == ["10⁶", "10⁷", "10⁸"]
+    dots = wb["dots"]
+    assert set(dots["base"]) == {"10", "100", "1,000", "10,000 (chosen)", "10⁶", "10⁸"}
+    chosen = dots[dots["chosen"]]
+    assert chosen["dot"].iloc[0] == pytest.approx(1.0) and len(chosen) == 128  # k = 0 .. n-1, divided by d/2
+
+
+def test_sinusoid_story_claims_are_computed():
+    story = wbv.sinusoid_story(128, 128, 10000.0, "interleaved")
+    shows = " ".join(story["shows"])
+    assert "max |PE| = 1.0000" in shows and "√(d/2) = 8.0000" in shows and "positions 0 and 1 (neighbours)" in shows
+    assert "falls to half of its value at k = 0 by offset 46" in " ".join(story["wrong"])
 
 
 def test_largest_settings_are_fast_paths():
@@ -256,14 +299,21 @@ def test_spectrum_chart_layers():
     assert sum(len(d) for d in spec["datasets"].values()) <= 256 + 2 * 3
 
 
+
+
 def test_bases_and_shift_charts():
     wb = wbv.why_base_view(128, 128, 10000.0, "interleaved")
     spec = to_dict(bases_chart(wb["lines"], n=128, order=wb["bases"]))
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
     assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == wb["bases"]
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+    order = [b for b in wb["bases"] if b in set(wb["dots"]["base"])]
+    spec = to_dict(dot_chart(wb["dots"], order=order))
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
+    assert spec["layer"][0]["encoding"]["x"]["field"] == "k" and spec["layer"][0]["encoding"]["y"]["field"] == "dot"
     sh = v.shift_view(7, 64, 10000.0)
-    spec = to_dict(shift_chart(sh["frame"]))
-    assert spec["spec"]["mark"]["type"] == "rect" and spec["facet"]["column"]["field"] == "matrix"
-    assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
-    assert sum(len(d) for d in spec["datasets"].values()) == 2 * 64 * 64 <= MAX_MARKS
+    for name, part in sh["frame"].groupby("matrix", sort=False):
+        spec = to_dict(shift_chart(part))
+        assert spec["mark"]["type"] == "rect" and spec["title"] == name and spec["width"] == spec["height"]
+        assert spec["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
+        assert sum(len(d) for d in spec["datasets"].values()) == 64 * 64 <= MAX_MARKS

@@ -154,7 +154,7 @@ def test_format_tokens():
 
 # ----------------------------------------------------------------------------- index_length_view
 def test_index_length_reproduces_the_seed():
-    v = index_length_view(("Hello world", "Cat sat on table", "", ""), 0)
+    v = index_length_view(("Hello world", "Cat sat on table", "", ""), 1)
     s = v["summary"]
     # the article: "For length 2: 1/2, 2/2 ... For length 4: 1/4, 2/4, 3/4, 4/4"
     assert s["L"].tolist() == [2, 4]
@@ -164,14 +164,16 @@ def test_index_length_reproduces_the_seed():
     vals = v["values"]
     assert vals[vals["L"] == 2]["value"].tolist() == [1 / 2, 2 / 2]
     assert vals[vals["L"] == 4]["value"].tolist() == [1 / 4, 2 / 4, 3 / 4, 4 / 4]
+    assert vals["t"].tolist() == [1, 2, 1, 2, 3, 4]  # one convention: t = 1 ... L, value t / L
+    assert (vals["value"] == vals["t"] / vals["L"]).all()
     assert vals["token"].tolist() == ["hello", "world", "cat", "sat", "on", "table"]
     assert v["max_change"] == 0.25  # 1/2 - 1/4
-    assert v["at_position"]["value"].tolist() == [0.5, 0.25]
-    assert v["exercise"] == {"L": 64, "value": 1 / 64}
+    assert v["at_position"]["value"].tolist() == [0.5, 0.25] and v["missing"] == []
+    assert v["quiz"]["answer"] == 1 / 100 and "prompt of 100 tokens" in v["quiz"]["question"]
 
 
 def test_index_length_step_curve_is_one_over_L():
-    v = index_length_view(("Hello world",), 0)
+    v = index_length_view(("Hello world",), 1)
     st = v["steps"]
     assert st["L"].tolist() == list(range(2, 65))
     np.testing.assert_allclose(st["step"], 1 / st["L"], rtol=0, atol=1e-15)
@@ -179,20 +181,36 @@ def test_index_length_step_curve_is_one_over_L():
 
 
 def test_index_length_slots_positions_and_errors():
-    v = index_length_view(("", "a b c", "", "a b c d e f"), 2)
+    v = index_length_view(("", "a b c", "", "a b c d e f"), 3)
     assert v["summary"]["slot"].tolist() == [2, 4]
-    assert v["summary"]["sentence"].tolist() == ["2: a b c (L = 3)", "4: a b c d e f (L = 6)"]
+    assert v["summary"]["sentence"].tolist() == ["sentence 2 (L = 3)", "sentence 4 (L = 6)"]  # short by rule, no "…"
+    assert v["summary"]["text"].tolist() == ["a b c", "a b c d e f"]
     assert v["max_change"] == pytest.approx(3 / 3 - 3 / 6)
-    one = index_length_view(("word",), 0)
-    assert one["summary"]["step"].isna().all() and one["max_change"] == 0.0
-    with pytest.raises(ValueError, match="position 3 does not exist in the shortest sentence"):
-        index_length_view(("a b c", "a b c d"), 3)
+    one = index_length_view(("word",), 1)
+    assert one["summary"]["step"].isna().all() and one["max_change"] is None
+    # a token past the end of one sentence: that sentence is named, every other number stays
+    past = index_length_view(("a b c", "a b c d"), 4)
+    assert past["missing"] == ["sentence 1 (L = 3)"] and past["max_change"] is None
+    assert past["at_position"]["L"].tolist() == [4] and len(past["values"]) == 7
+    with pytest.raises(ValueError, match="position must be"):
+        index_length_view(("a b c",), 0)  # t counts from 1
     with pytest.raises(ValueError, match="type at least one sentence"):
-        index_length_view(("", " "), 0)
+        index_length_view(("", " "), 1)
     with pytest.raises(ValueError, match="at most 4 sentences"):
-        index_length_view(("a",) * 5, 0)
+        index_length_view(("a",) * 5, 1)
     with pytest.raises(ValueError, match="sentence 2: text must have at most 64 tokens"):
-        index_length_view(("a", "b " * 70), 0)
+        index_length_view(("a", "b " * 70), 1)
+
+
+@pytest.mark.parametrize("t", [1, 2, 5, 64])
+def test_index_length_quiz_and_takeaway_at_every_position(t):
+    long = " ".join(f"w{i}" for i in range(64))
+    v = index_length_view(("Hello world", long), t)
+    q = v["quiz"]
+    assert q["answer"] == pytest.approx(t / 100) and q["tolerance"] == 5e-4
+    assert str(t) in q["question"] and f"{t}/100" in q["explanation"]
+    wrong = " ".join(v["takeaway"]["wrong"])
+    assert "1/2 = 0.5" in wrong and "1/64" in wrong  # the step is set by L: not continuous
 
 
 # ----------------------------------------------------------------------------- single_sine_view
@@ -309,11 +327,11 @@ def test_token_heatmap_spec():
 
 
 def test_index_charts_spec():
-    v = index_length_view(("Hello world", "Cat sat on table"), 0)
+    v = index_length_view(("Hello world", "Cat sat on table"), 1)
     d = spec(index_values_chart(v["values"]))
     assert marks(d) == ["line", "text"] and rows(d) == 6
     assert d["layer"][0]["encoding"]["color"]["scale"]["range"] == ["#0072B2", "#E69F00"]
-    big = index_length_view(tuple(" ".join(["a"] * 60) for _ in range(4)), 0)
+    big = index_length_view(tuple(" ".join(["a"] * 60) for _ in range(4)), 1)
     assert marks(spec(index_values_chart(big["values"]))) == ["line"]  # no token text for 240 points
     d = spec(step_chart(v["steps"], v["summary"]))
     assert marks(d) == ["line", "point"] and rows(d) == 63 + 2

@@ -34,6 +34,18 @@ def chromium_path() -> str | None:
 
 
 def free_port() -> int:
+    """A free loopback port; within POSENC_PORTS ("8800-8849") when that is set (a shared machine's own range)."""
+    span = os.environ.get("POSENC_PORTS", "")
+    if span:
+        lo, _, hi = span.partition("-")
+        for port in range(int(lo), int(hi or lo) + 1):
+            with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+        raise RuntimeError(f"no free port in POSENC_PORTS={span}")
     with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -105,3 +117,16 @@ def wait_for_charts(page, count: int, timeout_ms: float = 60_000) -> None:
         arg=count,
         timeout=timeout_ms,
     )
+
+
+def motion_frame(page, timeout_s: float = 30.0):
+    """The iframe of a page's moving figure (posenc.ui.motion), once its script has started."""
+    for _ in range(int(timeout_s * 4)):
+        for f in page.frames:
+            try:
+                if f.evaluate("() => typeof window.posencMotion === 'object'"):
+                    return f
+            except Exception:  # a frame that is still loading
+                pass
+        page.wait_for_timeout(250)
+    raise RuntimeError("no moving figure started on the page")

@@ -4,9 +4,16 @@ For one scheme at sequence length n (encoding width d, H heads) and a training l
 
 - bounded      max |value| of the signature at positions up to 10^6, and whether it stops
                growing: max over [10^5, 10^6] <= 1.5 x max over [0, 1000];
-- continuous   defined between integer positions with a finite local slope: the signature at
-               p + 1e-3 exists and |f(p + δ) - f(p)| / δ agrees for δ = 1e-3 and 1e-6;
-- unique       the closest pair of distinct positions among 0 .. n-1 (0 = a collision);
+- continuous   one smooth function of the position: the signature exists between integer
+               positions, its local slope |f(p + δ) - f(p)| / δ agrees for δ = 1e-3 and 1e-6,
+               and that slope (at positions 1 and 7) is the same in a prompt of 16 tokens and of
+               min(n, L) tokens.  Index / length fails the last part: its slope is 1/L, a
+               count of tokens divided by the prompt length ("a discrete step dressed up as a
+               float"), not a property of the position;
+- unique       the closest pair of distinct positions among 0 .. n-1 (0 = a collision), and
+               the mark: that distance is at least a tenth of the median distance between
+               neighbouring positions (posenc.analysis.tables.uniqueness).  One sin+cos pair
+               fails it: across turns two positions come back almost onto the same point;
 - length_change the largest change of position 1's signature when the sequence length
                varies over {2, n/2, n, 2L, 4L} (0 = length-invariant);
 - relative     translation_invariance of the dense score matrix (0 = depends on j - i only)
@@ -14,7 +21,7 @@ For one scheme at sequence length n (encoding width d, H heads) and a training l
 - extrapolates defined at 4L;
 - learned parameters, where position enters, models, paper: from the registry and shapes.
 
-The wishlist marks (bounded, continuous, relative) are derived from these numbers.
+The wishlist marks (bounded, continuous, relative, unique) are these booleans.
 """
 
 from __future__ import annotations
@@ -24,13 +31,15 @@ import numpy as np
 from posenc._validate import check_int
 from posenc.analysis.geometry import collisions, growth, length_dependence
 from posenc.analysis.scores import translation_invariance
-from posenc.analysis.tables import measure_table
+from posenc.analysis.tables import measure_table, uniqueness
 from posenc.registry import SCHEMES, get_scheme
 
 FAR = np.unique(np.round(np.geomspace(1e5, 1e6, 64)))
 NEAR = np.arange(0, 1001, dtype=np.float64)
 BOUND_RATIO = 1.5
 RELATIVE_TOL = 1e-6
+SHORT_PROMPT = 16  # the short prompt of the continuity rule's length check
+SLOPE_TOL = 1e-9  # relative: the same slope in a short and a long prompt
 
 
 def comparison_params(key: str, train_len: int, factor: float = 4.0) -> dict:
@@ -69,23 +78,30 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
         (far_defined and far_max <= BOUND_RATIO * max(near_max, 1e-12)) or (not far_defined and np.isfinite(near_max))
     )
 
-    # continuous: defined at fractional positions with a stable local slope
+    # continuous: defined at fractional positions with a stable local slope, the same whatever
+    # the prompt length (up to the training length)
     probe_pos = np.array([1.0, 7.0, 100.0, min(n - 2, 300.0)])
+
+    def slope(pos: np.ndarray, delta: float, seq_len: int) -> np.ndarray:  # (len(pos), k)
+        f0 = scheme.signature(pos, d, seq_len=seq_len, **sig_kw, **params)
+        return (scheme.signature(pos + delta, d, seq_len=seq_len, **sig_kw, **params) - f0) / delta
+
     try:
-        f0 = scheme.signature(probe_pos, d, seq_len=n, **sig_kw, **params)
-        slopes = []
-        for delta in (1e-3, 1e-6):
-            f1 = scheme.signature(probe_pos + delta, d, seq_len=n, **sig_kw, **params)
-            slopes.append(float(np.max(np.abs(f1 - f0))) / delta)
+        slopes = [float(np.max(np.abs(slope(probe_pos, delta, n)))) for delta in (1e-3, 1e-6)]
         row["max_slope"] = slopes[1]
-        row["continuous"] = bool(np.isfinite(slopes[1]) and slopes[1] <= 2 * slopes[0] + 1e-9)
+        short, long = (slope(probe_pos[:2], 1e-6, m) for m in (SHORT_PROMPT, min(n, L)))  # (2, k) each
+        row["slope_length_change"] = float(np.max(np.abs(short - long)))
+        smooth = bool(np.isfinite(slopes[1]) and slopes[1] <= 2 * slopes[0] + 1e-9)
+        same = row["slope_length_change"] <= SLOPE_TOL * max(1.0, float(np.max(np.abs(long))))
+        row["continuous"] = smooth and same
     except ValueError:
-        row["max_slope"] = float("nan")
+        row["max_slope"] = row["slope_length_change"] = float("nan")
         row["continuous"] = False  # only defined at integer positions (a lookup or a bucket)
 
     # unique: closest pair of distinct positions at length n
     best = collisions(key, n, d, **sig_kw, **params)  # exact; O(n d) for isometric schemes
     row.update(closest_distance=best["distance"], closest_i=best["i"], closest_j=best["j"])
+    row.update(uniqueness(scheme.signature(np.arange(n), d, seq_len=n, **sig_kw, **params), best["distance"]))
 
     # length-invariant: position 1 under several sequence lengths
     lengths = sorted({2, max(2, n // 2), n, 2 * L, 4 * L})

@@ -47,11 +47,25 @@ def table_scores(table, n: int, *, metric: str = "cosine") -> np.ndarray:
     return cosine_from_gram(S) if metric == "cosine" else S
 
 
+UNIQUE_RATIO = 0.1  # unique: the closest pair is at least this fraction of the typical neighbour distance
+
+
+def uniqueness(points: np.ndarray, closest: float) -> dict:
+    """{"neighbour_distance": median |f(p+1) - f(p)| over the rows of ``points`` (n, k), "unique":
+    the closest pair of distinct rows is at least UNIQUE_RATIO x that (and not 0)}: no two
+    positions look more alike than a tenth of what tells neighbours apart."""
+    P = np.asarray(points, dtype=np.float64)
+    steps = np.linalg.norm(np.where(np.isfinite(P[1:] - P[:-1]), P[1:] - P[:-1], 0.0), axis=1)  # (n - 1,)
+    neighbour = float(np.median(steps)) if steps.size else 0.0
+    return {"neighbour_distance": neighbour, "unique": bool(closest > 0 and closest >= UNIQUE_RATIO * neighbour)}
+
+
 def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> dict:
     """The comparison-table row of a learned table, same keys as posenc.compare.measure_scheme.
 
     bounded: finite values, defined only at its rows; continuous: no (a lookup, integer positions
-    only); unique: closest pair of rows 0 .. min(n, max_len) - 1; length_change: 0 (the row does
+    only); unique: closest pair of rows 0 .. min(n, max_len) - 1, against the median neighbour
+    distance (``uniqueness``); length_change: 0 (the row does
     not depend on the prompt length); relative: translation invariance of the dot-product matrix;
     extrapolates: defined at 4L only if the table has that many rows.
     """
@@ -71,8 +85,9 @@ def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> di
         "max_abs_at_1e6": max_abs if rows > 10**6 else float("nan"),
         "max_abs_near": float(np.abs(T[: min(rows, 1001)]).max()),
         "bounded": True,
-        "max_slope": float("nan"), "continuous": False,
+        "max_slope": float("nan"), "slope_length_change": float("nan"), "continuous": False,
         "closest_distance": best["distance"], "closest_i": best["i"], "closest_j": best["j"],
+        **uniqueness(T[:m], best["distance"]),
         "length_change": 0.0,
         "translation_invariance": ti, "score_spread": spread,
         "relative": bool(ti <= 1e-6 and spread > 1e-9),

@@ -89,7 +89,7 @@ def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
                       glyph=ok.map({True: "✓", False: "✗"}).fillna("–"))
     order = list(dict.fromkeys(df["property"]))
     rows = list(dict.fromkeys(df["scheme"]))
-    base = alt.Chart(df, height=alt.Step(24), width=alt.Step(92)).encode(
+    base = alt.Chart(df, height=alt.Step(24), width=alt.Step(124)).encode(  # 124 px: "length-invariant" whole
         x=alt.X("property:N", sort=order, title=None, axis=alt.Axis(orient="top", labelAngle=0, labelLimit=120)),
         y=alt.Y("scheme:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260)),
         tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("property:N"), alt.Tooltip("mark:N", title="measured"),

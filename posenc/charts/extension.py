@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, OKABE_ITO
+from posenc.charts.base import MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
 
 NAME_COLORS = {"RoPE": "#000000", "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
                "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
@@ -33,13 +33,24 @@ def legend(title: str = "") -> alt.Legend:
 
 
 def tall(height: int, entries: int) -> int:
-    """Chart height that leaves ``height`` px to the plot: Streamlit fits plot and legend (below it) into the height."""
+    """Chart height that leaves ``height`` px to the plot: Streamlit fits plot and legend (below it) into the height.
+    A builder using it tags its chart with ``slide(height)`` so the export puts the legend beside the plot."""
     return int(height + 34 * entries + 40)
 
 
-def method_color(labels: Sequence[str]) -> alt.Color:
+def slide(chart, height: int):
+    """Tag a chart whose height includes room for its legend: the slide export (posenc.io.export.slide_spec)
+    moves the legend beside the plot and gives the plot back its own ``height``."""
+    return chart.properties(usermeta={"plot_height": int(height)})
+
+
+def method_scale(labels: Sequence[str]) -> alt.Scale:
     colors = [MODEL_COLOR if str(lb).startswith("model:") else NAME_COLORS.get(str(lb).split(" · ")[0], "#777777") for lb in labels]
-    return alt.Color("method:N", scale=alt.Scale(domain=list(labels), range=colors), legend=legend("method · settings"))
+    return alt.Scale(domain=list(labels), range=colors)
+
+
+def method_color(labels: Sequence[str]) -> alt.Color:
+    return alt.Color("method:N", scale=method_scale(labels), legend=legend("method · settings"))
 
 
 def _dash(labels: Sequence[str]) -> alt.StrokeDash:
@@ -50,8 +61,8 @@ def _dash(labels: Sequence[str]) -> alt.StrokeDash:
 def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
     df = pd.DataFrame({"at": [float(at)], "label": [text]})
     enc = alt.X("at:Q") if axis == "x" else alt.Y("at:Q")
-    rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color="#555555").encode(**{axis: enc})
-    lab = alt.Chart(df).mark_text(align="left", dx=4, dy=4, baseline="top", fontSize=12, color="#555555").encode(
+    rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color=NEUTRAL_TEXT).encode(**{axis: enc})
+    lab = alt.Chart(df).mark_text(align="left", dx=4, dy=4, baseline="top", fontSize=12, color=NEUTRAL_TEXT).encode(
         **{axis: enc}, **({"y": alt.value(0)} if axis == "x" else {"x": alt.value(4)}), text="label:N")
     return alt.layer(rule, lab)
 
@@ -66,18 +77,18 @@ def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, hei
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
                  alt.Tooltip("wavelength:Q", format=",.6g"), alt.Tooltip("ratio:Q", title="θ′/θ", format=".6g")],
     )
-    return alt.layer(pts, _rule(trained, f"L = {trained:,}"))
+    return slide(alt.layer(pts, _rule(trained, f"L = {trained:,}")), height)
 
 
 def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
-    return alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
+    return slide(alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
         x=alt.X("distance:Q", title="distance D (positions)"),
         y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
         color=method_color(labels), strokeDash=_dash(labels),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("distance:Q"), alt.Tooltip("max:Q", format=".4g"), alt.Tooltip("mean:Q", format=".4g")],
-    )
+    ), height)
 
 
 def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_title: str, y_title: str, baseline: str | None = None,
@@ -98,7 +109,8 @@ def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_ti
         ref = frame.drop_duplicates(x)
         layers.append(alt.Chart(ref).mark_line(color="#888888", strokeDash=[2, 3]).encode(x=xs, y=f"{baseline}:Q",
                       tooltip=[alt.Tooltip(f"{baseline}:Q", title="ln n (uniform)", format=".4g")]))
-    return alt.layer(*layers)
+    # independent legends on the shared scale: the band's "no legend" must not drop the lines' legend
+    return slide(alt.layer(*layers).resolve_legend(color="independent"), height)
 
 
 def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, tol: float | None = None, height: int = 320) -> alt.LayerChart:
@@ -111,4 +123,4 @@ def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, 
         color=alt.Color("mode:N", scale=alt.Scale(domain=modes, range=[MODE_COLORS.get(m, "#777777") for m in modes]), legend=legend("computed in")),
         tooltip=[alt.Tooltip("mode:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("error:Q", format=".3g")],
     )
-    return alt.layer(line, _rule(tol, f"{tol:g}", axis="y")) if tol else line
+    return slide(alt.layer(line, _rule(tol, f"{tol:g}", axis="y")) if tol else line, height)

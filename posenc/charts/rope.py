@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, OKABE_ITO
+from posenc.charts.base import MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
 
 # one fixed colour per method (Okabe-Ito; the yellow is skipped, it vanishes on white); a model gets sky blue
 METHOD_COLORS = {"RoPE (no scaling)": "#000000", "PI (linear)": "#0072B2", "NTK-aware": "#E69F00",
@@ -34,7 +34,7 @@ def _rules(values: dict[str, float], axis: str, fmt: str = ",", *, align: Sequen
     rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color="#555555").encode(
         **{axis: alt.X("at:Q") if axis == "x" else alt.Y("at:Q")}, tooltip=tip)
     if axis == "y":
-        text = alt.Chart(df).mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=12, color="#333333").encode(
+        text = alt.Chart(df).mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=12, color=NEUTRAL_TEXT).encode(
             y="at:Q", x=alt.value(4), text="label:N")
         return alt.layer(rule, text)
     layers = [rule]
@@ -42,7 +42,7 @@ def _rules(values: dict[str, float], axis: str, fmt: str = ",", *, align: Sequen
         for row, (_, r) in enumerate(df[df["bottom"] == low].iterrows()):
             mark = alt.Chart(df.loc[[r.name]]).mark_text(
                 align=r["align"], dx=4 if r["align"] == "left" else -4, baseline="bottom" if low else "top",
-                dy=-(4 + 15 * row) if low else 4 + 15 * row, fontSize=12, color="#333333")
+                dy=-(4 + 15 * row) if low else 4 + 15 * row, fontSize=12, color=NEUTRAL_TEXT)
             layers.append(mark.encode(x="at:Q", y=alt.value("height") if low else alt.value(0), text="label:N"))
     return alt.layer(*layers)
 

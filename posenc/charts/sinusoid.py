@@ -9,9 +9,12 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, heatmap, lines
+from posenc.charts.base import DIVERGING, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
+# The width follows the page column; the height is the plot's own, with axes and the legend under it
+# added around it (Streamlit's default "fit" would squeeze them into the height instead).
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
 def pe_heatmap(frame: pd.DataFrame, *, height: int = 440) -> alt.Chart:
@@ -41,10 +44,11 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
         raise ValueError(f"spectrum has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
     y = alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log"))
     points = alt.Chart(frame, height=height, width="container").mark_circle(size=36, opacity=0.9).encode(
-        x=alt.X("pair:Q", title="frequency pair i (columns 2i, 2i+1 in the paper's layout)", scale=alt.Scale(zero=True)),
+        x=alt.X("pair:Q", title="frequency pair i (columns 2i, 2i+1)", scale=alt.Scale(zero=True)),
         y=y,
         color=alt.Color("full_turn:N", title="completes a full turn within n",
-                        scale=alt.Scale(domain=list(TURN_COLOURS), range=list(TURN_COLOURS.values()))),
+                        scale=alt.Scale(domain=list(TURN_COLOURS), range=list(TURN_COLOURS.values())),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
         tooltip=[
             alt.Tooltip("pair:Q", title="pair i"),
             alt.Tooltip("columns:N", title="columns (sin, cos)"),
@@ -58,29 +62,57 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
         tooltip=[alt.Tooltip("label:N", title="line"), alt.Tooltip("wavelength:Q", title="wavelength", format=",.2f")],
     )
     last = float(frame["pair"].max()) if len(frame) else 0.0
-    left = alt.Chart(marks[marks["side"] == "left"]).mark_text(align="left", dx=4, dy=-7, fontSize=13, color="#444").encode(
+    left = alt.Chart(marks[marks["side"] == "left"]).mark_text(align="left", dx=4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
         x=alt.datum(0.0), y=alt.Y("wavelength:Q"), text="label:N")
-    right = alt.Chart(marks[marks["side"] != "left"]).mark_text(align="right", dx=-4, dy=-7, fontSize=13, color="#444").encode(
+    right = alt.Chart(marks[marks["side"] != "left"]).mark_text(align="right", dx=-4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
         x=alt.datum(last), y=alt.Y("wavelength:Q"), text="label:N")
-    return alt.layer(points, rules, left, right)
+    return alt.layer(points, rules, left, right).properties(autosize=FIT_X)
+
+
+def _base_colour(order: list[str]) -> alt.Color:
+    """Bases in order on a sequential scale (10 dark .. 10^8 light), one legend entry per base."""
+    return alt.Color("base:O", title="base", sort=order, scale=alt.Scale(scheme="viridis", domain=order),
+                     legend=alt.Legend(orient="bottom", columns=3, symbolType="stroke"))
 
 
 def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 320) -> alt.LayerChart:
-    """Wavelength against pair index for several bases (log y), with the chosen length n marked.
+    """Wavelength against pair index for every base (log y), with the chosen length n marked.
 
     ``frame``: base (label), pair, wavelength.  ``order``: the base labels in legend order.
     """
-    base_lines = lines(frame, x="pair", y="wavelength", color="base", color_title="base", x_title="frequency pair i",
-                       y_title="wavelength in positions (log)", log_y=True, height=height, domain=order,
-                       tooltip_format=",.2f")
+    if len(frame) > MAX_MARKS:
+        raise ValueError(f"wavelength chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
+    base_lines = alt.Chart(frame, height=height, width="container").mark_line(strokeWidth=2).encode(
+        x=alt.X("pair:Q", title="frequency pair i"),
+        y=alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log")),
+        color=_base_colour(order),
+        tooltip=[alt.Tooltip("base:N"), alt.Tooltip("pair:Q", title="pair i"),
+                 alt.Tooltip("wavelength:Q", title="wavelength", format=",.2f")])
     rule = alt.Chart(pd.DataFrame({"wavelength": [float(n)], "label": [f"n = {n:,}"]})).mark_rule(
         strokeDash=[5, 4], color="gray").encode(
         y="wavelength:Q", tooltip=[alt.Tooltip("label:N", title="chosen length")])
-    return alt.layer(base_lines, rule)
+    return alt.layer(base_lines, rule).properties(autosize=FIT_X)
 
 
-def shift_chart(frame: pd.DataFrame, *, size: int = 300) -> alt.FacetChart:
-    """M_k fitted and in closed form, side by side, red -1 .. blue +1.
+def dot_chart(frame: pd.DataFrame, *, order: list[str], height: int = 320) -> alt.LayerChart:
+    """PE(p)·PE(p+k) / (d/2) against the offset k, one line per base; the chosen base drawn
+    thicker, a dashed line at one half.  ``frame``: base, chosen, k, dot."""
+    if len(frame) > MAX_MARKS:
+        raise ValueError(f"dot-product chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
+    curves = alt.Chart(frame, height=height, width="container").mark_line(clip=True).encode(
+        x=alt.X("k:Q", title="offset k = distance between the two positions"),
+        y=alt.Y("dot:Q", title="PE(p)·PE(p+k) / (d/2)", scale=alt.Scale(domain=[-0.4, 1.0], nice=False)),
+        color=_base_colour(order),
+        strokeWidth=alt.condition("datum.chosen", alt.value(3.5), alt.value(1.4)),
+        tooltip=[alt.Tooltip("base:N"), alt.Tooltip("k:Q", title="offset k"),
+                 alt.Tooltip("dot:Q", title="PE·PE(k) / (d/2)", format=".4f")])
+    half = alt.Chart(pd.DataFrame({"dot": [0.5]})).mark_rule(strokeDash=[5, 4], color="gray").encode(
+        y="dot:Q", tooltip=[alt.Tooltip("dot:Q", title="half of the value at k = 0")])
+    return alt.layer(curves, half).properties(autosize=FIT_X)
+
+
+def shift_chart(frame: pd.DataFrame, *, size: int = 240) -> alt.Chart:
+    """One M_k matrix (the frame holds one ``matrix`` value), red -1 .. blue +1, square.
 
     ``frame``: row, col, value, matrix (the panel title).
     """
@@ -90,6 +122,9 @@ def shift_chart(frame: pd.DataFrame, *, size: int = 300) -> alt.FacetChart:
         alt.Tooltip("col:O", title="column"),
         alt.Tooltip("value:Q", title="entry", format=".6f"),
     ]
+    title = str(frame["matrix"].iloc[0]) if len(frame) else ""
     cell = heatmap(frame, x="col", y="row", value="value", x_title="column (input PE(p))", y_title="row (output PE(p+k))",
-                   domain=(-1.0, 1.0), scheme=DIVERGING, legend_title="entry", height=size, width=size, tooltip=tips)
-    return cell.facet(column=alt.Column("matrix:N", title=None, sort=sorted(frame["matrix"].unique(), reverse=True)))
+                   domain=(-1.0, 1.0), scheme=DIVERGING, legend_title="entry", height=size, width=size, tooltip=tips, title=title)
+    return cell.encode(color=alt.Color("value:Q", title="entry", scale=alt.Scale(scheme=DIVERGING, domain=[-1.0, 1.0]),
+                                       legend=alt.Legend(orient="right", gradientLength=size - 40))).properties(
+        autosize=alt.AutoSizeParams(type="pad"))  # width and height are the matrix itself: square, whatever the legend takes

@@ -1,8 +1,14 @@
 """The frame every page shares: title and intro, charts with exports, "show the code",
-"link to this view", exercises, and notes about URL parameters.
+"link to this view", exercises, the closing "what this shows" box with previous/next links,
+and notes about URL parameters.
 
 A page calls ``header`` first, then draws; app.py calls ``finish_run`` after the page so the link
 (which needs every control's value) and the unknown-parameter note are always there.
+
+Exercises ask before they tell: ``revealed(key)`` is False until the reader turns the exercise's
+reveal toggle on, and ``quiz_value(key, text)`` shows "?" in place of a number that gives the
+answer away.  When any bound control of the page changes, ``header`` turns every reveal of the
+page off again (the answer of the new question has not been asked yet).
 """
 
 from __future__ import annotations
@@ -22,10 +28,47 @@ from posenc.io import export
 from posenc.io._limits import EXPORT_MAX_BYTES, export_plan, fit_export
 from posenc.ui import compat, controls, md
 from posenc.ui.cache import compute_slot
-from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
+from posenc.ui.pages import HOME, PAGE_BY_PATH, PAGES, sections
 
 _FRAME = "_posenc_frame"
 _EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
+_QUIZ = "_posenc_quiz"  # {"page", "controls": {key: widget state}, "quizzes": [keys]} of the previous run
+HIDDEN = "?"
+
+# Shared CSS (an st.html of style tags takes no space on the page).  On a phone the formulas
+# shrink, and a formula or fixed-width chart wider than the screen scrolls inside its own box
+# instead of being cut or widening the page.
+_CSS = """<style>
+.katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 2px 4px; }
+[data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+@media (max-width: 640px) {
+  .katex-display > .katex { font-size: 0.9em; }
+  [data-testid="stMetricValue"] { font-size: 1.6rem; }
+}
+</style>"""
+
+# A formula wider than its column scales down to fit (at least to 55 % of its size; past that it
+# scrolls inside its own box): measured in the browser, re-run on resize and on every redraw.
+_FIT_FORMULAS = """<script>
+(() => {
+  if (window.__posencFit) return;
+  window.__posencFit = true;
+  const fit = () => {
+    for (const box of document.querySelectorAll(".katex-display")) {
+      const tex = box.firstElementChild, column = box.closest("[data-testid='stMarkdown']");
+      if (!tex || !column) continue;
+      tex.style.fontSize = "";
+      const room = column.clientWidth - 12, need = tex.scrollWidth, px = parseFloat(getComputedStyle(tex).fontSize);
+      if (need > room && room > 0) tex.style.fontSize = (px * Math.max(0.55, room / need)).toFixed(2) + "px";
+    }
+  };
+  let queued = false;
+  const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener("resize", later);
+  later();
+})();
+</script>"""
 
 
 FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
@@ -49,12 +92,15 @@ def navigation() -> dict[str, list]:
 def header(path: str, intro: str) -> None:
     """Title (from the page list) and a two-or-three-sentence intro; reserves the link slot."""
     compat.ensure_routed(navigation)
+    _reset_quizzes(path)
+    st.html(_CSS)
+    st.html(_FIT_FORMULAS, unsafe_allow_javascript=True)
     info = PAGE_BY_PATH[path]
     top = st.container(horizontal=True, vertical_alignment="bottom")
     top.title(info.title, anchor=False)
     slot = top.empty()
     st.markdown(intro)
-    st.session_state[_FRAME] = {"path": path, "slot": slot}
+    st.session_state[_FRAME] = {"path": path, "slot": slot, "quizzes": []}
 
 
 def view_link(path: str, base_url: str | None = None) -> str:
@@ -71,7 +117,8 @@ def view_link(path: str, base_url: str | None = None) -> str:
         parts = urlsplit(base_url)
         if parts.scheme and parts.netloc:
             root = f"{parts.scheme}://{parts.netloc}"
-    return f"{root}/{info.url_path}" + (f"?{query}" if query else "")
+    where = "" if path == HOME else info.url_path  # the landing page is served at "/" only
+    return f"{root}/{where}" + (f"?{query}" if query else "")
 
 
 def finish_run() -> None:
@@ -86,6 +133,8 @@ def finish_run() -> None:
         with frame["slot"].popover("Link to this view", icon=":material/link:"):
             st.caption("Copy this link to reopen the page with every control as it is now.")
             st.code(link, language=None, wrap_lines=True)
+        st.session_state[_QUIZ] = {"page": frame["path"], "controls": _control_state(controls.bound_values()),
+                                   "quizzes": list(frame["quizzes"])}
         st.session_state.pop(_FRAME, None)
     known = set(controls.bound_values())
     try:
@@ -174,17 +223,107 @@ def _npy(arr) -> bytes:
         return export.array_npy(fit_export(arr() if callable(arr) else arr)[0])
 
 
-def show_code(*fns: Callable, label: str = "Show the code") -> None:
-    """An expander with the source of the posenc functions that produced this page's numbers."""
+def _source(fn: Callable) -> str | None:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):  # pragma: no cover - builtins have no source
+        return None
+
+
+def _internals(fns: tuple[Callable, ...]) -> None:
+    for fn in fns:
+        src = _source(fn)
+        if src is None:  # pragma: no cover
+            continue
+        st.markdown(f"`{fn.__module__}.{fn.__qualname__}`")
+        st.code(src, language="python")
+
+
+def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping | None = None,
+              label: str = "Show the code") -> None:
+    """An expander with the code behind the page.
+
+    With ``reference`` (a short numpy function written for reading), the first tab shows it and
+    ``check`` -- a dict {"what", "settings", "max_diff", "ok"} computed live at the current
+    settings -- says whether posenc's fast version equals it; the posenc functions ``fns`` that
+    produced the page's numbers sit one click further, in the second tab.  Without a reference
+    the expander shows ``fns`` directly.
+    """
     with st.expander(label, icon=":material/code:"):
-        st.caption("The exact posenc source that computed the numbers and charts above.")
-        for fn in fns:
-            try:
-                src = inspect.getsource(fn)
-            except (OSError, TypeError):  # pragma: no cover - builtins have no source
-                continue
-            st.markdown(f"`{fn.__module__}.{fn.__qualname__}`")
-            st.code(src, language="python")
+        if reference is None:
+            st.caption("The exact posenc source that computed the numbers and charts above.")
+            _internals(fns)
+            return
+        short, full = st.tabs(["The idea, in a few lines of numpy", f"posenc's own code ({len(fns)} functions)"])
+        with short:
+            st.caption("A reference implementation written to be read, not to be fast. posenc computes the same thing "
+                       "faster (and checks its arguments); the check below runs both at the current settings.")
+            st.code(_source(reference) or "", language="python")
+            if check is not None:
+                icon = ":material/check_circle:" if check["ok"] else ":material/error:"
+                verdict = ":green[equal]" if check["ok"] else ":red[different]"
+                st.markdown(f"{icon} **Checked live** at {check['settings']}: {check['what']} — {verdict}, "
+                            f"largest difference {check['max_diff']:.1e}.")
+        with full:
+            st.caption("The posenc source that computed the numbers and charts above.")
+            _internals(fns)
+
+
+# ----------------------------------------------------------------------------- exercises
+def _reveal_key(key: str) -> str:
+    return f"ex_{key}_reveal"
+
+
+def _control_state(bound: Mapping) -> dict:
+    """The widget state of every bound control (what the next run compares against)."""
+    return {k: st.session_state.get(k) for k in bound}
+
+
+def _reset_quizzes(path: str) -> None:
+    """Turn the page's reveals off when a bound control changed since the previous run."""
+    last = st.session_state.get(_QUIZ)
+    if not last or last["page"] != path:
+        return
+    if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
+        return
+    for q in last["quizzes"]:
+        st.session_state[_reveal_key(q)] = False  # set before the toggle exists in this run: allowed
+        st.session_state[f"ex_{q}_guess"] = None
+
+
+def revealed(key: str) -> bool:
+    """True once the reader has revealed exercise ``key`` (and no control changed since)."""
+    return bool(st.session_state.get(_reveal_key(key), False))
+
+
+def quiz_value(key: str, text: str) -> str:
+    """``text`` once exercise ``key`` is revealed, else "?" (for a metric or cell that holds its answer)."""
+    return text if revealed(key) else HIDDEN
+
+
+def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> pd.DataFrame:
+    """``table`` with the (row position, column) ``cells`` that hold exercise ``key``'s answer
+    hidden until it is revealed: "?" in a text column, an empty cell in a number column (which
+    keeps its number format).  The table is copied."""
+    if revealed(key) or not cells:
+        return table
+    out = table.copy()
+    for row, col in cells:
+        j = out.columns.get_loc(col)
+        if pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].astype(np.float64)
+            out.iloc[row, j] = np.nan
+        else:
+            out[col] = out[col].astype(object)
+            out.iloc[row, j] = HIDDEN
+    return out
+
+
+def quiz(spec: Mapping) -> None:
+    """``exercise`` from a view's quiz dict {"key", "question", "answer", "explanation", "tolerance"
+    or "options"}."""
+    exercise(spec["key"], spec["question"], answer=spec["answer"], explanation=spec["explanation"],
+             options=spec.get("options"), tolerance=spec.get("tolerance", 0.0))
 
 
 def exercise(
@@ -201,15 +340,19 @@ def exercise(
 
     Numeric answers take a number input (correct within ``tolerance``); ``options`` gives a
     multiple choice instead.  The reveal toggle is not bound to the URL, so a shared link does
-    not give the answer away.
+    not give the answer away, and it turns off whenever a control of the page changes.  Numbers
+    elsewhere on the page that give the answer away go through ``quiz_value(key, ...)``.
     """
+    frame = st.session_state.get(_FRAME)
+    if frame is not None:
+        frame["quizzes"].append(key)
     with st.container(border=True):
         st.markdown(f":material/quiz: **Predict, then reveal.** {question}")
         if options is not None:
             guess = st.radio("Your prediction", options, index=None, key=f"ex_{key}_guess", horizontal=True)
         else:
             guess = st.number_input("Your prediction", value=default, key=f"ex_{key}_guess", placeholder="type a number")
-        if st.toggle("Reveal the answer", key=f"ex_{key}_reveal"):
+        if st.toggle("Reveal the answer", key=_reveal_key(key)):
             if guess is None:
                 verdict = ""
             elif options is not None:
@@ -219,3 +362,41 @@ def exercise(
                 verdict = ":green[Right.] " if ok else f":orange[Not quite] (you said {guess:g}). "
             shown = answer if isinstance(answer, str) else f"{answer:g}"
             st.markdown(f"{verdict}**Answer: {shown}.** {explanation}")
+        else:
+            st.caption("The numbers on this page that give the answer away show “?” until you reveal it.")
+
+
+# ----------------------------------------------------------------------------- the end of a page
+def neighbours(path: str) -> tuple:
+    """(previous, next) PageInfo of ``path`` in the dashboard's order (None at either end)."""
+    i = [p.path for p in PAGES].index(path)
+    return (PAGES[i - 1] if i > 0 else None), (PAGES[i + 1] if i + 1 < len(PAGES) else None)
+
+
+def page_nav(path: str) -> None:
+    """Links to the previous and the next page."""
+    prev, nxt = neighbours(path)
+    row = st.container(horizontal=True, horizontal_alignment="distribute")
+    if prev is not None:
+        row.page_link(prev.path, label=f"Previous: {prev.title}", icon=":material/arrow_back:")
+    if nxt is not None:
+        row.page_link(nxt.path, label=f"Next: {nxt.title}", icon=":material/arrow_forward:")
+
+
+def _claim(item) -> str:
+    """A claim, or the note that stands in for it while the quiz whose answer it states is unrevealed."""
+    if isinstance(item, (tuple, list)):
+        text, quiz = item
+        return text if revealed(quiz) else "*One more finding here states the exercise's answer: reveal it first.*"
+    return str(item)
+
+
+def wrap_up(path: str, takeaway: Mapping) -> None:
+    """The closing box of a story page: what it showed and what is still wrong -- claims the view
+    computed at the current settings (``{"shows": [...], "wrong": [...]}``; a claim given as (text,
+    quiz key) waits for that quiz's reveal) -- then the previous and next pages."""
+    with st.container(border=True):
+        left, right = st.columns(2)
+        left.markdown("**:material/check_circle: What this shows**\n\n" + "\n".join(f"- {_claim(x)}" for x in takeaway["shows"]))
+        right.markdown("**:material/report: What is still wrong**\n\n" + "\n".join(f"- {_claim(x)}" for x in takeaway["wrong"]))
+    page_nav(path)

@@ -300,7 +300,7 @@ def relative_count(results: list[dict]) -> RelativeCountView:
 
 # ----------------------------------------------------------------------------- page 12
 
-WISHLIST = ("bounded", "continuous", "relative")
+WISHLIST = ("bounded", "continuous", "relative", "unique")
 
 
 def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") -> pd.DataFrame:
@@ -309,7 +309,7 @@ def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") ->
     ``fallback`` for keys not in it, e.g. uploaded tables).
 
     Derived marks: learned_or_fixed ("learned" iff learned_parameters > 0), length_invariant
-    (length_change <= 1e-12), wishlist (bounded and continuous and relative).
+    (length_change <= 1e-12), wishlist (bounded and continuous and relative and unique).
     """
     out = []
     for r in rows:
@@ -331,7 +331,8 @@ def display_rows(rows: list[dict], pages: dict[str, str], fallback: str = "") ->
             "translation_invariance": float(r["translation_invariance"]),
             "relative": bool(r["relative"]),
             "defined_at_4L": bool(r["defined_at_4L"]),
-            "wishlist": bool(r["bounded"] and r["continuous"] and r["relative"]),
+            "unique": bool(r["unique"]),
+            "wishlist": all(bool(r[m]) for m in WISHLIST),
             "models": r["models"],
             "paper": r["paper"],
             "n_measured": int(r.get("n_measured", 0)) or None,
@@ -345,8 +346,8 @@ def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512
 
     ``pages``: ((scheme key, URL path), ...) for the link column.  Returns {"frame": the
     display table (see display_rows), "errors": {scheme name: message} for schemes whose
-    measurement raised ValueError (left out of the frame), "wishlist_names": names ticking all
-    three wishlist boxes}.
+    measurement raised ValueError (left out of the frame), "wishlist_names": names ticking every
+    wishlist box}.
     """
     rows, errors = [], {}
     for key in SCHEMES:
@@ -376,7 +377,7 @@ def with_lab(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def wishlist_names(frame: pd.DataFrame) -> list[str]:
-    """Schemes of a display table that tick all three wishlist boxes, in table order."""
+    """Schemes of a display table that tick every wishlist box, in table order."""
     return [str(x) for x in frame.loc[frame["wishlist"].astype(bool), "scheme"]]
 
 
@@ -395,6 +396,7 @@ def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
         ("continuous", "continuous", "wishlist",
          lambda r: "defined between integers, stable slope" if r["continuous"] else "integer positions only, or a jump"),
         ("relative", "relative", "wishlist", lambda r: f"translation invariance {r['translation_invariance']:.3g}"),
+        ("unique", "unique", "wishlist", lambda r: f"closest pair {r['closest_pair']} at distance {r['closest_distance']:.3g}"),
         ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
         ("defined_at_4L", "defined at 4L", "also measured", lambda r: "defined at every position" if r["defined_at_4L"] else "no row past the table"),
         ("extrapolates", "extrapolates (lab)", "also measured",

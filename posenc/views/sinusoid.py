@@ -58,6 +58,7 @@ class SpectrumView(TypedDict):
     full_turns: int
     pairs: int
     n: int
+    quiz: dict
 
 
 class WorkedExampleView(TypedDict):
@@ -72,6 +73,7 @@ class WorkedExampleView(TypedDict):
     zero_words: int
     caption: str
     pe_1_2: float
+    quiz: dict
 
 
 class ShiftView(TypedDict):
@@ -102,6 +104,7 @@ MAX_WORDS = 12
 # The article's hypothetical word embeddings for the first two words (the article "What are Positional Embeddings?", Step 3).
 SEED_EMBEDDINGS = ("0.1, 0.2, 0.3, 0.4", "0.5, 0.6, 0.7, 0.8")
 MAX_ABS_EMBEDDING = 1e6
+QUIZ_POSITION = 50  # the worked example's exercise asks about a position no table on the page shows (at most 12 words)
 
 
 def full_encoding(n: int, d_model: int, base: float, layout: str) -> np.ndarray:
@@ -217,10 +220,23 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
         "side": ["right", "left", "right"],  # where the label sits: away from the dots
     })
     full = int(np.count_nonzero(spec["full_turn"]))
-    caption = (f"Wavelengths run geometrically from 2π = {spec['wavelength'].min():.4f} to {spec['wavelength'].max():,.2f} "
-               f"positions, {spec['wavelength'].max() / limit:.4f} of the limit 2π·base = {limit:,.2f}. "
+    longest = float(spec["wavelength"].max())
+    caption = (f"Wavelengths run geometrically from 2π = {spec['wavelength'].min():.4f} positions (pair 0) to the slowest "
+               f"pair's, just under the limit 2π·base = {limit:,.2f}. "
                f"{full} of {pair.size} pairs turn fully within n = {n:,}; the other {pair.size - full} have not "
                "come round once by the end of the sequence.")
+    if d > 2:
+        quiz = {"key": "longest", "answer": round(longest, 2), "tolerance": 0.005 * longest,
+                "question": f"At d_model = {d} and base {base:g}, how many positions does the slowest pair need for one turn "
+                            "(its wavelength, to within 0.5%)?",
+                "explanation": f"2π·base^((d−2)/d) = {longest:,.2f}. The often-quoted 2π·base = {limit:,.2f} is only the limit "
+                               "as d grows; the last pair has i = d/2 − 1, not d/2."}
+    else:  # one pair: its wavelength is 2π whatever the base (shown above), so ask what a second pair would bring
+        two = float(sinusoid_wavelengths(4, base=base)[-1])
+        quiz = {"key": "longest", "answer": round(two, 2), "tolerance": 0.005 * two,
+                "question": f"At d_model = 2 the only pair has wavelength 2π whatever the base. At d_model = 4 and base "
+                            f"{base:g}, how many positions would the second, slower pair need for one turn (to within 0.5%)?",
+                "explanation": f"2π·base^(2/4) = 2π·√{base:g} = {two:,.2f}: each new pair turns base^(2/d) times slower."}
     return {
         "caption": caption,
         "frame": frame,
@@ -231,6 +247,7 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
         "full_turns": int(np.count_nonzero(spec["full_turn"])),
         "pairs": int(pair.size),
         "n": n,
+        "quiz": quiz,
     }
 
 
@@ -310,10 +327,15 @@ def worked_example(text: str, embeddings: tuple[str, ...]) -> WorkedExampleView:
     zero = sum(r is None for r in rows)
     caption = (f"d_model = {WORKED_D}, base {WORKED_BASE:g}, the paper's interleaved layout, positions from 0, as in the "
                "article \"What are Positional Embeddings?\". The first two boxes start at the article's hypothetical "
-               "embeddings; a blank box is a zero "
-               f"embedding, so that word's sum is its position vector itself ({zero} of {w} word(s) here). "
+               "embeddings; a word whose box is blank gets a zero embedding, so its sum is its position vector itself. "
                "Values at 3 decimals; full precision below.")
     pe1 = sinusoidal([1], WORKED_D, base=WORKED_BASE)[0]  # (4,)
+    far = float(sinusoidal([QUIZ_POSITION], WORKED_D, base=WORKED_BASE)[0, 2])  # PE(50)[2], never in the table (<= 12 words)
+    quiz = {"key": "pe_slow", "answer": round(far, 6), "tolerance": 5e-4,
+            "question": f"At d = {WORKED_D} and base {WORKED_BASE:g}, the slow pair (dimensions 2–3) turns 1/100 of a radian per "
+                        f"position. What is PE({QUIZ_POSITION})[2], its sine at position {QUIZ_POSITION} (3 decimals)?",
+            "explanation": f"sin({QUIZ_POSITION} / 10000^(2/4)) = sin({QUIZ_POSITION / 100:g}) = {far:.6f}: after {QUIZ_POSITION} "
+                           f"positions the slow pair has turned as far as the fast pair turns in {QUIZ_POSITION / 100:g} of a position."}
     return {
         "frame": frame,
         "full": full,
@@ -324,6 +346,7 @@ def worked_example(text: str, embeddings: tuple[str, ...]) -> WorkedExampleView:
         "zero_words": zero,
         "caption": caption,
         "pe_1_2": float(pe1[2]),
+        "quiz": quiz,
     }
 
 

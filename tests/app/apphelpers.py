@@ -71,3 +71,9 @@ def payload_bytes(at: AppTest) -> int:
     for df in at.dataframe:
         total += len(df.proto.arrow_data.data) if hasattr(df.proto, "arrow_data") else 0
     return total
+
+
+def reveal(at: AppTest, key: str) -> AppTest:
+    """Turn exercise ``key``'s reveal toggle on and rerun."""
+    at.toggle(key=f"ex_{key}_reveal").set_value(True).run()
+    return at

@@ -8,6 +8,7 @@ from apphelpers import (
     metrics,
     open_page,
     payload_bytes,
+    reveal,
     text_of,
 )
 
@@ -43,9 +44,14 @@ def test_defaults_show_the_seed_proof():
     np.testing.assert_allclose(a["score"].to_numpy().reshape(6, 6), r0["logits_a"], rtol=1e-6)  # float32 on the wire
     assert a["query"].iloc[6] == "1 dog" and chart_frame(at, 1)["query"].iloc[6] == "1 man"
     assert (chart_frame(at, 2)["diff"] == 0).all()
-    # with the default scheme (the sinusoid) the sentences come apart
+    # with the default scheme (the sinusoid) the sentences come apart -- the exercise asks whether, so the
+    # numbers that answer it wait for the reveal
     r = posenc.permutation_equivariance(DOG, MAN, scheme="sinusoidal", d_model=16)
     assert r["max_diff_pooled"] > 0
+    assert {m[k + WITH] for k in ("max |pooled A − pooled B|", "max |out B − P·out A|", "max |scores B − P·scores A·Pᵀ|")} == {"?"}
+    assert fmt(r["max_diff_pooled"]) not in text_of(at)
+    m = metrics(reveal(at, "pooled"))
+    assert "**Answer: no, it is positive.**" in text_of(at)
     assert m["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
     assert m["max |out B − P·out A|" + WITH] == fmt(r["max_diff_permuted"])
     assert m["max |scores B − P·scores A·Pᵀ|" + WITH] == fmt(r["max_diff_logits"])
@@ -58,15 +64,16 @@ def test_controls_change_the_numbers():
     at = open_page(PAGE)
     at.selectbox(key="scheme").set_value("nope").run()
     assert_clean(at)
-    m = metrics(at)
+    m = metrics(reveal(at, "pooled"))
     r = posenc.permutation_equivariance(DOG, MAN, scheme="nope", d_model=16)
     assert m["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
     assert m["max |scores B − P·scores A·Pᵀ|" + WITH] == "∞ (a mask moved)"
     assert any("causal mask" in i.value for i in at.info)  # NoPE is the control
     assert chart_frame(at, 3)["score"].isna().sum() == 15  # masked future cells
     at.select_slider(key="d").set_value(32).run()
+    assert metrics(at)["max |pooled A − pooled B|" + WITH] == "?"  # a control moved: the reveal is off again
     r32 = posenc.permutation_equivariance(DOG, MAN, scheme="nope", d_model=32)
-    assert metrics(at)["max |pooled A − pooled B|" + WITH] == fmt(r32["max_diff_pooled"]) != fmt(r["max_diff_pooled"])
+    assert metrics(reveal(at, "pooled"))["max |pooled A − pooled B|" + WITH] == fmt(r32["max_diff_pooled"]) != fmt(r["max_diff_pooled"])
     assert metrics(at)["max |pooled A − pooled B|" + NO] == "0.0 (exact)"
 
 
@@ -94,7 +101,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     assert_clean(at)
     assert not at.warning
     r = posenc.permutation_equivariance("b a c", "c b a", scheme="alibi", d_model=8)
-    assert metrics(at)["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
+    assert metrics(reveal(at, "pooled"))["max |pooled A − pooled B|" + WITH] == fmt(r["max_diff_pooled"])
     bad = open_page(PAGE, {"scheme": "bogus", "d": "7", "a": "x" * 500})
     assert not bad.exception and not bad.error
     notes = [w.value for w in bad.warning]

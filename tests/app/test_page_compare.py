@@ -41,7 +41,7 @@ def test_defaults_every_column_measured_and_linked():
     assert list(df.index) == list(SCHEMES)
     check_against_posenc(df, n=512, d=64, n_heads=8, train_len=512)
     # derived marks, never typed in
-    assert (df["wishlist"] == (df["bounded"] & df["continuous"] & df["relative"])).all()
+    assert (df["wishlist"] == (df["bounded"] & df["continuous"] & df["relative"] & df["unique"])).all()
     assert ((df["learned_or_fixed"] == "learned") == (df["learned_parameters"] > 0)).all()
     assert (df["length_invariant"] == (df["length_change"] <= 1e-12)).all()
     # every row links to its page (LinkColumn with the url_path), and a page_link per page
@@ -53,14 +53,15 @@ def test_defaults_every_column_measured_and_linked():
     links = [pl for pl in links if pl not in lab]
     assert sorted(pl.proto.label for pl in links) == sorted({PAGE_BY_PATH[p].title for p in SCHEME_PAGE.values()})
     assert all(pl.proto.page_script_hash for pl in links)  # each resolves to a registered page
-    # the charts: the wishlist heat table (one row per scheme x 5) and the dot plot (one row per scheme)
+    # the charts: the wishlist heat table (one row per scheme x 6) and the dot plot (one row per scheme)
     assert len(charts(at)) == 2
     marks = chart_frame(at, 0)
-    assert len(marks) == len(posenc.SCHEMES) * 6
+    assert len(marks) == len(posenc.SCHEMES) * 7
     wish = marks[marks["group"] == "wishlist"].pivot(index="scheme", columns="property", values="ok")
     by_name = df.set_index("scheme")
     for name, r in wish.iterrows():
-        assert (r["bounded"], r["continuous"], r["relative"]) == tuple(by_name.loc[name, ["bounded", "continuous", "relative"]])
+        marks4 = ["bounded", "continuous", "relative", "unique"]
+        assert tuple(r[marks4]) == tuple(by_name.loc[name, marks4])
     dots = chart_frame(at, 1)
     assert list(dots["translation_invariance"]) == pytest.approx(list(df["translation_invariance"]))
 

@@ -1,32 +1,43 @@
-"""The landing page: the wishlist marks are the measurements, and every page is linked."""
+"""The landing page: the wishlist marks are the measurements of Compare schemes, and every page is linked."""
 
-from apphelpers import assert_clean, open_page
+from apphelpers import assert_clean, chart_frame, open_page, text_of
 
 import posenc
+from posenc.ui.frame import view_link
 from posenc.ui.pages import PAGES
+from posenc.views.home import MARKS, STORY
 
 PAGE = "pages/home.py"
 
 
-def test_marks_are_derived_from_measurements():
+def test_marks_are_the_compare_rules():
     at = open_page(PAGE)
     assert_clean(at)
-    table = at.dataframe[0].value
-    for key in ("raw_index", "sinusoidal", "rope", "alibi", "learned_minilm"):
+    marks = chart_frame(at, 0)  # one row per (scheme, property)
+    assert len(marks) == len(STORY) * len(MARKS)
+    table = marks.pivot(index="scheme", columns="property", values="ok")
+    for key in STORY:
         row = posenc.measure_scheme(key, n=512, d=64, n_heads=8, train_len=512)
-        shown = table[table["scheme"] == row["name"]].iloc[0]
-        assert (bool(shown["bounded"]), bool(shown["continuous"]), bool(shown["relative"])) == (
-            row["bounded"], row["continuous"], row["relative"]), key
-    # the article's verdicts, measured: raw index explodes, the sinusoid ticks all three
-    raw = table[table["scheme"] == "Raw index"].iloc[0]
-    assert not raw["bounded"] and raw["max |value| at 10⁶"] == 1e6
-    sin = table[table["scheme"] == "Sinusoidal"].iloc[0]
-    assert sin["bounded"] and sin["continuous"] and sin["relative"]
-    caption = " ".join(c.value for c in at.caption)
-    assert "Sinusoidal" in caption and "RoPE" in caption and "Raw index" not in caption.split("here:")[1]
+        assert tuple(bool(table.loc[row["name"], m]) for m in MARKS) == tuple(row[m] for m in MARKS), key
+    # the story's verdicts, measured: the raw index explodes, index / length is a step of 1/L, one sin+cos
+    # pair collides across turns, the sinusoid ticks every box
+    assert not table.loc["Raw index", "bounded"]
+    assert not table.loc["Index / length", "continuous"]
+    assert not table.loc["One sin+cos pair", "unique"] and table.loc["One sin+cos pair", "relative"]
+    assert table.loc["Sinusoidal"].all() and table.loc["RoPE"].all()
+    # the number behind each mark is in the tooltip (no raw columns on the page, no "None")
+    detail = marks.set_index(["scheme", "property"])["detail"]
+    assert "max |value| between positions 10⁵ and 10⁶: 1e+06" in detail[("Raw index", "bounded")]
+    assert "slope changes with the prompt length" in detail[("Index / length", "continuous")]
+    assert "no value past its last row" in detail[("Learned (MiniLM, trained)", "bounded")]
+    assert not at.dataframe
+    caption = text_of(at)
+    assert "Ticking all four: Sinusoidal, RoPE." in caption
 
 
-def test_every_page_is_linked():
+def test_every_page_is_linked_and_the_link_reopens_the_landing_page():
     at = open_page(PAGE)
     linked = {link.proto.page for link in at.get("page_link")}  # the url path of each target
     assert linked == {p.url_path for p in PAGES if p.path != PAGE}
+    assert view_link(PAGE) == "/"  # served at "/": "/home" would open "Page not found"
+    assert view_link(PAGE, "http://example.org:8501/home?x=1") == "http://example.org:8501/"

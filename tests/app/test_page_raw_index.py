@@ -2,7 +2,7 @@
 
 import math
 
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, reveal, text_of
 
 PAGE = "pages/raw_index.py"
 
@@ -13,8 +13,10 @@ def test_defaults_show_the_seed_million():
     m = metrics(at)
     # the article: "If your context length is one million ... values like 10^6 in the residual stream"
     assert m["max |value| at position 999,999"] == "999,999"
-    # ratio = t * sqrt(d) / (0.02 * sqrt(d)) = 50 t
-    assert m["ratio ‖PE‖ / ‖e‖"] == f"{50 * 999_999:,.4g}"
+    # ratio = t * sqrt(d) / (0.02 * sqrt(d)) = 50 t: the exercise's answer, so "?" until revealed
+    assert m["ratio ‖PE‖ / ‖e‖"] == "?" and "Answer:" not in text_of(at)
+    assert metrics(reveal(at, "raw_ratio"))["ratio ‖PE‖ / ‖e‖"] == f"{50 * 999_999:,.4g}"
+    assert "**Answer: 5e+07.**" in text_of(at)
     assert len(charts(at)) == 1
     df = chart_frame(at, 0)
     raw = df[df["series"].str.startswith("raw index")]
@@ -41,3 +43,14 @@ def test_link_values_are_taken_and_bad_ones_noted():
     assert any("`d`" in n and "1 to 1024" in n for n in notes), notes
     assert any("`context`" in n for n in notes), notes
     assert metrics(bad)["token embedding ‖e‖ at init"] == f"{0.02 * 8:.4g}"  # default d = 64
+
+
+def test_the_exercise_at_context_128_is_hidden_until_revealed_and_reset_by_a_control():
+    """The issue: at context 128 the metric right above the question read "6,350", the answer."""
+    at = open_page(PAGE, {"context": "128"})
+    assert "6,350" not in str(metrics(at)) and "6,350" not in text_of(at)
+    reveal(at, "raw_ratio")
+    assert metrics(at)["ratio ‖PE‖ / ‖e‖"] == "6,350" and "**Answer: 6350.**" in text_of(at)
+    at.slider(key="d").set_value(32).run()
+    assert at.toggle(key="ex_raw_ratio_reveal").value is False
+    assert metrics(at)["ratio ‖PE‖ / ‖e‖"] == "?" and "Answer:" not in text_of(at)

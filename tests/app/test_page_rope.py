@@ -9,6 +9,7 @@ from apphelpers import (
     metrics,
     open_page,
     payload_bytes,
+    reveal,
     text_of,
 )
 
@@ -29,7 +30,8 @@ def score(d, base, m, n, seed=0, layout="half_split"):
 def test_defaults():
     at = open_page(PAGE)
     assert_clean(at)
-    m = metrics(at)
+    assert metrics(at)["bound at distance 0"] == "?"  # the exercise asks for it
+    m = metrics(reveal(at, "rope_bound0"))
     want = score(128, 10000.0, 5, 2)
     assert m["score at (m, n)"] == f"{want:.12g}"
     assert m["score at (m + s, n + s)"] == f"{score(128, 10000.0, 105, 102):.12g}" == f"{want:.12g}"
@@ -67,7 +69,7 @@ def test_controls_change_the_numbers():
     assert metrics(at)["score at (m, n)"] == f"{score(128, 10000.0, 1000, 2):.12g}"
     at.select_slider(key="d").set_value(64).run()
     assert_clean(at)
-    assert metrics(at)["bound at distance 0"] == "16.5"  # mean(1..32)
+    assert metrics(reveal(at, "rope_bound0"))["bound at distance 0"] == "16.5"  # mean(1..32)
     at.segmented_control(key="probe").set_value("ones").run()
     m = metrics(at)
     assert m["probe score at 0, |q|²"] == "64"  # |ones|^2 = d
@@ -91,7 +93,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     notes = " ".join(w.value for w in bad.warning)
     for key in ("`d`", "`pair`", "`maxdist`", "`base`", "`probe`"):
         assert key in notes, (key, notes)
-    assert metrics(bad)["bound at distance 0"] == "32.5"  # defaults used
+    assert metrics(reveal(bad, "rope_bound0"))["bound at distance 0"] == "32.5"  # defaults used
 
 
 def test_exercises_reveal_computed_answers():
@@ -112,7 +114,7 @@ def test_payload_budgets():
     assert payload_bytes(big) <= 2_000_000
     assert all(c["rows"] <= 65_536 for c in charts(big))
     assert chart_frame(big, 1)["distance"].max() == 50_000
-    assert np.isclose(float(metrics(big)["bound at distance 0"]), np.mean(np.arange(1, 257)))
+    assert np.isclose(float(metrics(reveal(big, "rope_bound0"))["bound at distance 0"]), np.mean(np.arange(1, 257)))
 
 
 def test_maxdist_link_takes_plain_integers():

@@ -10,6 +10,7 @@ from apphelpers import (
     metrics,
     open_page,
     payload_bytes,
+    reveal,
     text_of,
 )
 
@@ -32,19 +33,25 @@ def test_defaults_show_the_seed_numbers():
     at = open_page(PAGE)
     assert_clean(at)
     cs = charts(at)
-    assert len(cs) == 4
+    assert len(cs) == 6  # heatmap, wavelengths, M_k fitted, M_k closed form, PE.PE(k) by base, wavelengths by base
     heat = chart_frame(at, 0)
     assert {"position", "depth", "value"} <= set(heat.columns) and len(heat) == 128 * 128
     assert heat["value"].between(-1, 1).all()
     assert cs[0]["spec"]["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
     spec = chart_frame(at, 1)
     assert spec["wavelength"].notna().sum() >= 64
-    assert len(chart_frame(at, 2)) == 2 * 8 * 8  # M_k fitted + closed form at d = 8
-    assert set(chart_frame(at, 3)["base"].dropna()) == {"100", "1,000", "10,000 (chosen)", "100,000"}
+    assert len(chart_frame(at, 2)) == len(chart_frame(at, 3)) == 8 * 8  # M_k fitted and closed form at d = 8
+    bases = {"10", "100", "1,000", "10,000 (chosen)", "100,000", "10⁶", "10⁷", "10⁸"}
+    assert set(chart_frame(at, 5)["base"].dropna()) == bases
 
     m = metrics(at)
-    # longest wavelength 2*pi*base^((d-2)/d) at d = 128, computed here independently
-    assert m["longest wavelength"] == f"{2 * math.pi * 10000 ** (126 / 128):,.2f}"
+    # longest wavelength 2*pi*base^((d-2)/d) at d = 128, computed here independently: the exercise's answer,
+    # hidden in the metric and in the table until revealed
+    longest = f"{2 * math.pi * 10000 ** (126 / 128):,.2f}"
+    assert m["longest wavelength"] == "?" and longest not in text_of(at)
+    assert longest not in at.dataframe[2].value.to_string()
+    reveal(at, "longest")
+    assert metrics(at)["longest wavelength"] == longest and longest in at.dataframe[2].value.to_string()
     assert m["2π·base (the limit)"] == "62,831.85"
     assert m["‖PE(p)‖ at every position"] == "8.0000"  # sqrt(d/2), Vaswani et al. 2017, arXiv:1706.03762 §3.5
     # PE(p+k) = M_k PE(p): residual < 1e-10 (Vaswani et al. 2017, arXiv:1706.03762 §3.5), and the same as posenc's own fit
@@ -75,8 +82,9 @@ def test_exercise_reveals_the_computed_answer():
     assert_clean(at)
     body = text_of(at)
     assert "Answer: 60611.5." in body and "Not quite" in body  # 2*pi*base is only the limit
-    at.toggle(key="ex_pe12_reveal").set_value(True).run()
-    assert f"Answer: {round(math.sin(0.01), 6):g}." in text_of(at)
+    # the worked example asks about position 50, which no table can show (at most 12 words)
+    assert f"{math.sin(0.5):.3f}" not in text_of(at) + at.dataframe[0].value.to_string()
+    assert f"Answer: {round(math.sin(0.5), 6):g}." in text_of(reveal(at, "pe_slow"))
 
 
 def test_layout_changes_the_heatmap_but_not_the_closest_pair():
@@ -96,11 +104,11 @@ def test_base_and_length_change_the_spectrum():
     at.number_input(key="base").set_value(1000.0).run()
     assert_clean(at)
     m = metrics(at)
-    assert m["longest wavelength"] == f"{2 * math.pi * 1000 ** (126 / 128):,.2f}"
+    assert metrics(reveal(at, "longest"))["longest wavelength"] == f"{2 * math.pi * 1000 ** (126 / 128):,.2f}"
     assert m["2π·base (the limit)"] == "6,283.19"
     wl = 2 * math.pi * 1000 ** (2 * np.arange(64) / 128)
     assert m["pairs turning fully within n = 128"] == f"{int(np.sum(wl <= 128))} of 64"
-    assert set(chart_frame(at, 3)["base"].dropna()) == {"100", "1,000 (chosen)", "10,000", "100,000"}
+    assert "1,000 (chosen)" in set(chart_frame(at, 5)["base"].dropna())
     at.slider(key="n").set_value(512).run()
     assert metrics(at)["pairs turning fully within n = 512"] == f"{int(np.sum(wl <= 512))} of 64"
     c = collisions("sinusoidal", 512, 128, base=1000.0)
@@ -123,11 +131,11 @@ def test_link_values_are_taken_and_bad_ones_noted():
     at = open_page(PAGE, {"d": "512", "n": "1000", "layout": "concatenated", "k": "3", "sd": "16"})
     assert_clean(at)
     assert not at.warning
-    m = metrics(at)
+    m = metrics(reveal(at, "longest"))
     assert m["longest wavelength"] == "60,611.48"  # Vaswani et al. 2017, arXiv:1706.03762 §3.5 literal, d = 512
     c = collisions("sinusoidal", 1000, 512, layout="concatenated")
     assert m["closest-pair distance among 1,000 positions"] == f"{c['distance']:.6f}"
-    assert len(chart_frame(at, 2)) == 2 * 16 * 16
+    assert len(chart_frame(at, 2)) == 16 * 16
 
     bad = open_page(PAGE, {"d": "7", "layout": "diagonal", "n": "99999", "base": "0.5"})
     assert_clean(bad)
@@ -135,7 +143,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     for key in ("`d`", "`layout`", "`n`", "`base`"):
         assert any(key in note for note in notes), (key, notes)
     assert metrics(bad)["‖PE(p)‖ at every position"] == "8.0000"  # default d = 128
-    assert len(charts(bad)) == 4
+    assert len(charts(bad)) == 6
 
 
 def test_malformed_embedding_in_a_link_is_a_clear_message():
@@ -143,7 +151,7 @@ def test_malformed_embedding_in_a_link_is_a_clear_message():
     assert not at.exception
     assert [e.value for e in at.error] == [
         "embedding of “World” (position 1): “zero” is not a number; type 4 numbers like 0.1, 0.2, 0.3, 0.4"]
-    assert len(charts(at)) == 4  # the rest of the page still works
+    assert len(charts(at)) == 6  # the rest of the page still works
 
 
 def test_largest_settings_stay_within_budget():
@@ -156,7 +164,7 @@ def test_largest_settings_stay_within_budget():
     assert len(heat) <= 16_384
     assert "Downsampled to 16,384 of 4,194,304 cells" in text_of(at)
     assert len(worked(at)) == 12
-    m = metrics(at)
+    m = metrics(reveal(at, "longest"))
     assert m["longest wavelength"] == f"{2 * math.pi * 1e9 ** (1022 / 1024):.4e}"  # compact above 10^7
     assert m["2π·base (the limit)"] == "6.2832e+09"
     assert payload_bytes(at) <= 2 * MB

@@ -1,0 +1,196 @@
+"""Exercises ask before they tell, on every page: before the reveal no metric, text or table cell
+shows the answer, and moving a control turns the reveal off again (a new question, unanswered).
+
+The answer is read from the page itself (reveal, then parse "**Answer: X.**"), so the test needs
+no knowledge of each page.  Charts are figures the reader predicts *from*, so their data is not
+checked; the numbers printed on the page are.  A printed number "gives the answer away" when the
+answer rounds to it and it carries at least three significant digits (or is the answer itself, as
+a metric): "22" in "position 22" is not a leak, "6,350" above "how many times larger?" is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from apphelpers import open_page
+from streamlit.testing.v1 import AppTest
+
+from posenc.ui.pages import PAGES
+
+ANSWER = re.compile(r"\*\*Answer: (.+?)\.\*\*")
+NUMBER = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?![\w])")
+
+
+def reveal_keys(at: AppTest) -> list[str]:
+    return [t.key[3:-7] for t in at.toggle if t.key and t.key.startswith("ex_") and t.key.endswith("_reveal")]
+
+
+def _texts(at: AppTest) -> list[str]:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [x.value for x in (*at.info, *at.success, *at.warning, *at.error)]
+    return parts
+
+
+def _metric_values(at: AppTest) -> list[str]:
+    out = []
+    for m in at.metric:
+        out.append(m.value)
+        if m.proto.delta:
+            out.append(m.proto.delta)
+    return out
+
+
+def _cell(x) -> str:
+    if isinstance(x, float) and math.isfinite(x) and x == int(x):
+        return str(int(x))  # 20.0 in a table of bucket ids is "20", not three significant digits
+    return str(x)
+
+
+def _cells(at: AppTest) -> list[str]:
+    out = []
+    for df in at.dataframe:
+        for col in df.value.columns:
+            out += [_cell(x) for x in df.value[col].tolist()]
+    return out
+
+
+def _parse(token: str) -> tuple[float, float] | None:
+    """(value, half a unit of its last digit) of a printed number, or None."""
+    t = token.replace("−", "-").replace(",", "")
+    try:
+        value = float(t)
+    except ValueError:
+        return None
+    mantissa, _, exp = t.lower().partition("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    return value, 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
+
+
+def _significant(token: str) -> int:
+    digits = token.lower().split("e")[0].replace(",", "").replace(".", "").lstrip("-−").lstrip("0")
+    return len(digits)
+
+
+def leaks(at: AppTest, answer: str) -> list[str]:
+    """Every place on the page that shows ``answer`` (before the reveal there must be none): a
+    printed number with at least three significant digits (or an integer of 100 or more) that
+    agrees with the answer to the coarser of the two precisions."""
+    parsed = _parse(answer)
+    if parsed is None:  # a text answer (multiple choice): only the answer line itself would show it
+        return [t for t in _texts(at) if f"Answer: {answer}" in t]
+    a, a_half = parsed
+    found = []
+    for where, strings in (("metric", _metric_values(at)), ("text", _texts(at)), ("cell", _cells(at))):
+        for s in strings:
+            for token in NUMBER.findall(s):
+                p = _parse(token)
+                if p is None or not math.isfinite(p[0]):
+                    continue
+                if not (_significant(token) >= 3 or (abs(p[0]) >= 100 and p[0] == round(p[0]))):
+                    continue
+                if abs(p[0] - a) <= max(p[1], a_half) * (1 + 1e-9):
+                    found.append(f"{where} {token!r} in {s[:80]!r}")
+    return found
+
+
+def answers(at: AppTest, key: str) -> str:
+    at.toggle(key=f"ex_{key}_reveal").set_value(True).run()
+    shown = [m.value for m in at.markdown if "**Answer:" in m.value]
+    assert shown, f"revealing {key} shows no answer"
+    return ANSWER.search(shown[0]).group(1)
+
+
+def _hide_all(at: AppTest, keys: list[str]) -> None:
+    for k in keys:
+        at.toggle(key=f"ex_{k}_reveal").set_value(False)
+    at.run()
+
+
+def move_a_control(at: AppTest) -> str | None:
+    """Change the first bound slider (else select slider, else number input) of the page."""
+    for s in at.slider:
+        if s.key and not s.key.startswith("ex_") and s.max != s.min:
+            s.set_value(s.max if s.value != s.max else s.min).run()
+            return s.key
+    for s in at.select_slider:
+        if s.key and len(s.options) > 1:
+            s.set_value(s.options[-1] if str(s.value) != s.options[-1] else s.options[0]).run()
+            return s.key
+    for s in at.number_input:
+        if s.key and not s.key.startswith("ex_"):
+            s.increment().run()
+            return s.key
+    return None
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_no_answer_before_the_reveal_and_the_reveal_resets(info):
+    at = open_page(info.path)
+    keys = reveal_keys(at)
+    if not keys:
+        pytest.skip(f"{info.path} has no exercise")
+    for key in keys:
+        before = [t for t in _texts(at) if "Answer:" in t]
+        assert not before, (key, before)
+        answer = answers(at, key)  # reveal to learn the answer, hide again, then search the page for it
+        _hide_all(at, keys)
+        assert not leaks(at, answer), (info.path, key, answer, leaks(at, answer))
+    # move a control: every reveal goes off, and the new answers are hidden too
+    for key in keys:
+        at.toggle(key=f"ex_{key}_reveal").set_value(True)
+    at.run()
+    moved = move_a_control(at)
+    assert moved is not None, f"{info.path}: no control to move"
+    assert not at.exception, [e.value for e in at.exception]
+    for key in reveal_keys(at):
+        assert at.toggle(key=f"ex_{key}_reveal").value is False, (info.path, key, moved)
+        assert not [m.value for m in at.markdown if "**Answer:" in m.value], (info.path, key, moved)
+    for key in reveal_keys(at):
+        answer = answers(at, key)
+        _hide_all(at, reveal_keys(at))
+        assert not leaks(at, answer), (info.path, key, moved, answer, leaks(at, answer))
+
+
+EXTREMES = {
+    "pages/single_sine.py": [{"omega": "0.05", "eps": "0.1", "n": "8"}, {"omega": "10", "eps": "0.001", "n": "512"},
+                             {"omega": "6.28", "eps": "0.01"}, {"omega": "3.14", "eps": "0.1"}],
+    "pages/sincos_pair.py": [{"omega": "0.05", "eps": "0.2", "n": "2048"}, {"omega": "10", "eps": "0.001", "n": "2"},
+                             {"omega": "6.28", "eps": "0.001"}],
+    "pages/raw_index.py": [{"context": "16", "d": "1"}, {"context": "128", "d": "1024"}],
+    "pages/index_length.py": [{"p": "64"}, {"p": "2", "s1": "a", "s2": ""}],
+    "pages/sinusoid.py": [{"d": "2", "n": "2", "base": "1.5"}, {"d": "1024", "n": "4096", "base": "1000000000"}],
+    "pages/attention_order.py": [{"scheme": "NoPE (causal mask only)"}, {"scheme": "RoPE", "d": "4"}, {"a": "a b", "b": "b a"}],
+}
+
+
+@pytest.mark.parametrize(("path", "query"), [(p, q) for p, qs in EXTREMES.items() for q in qs])
+def test_answers_make_sense_at_the_extremes(path, query):
+    """At the ends of every range the page still asks a question with a computed, hidden answer that
+    the explanation supports: no "position 1" first return, no answer on the page before the reveal."""
+    at = open_page(path, query)
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    for key in reveal_keys(at):
+        answer = answers(at, key)
+        explanation = next(m.value for m in at.markdown if "**Answer:" in m.value)
+        assert "nan" not in explanation.lower() and "None" not in explanation, explanation
+        if key == "first_return":
+            assert answer != "1", explanation  # a neighbour is not a return
+        _hide_all(at, reveal_keys(at))
+        assert not leaks(at, answer), (path, query, key, answer, leaks(at, answer))
+
+
+def test_the_leak_search_finds_what_the_issue_found_and_nothing_else():
+    app = AppTest.from_string('''
+import streamlit as st
+st.metric("ratio", "6,350")
+st.metric("wavelength", "54,410.14")
+st.markdown("positions 11 and 55 differ by 0.000235; position 22 is ringed")
+st.dataframe({"sum": ["[0.841, 0.540, 0.010, 1.000]"], "bucket": [20.0]})
+''').run()
+    assert leaks(app, "6350") == ["metric '6,350' in '6,350'"]
+    assert leaks(app, "54410.1") and leaks(app, "54410.14")  # 6 significant digits or 7: the same number
+    assert leaks(app, "0.000235") and leaks(app, "0.00023456")
+    assert not leaks(app, "22") and not leaks(app, "20")  # a position or a bucket id named on the page is no answer
+    assert not leaks(app, "0.843") and not leaks(app, "54,400")
