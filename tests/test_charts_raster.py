@@ -54,3 +54,39 @@ def test_image_heatmap_is_one_image_with_a_legend_and_exact_hover_values():
     assert hover["encoding"]["color"]["scale"]["range"] == list(raster.VIRIDIS)
     assert "PNG" in export.chart_png(ch)[:8].decode("latin-1")
     assert isinstance(ch, alt.LayerChart)
+
+
+def _decode(spec: dict, layer: dict) -> np.ndarray:
+    import base64
+    url = spec["datasets"][layer["data"]["name"]][0]["url"]
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+
+
+def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
+    from posenc.charts.base import matrix_frame
+    M = np.arange(40 * 30, dtype=np.float64).reshape(40, 30)
+    M[3, 7] = np.nan  # a masked cell
+    df = matrix_frame(M, np.arange(0, 160, 4), np.arange(0, 90, 3), row="i", col="j", value="score")
+    df = df.drop(index=df.index[5])  # a cell the frame lacks: drawn as masked
+    ch = raster.frame_heatmap(df.sample(frac=1.0, random_state=0), x="j", y="i", value="score", x_step=3, y_step=4,
+                              domain=(0.0, float(np.nanmax(M))), palette="sequential", x_title="j", y_title="i", value_title="s",
+                              width=300, height=400)
+    spec = export.chart_spec(ch)
+    image, hover = spec["layer"]
+    img = _decode(spec, image)
+    up_r, up_c = img.shape[0] // 40, img.shape[1] // 30
+    assert img.shape[0] == 40 * up_r and img.shape[1] == 30 * up_c
+    expect = raster.colorize(np.where(np.isin(np.arange(M.size).reshape(M.shape), [5]), np.nan, M), (0.0, float(np.nanmax(M))),
+                             raster.VIRIDIS)
+    np.testing.assert_array_equal(img[::up_r, ::up_c], expect)  # shuffled rows land where they belong
+    assert tuple(img[3 * up_r, 7 * up_c]) == raster.MASKED_RGB and tuple(img[0, 5 * up_c]) == raster.MASKED_RGB
+    assert image["encoding"]["x"]["scale"]["domain"] == [0.0, 90.0] and image["encoding"]["y"]["scale"]["domain"] == [0.0, 160.0]
+    for cell in spec["datasets"][hover["data"]["name"]]:
+        i, j = int(cell["i"]) // 4, int(cell["j"]) // 3
+        assert cell["i_end"] > cell["i"] and (cell["score"] is None or cell["score"] == pytest.approx(M[i, j]))
+
+
+def test_palette_of_maps_vega_names_and_refuses_others():
+    assert raster.palette_of("redblue") == "diverging" and raster.palette_of("viridis") == "sequential"
+    with pytest.raises(ValueError, match="scheme"):
+        raster.palette_of("jet")

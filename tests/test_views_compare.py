@@ -320,6 +320,21 @@ def test_score_matrices_chart():
     assert rows == 3 * 40 * 40 <= MAX_MARKS
 
 
+def test_big_score_matrices_are_images_with_the_same_scales():
+    from posenc.charts.raster import HOVER_CELLS, PALETTES, RASTER_CELLS, palette_of
+    rs = [v.scheme_similarity(k, 128, 16, "cosine", 0) for k in ("sinusoidal", "alibi")]
+    panel = v.similarity_panel(rs)
+    assert all(len(panel["frame"][panel["frame"]["scheme"] == p["scheme"]]) > RASTER_CELLS for p in panel["panels"])
+    d = spec(score_matrices(panel["frame"], panel["panels"]))
+    for sub, p in zip(d["concat"], panel["panels"]):
+        image, hover = sub["layer"]
+        assert image["mark"]["type"] == "image" and sub["layer"][0]["title"]["text"] == p["scheme"]
+        scale = hover["encoding"]["color"]["scale"]
+        assert scale["domain"][0] == p["domain"][0] and scale["domain"][-1] == p["domain"][1]
+        assert scale["range"] == list(PALETTES[palette_of(p["palette"])])
+        assert len(d["datasets"][hover["data"]["name"]]) <= HOVER_CELLS
+
+
 def test_offset_profiles_chart():
     rs = [v.scheme_similarity(k, 30, 16, "cosine", 0) for k in ("sinusoidal", "learned_random", "t5")]
     panel = v.similarity_panel(rs)

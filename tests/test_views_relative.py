@@ -8,6 +8,7 @@ import pytest
 
 import posenc
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
+from posenc.charts.raster import MASKED, RASTER_CELLS, VIRIDIS
 from posenc.charts.relative import (
     MASK_GREY,
     alibi_matrix_chart,
@@ -197,7 +198,10 @@ def test_t5_charts():
     d = _spec(bucket_function_chart(causal["segments"], max_exact=16, max_distance=128, bidirectional=False))
     assert sorted(r["rel"] for r in d["datasets"][d["layer"][1]["data"]["name"]]) == [-128, -16]
     d = _spec(bucket_matrix_chart(v["matrix"], step=v["step"], num_buckets=32))
-    assert d["mark"]["type"] == "rect" and d["encoding"]["color"]["scale"] == {"scheme": "viridis", "domain": [0, 31], "clamp": True}
+    image, hover = d["layer"]  # drawn as one image: the colours live on the hover grid's scale
+    assert image["mark"]["type"] == "image" and len(v["matrix"]) > RASTER_CELLS
+    scale = hover["encoding"]["color"]["scale"]
+    assert scale["domain"][0] == 0 and scale["domain"][-1] == 31 and scale["range"] == list(VIRIDIS) and scale["clamp"]
     assert len(v["matrix"]) <= MAX_MARKS
 
 
@@ -210,8 +214,12 @@ def test_alibi_charts():
     d = _spec(alibi_matrix_chart(v["frame"], step=v["step"], train_len=128, vmin=v["bias_far"]))
     heat, mask, vrule, hrule = d["layer"]
     assert d["resolve"] == {"scale": {"color": "independent"}}
-    assert heat["encoding"]["color"]["scale"]["domain"] == [v["bias_far"], 0.0]
+    image, hover = heat["layer"]
+    assert image["mark"]["type"] == "image"
+    scale = hover["encoding"]["color"]["scale"]
+    assert scale["domain"][0] == v["bias_far"] and scale["domain"][-1] == 0.0
     assert mask["encoding"]["color"]["scale"]["range"] == [MASK_GREY]  # -inf drawn grey, not as a colour value
+    assert MASK_GREY == MASKED and len(d["datasets"][mask["data"]["name"]]) == 1  # one grey cell carries the legend entry
     assert any("!isValid" in t.get("filter", "") for t in mask["transform"])
     rule_rows = d["datasets"][vrule["data"]["name"]]
     assert rule_rows[0]["at"] == 128 and vrule["encoding"]["x"]["field"] == "at" and hrule["encoding"]["y"]["field"] == "at"

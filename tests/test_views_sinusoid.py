@@ -6,8 +6,10 @@ import altair as alt
 import numpy as np
 import pytest
 
+import posenc
 from posenc.analysis.geometry import collisions
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
+from posenc.charts.raster import RASTER_CELLS, REDBLUE
 from posenc.charts.sinusoid import bases_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
 from posenc.views import sinusoid as v
 from posenc.views import why_base as wbv
@@ -277,15 +279,30 @@ def test_largest_settings_are_fast_paths():
 
 
 def test_pe_heatmap_chart():
-    hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")
-    spec = to_dict(pe_heatmap(hm["frame"]))
+    small = v.heatmap_view(16, 8, 10000.0, "interleaved")  # a few cells: one rect each
+    spec = to_dict(pe_heatmap(small["frame"]))
     assert spec["mark"]["type"] == "rect"
     enc = spec["encoding"]
     assert (enc["x"]["field"], enc["y"]["field"], enc["color"]["field"]) == ("depth", "position", "value")
     assert enc["color"]["scale"]["scheme"] == "redblue" and enc["color"]["scale"]["domain"] == [-1.0, 1.0]
     assert enc["x"]["title"] and enc["y"]["title"] and len(enc["tooltip"]) == 4
-    rows = sum(len(d) for d in spec["datasets"].values())
-    assert rows == hm["cells"] <= HEATMAP_CELLS
+    assert sum(len(d) for d in spec["datasets"].values()) == small["cells"] == 16 * 8
+    hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")  # big: one image, kept sin/cos pairs side by side
+    assert RASTER_CELLS < hm["cells"] <= HEATMAP_CELLS
+    spec = to_dict(pe_heatmap(hm["frame"]))
+    image, hover = spec["layer"]
+    assert image["mark"]["type"] == "image" and image["encoding"]["x"]["title"] and image["encoding"]["y"]["title"]
+    labels = image["encoding"]["x"]["axis"]["labelExpr"]
+    assert labels.startswith("isValid(['0','1','16','17',")  # slot k is labelled with the depth it shows
+    enc = hover["encoding"]
+    assert enc["color"]["scale"]["domain"][0] == -1.0 and enc["color"]["scale"]["domain"][-1] == 1.0
+    assert enc["color"]["scale"]["range"] == list(REDBLUE)
+    assert {t["field"] for t in enc["tooltip"]} == {"position", "depth", "column", "value"}
+    grid = spec["datasets"][hover["data"]["name"]]
+    for cell in grid:  # the hover values are PE itself at the cell's position and depth
+        assert cell["value"] == pytest.approx(float(posenc.sinusoidal(np.array([cell["position"]]), 1024)[0, cell["depth"]]), abs=1e-6)
+    even = to_dict(pe_heatmap(v.heatmap_view(128, 128, 10000.0, "interleaved")["frame"]))  # every column: real depths on x
+    assert "axis" not in even["layer"][0]["encoding"]["x"] and even["layer"][1]["encoding"]["x"]["field"] == "depth"
 
 
 def test_spectrum_chart_layers():

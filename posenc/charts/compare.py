@@ -9,8 +9,8 @@ import altair as alt
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, lines
+from posenc.charts.raster import MASKED, RASTER_CELLS, frame_heatmap, palette_of
 
-MASKED = "#bdbdbd"  # grey for -inf (masked) cells: not a value, so not on any colour scale
 YES, NO = OKABE_ITO[0], OKABE_ITO[3]  # blue / vermillion, with a tick or cross drawn on top
 
 
@@ -27,6 +27,11 @@ def score_matrix(df: pd.DataFrame, panel: dict, *, size: int = 250, legend: bool
     si, sj = panel["step"]
     n = panel["n"]
     sub = panel["unit"] + (f" · one position in {max(si, sj)} shown" if max(si, sj) > 1 else "")
+    if len(df) > RASTER_CELLS:  # one image, not one rect per cell
+        return frame_heatmap(df, x="j", y="i", value="score", x_step=sj, y_step=si, domain=tuple(panel["domain"]),
+                             palette=palette_of(panel["palette"]), x_title="key position j", y_title="query position i",
+                             value_title=panel["unit"], title=alt.Title(panel["scheme"], subtitle=sub), width=size, height=size,
+                             legend=legend)
     base = (
         alt.Chart(df[["i", "j", "score"]], title=alt.Title(panel["scheme"], subtitle=sub), width=size, height=size)
         .transform_calculate(i_end=f"datum.i + {si}", j_end=f"datum.j + {sj}", masked="!isValid(datum.score)",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap
+from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 # one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
 SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black vanishes on the dark theme
@@ -77,6 +79,13 @@ def extension_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int 
 def attention_map(frame: pd.DataFrame, *, title: str, height: int = 300) -> alt.Chart:
     """One head's attention (query x key), averaged over sequences."""
     _check(frame, "attention map")
+    if len(frame) > RASTER_CELLS:  # one image (downsampled positions are evenly spaced)
+        keys, queries = np.unique(frame["key"].to_numpy()), np.unique(frame["query"].to_numpy())
+        return frame_heatmap(frame, x="key", y="query", value="weight", x_step=float(keys[1] - keys[0]) if keys.size > 1 else 1.0,
+                             y_step=float(queries[1] - queries[0]) if queries.size > 1 else 1.0, domain=(0.0, 1.0),
+                             palette="sequential", x_title="key position", y_title="query position", value_title="attention",
+                             title=title, width="container", height=height,
+                             legend=alt.Legend(type="gradient", gradientLength=160, gradientOpacity=1))
     hm = heatmap(frame, x="key", y="query", value="weight", x_title="key position", y_title="query position",
                  title=title, domain=(0.0, 1.0), scheme=SEQUENTIAL, legend_title="attention", height=height)
     # thin axes: at most ~8 labels on each ordinal axis

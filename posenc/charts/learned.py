@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO
+from posenc.charts.raster import RASTER_CELLS, frame_heatmap, palette_of
 
 TABLE_ORDER = ["MiniLM (trained)", "sinusoid", "untrained random"]
 
@@ -40,10 +42,21 @@ def binned_heatmap(
     """A rect heatmap on quantitative axes; cell (x, y) spans [x, x + x_step) x [y, y + y_step).
 
     ``domain`` fixes the colour scale; with ``clamp`` values outside it take the end colours.
-    Rows with a NaN ``value`` are dropped by Vega (layer a mask on top to show them).
+    Rows with a NaN ``value`` are dropped by Vega (layer a mask on top to show them).  Above
+    ``RASTER_CELLS`` cells the matrix is drawn as one image (charts/raster.py) with a coarse hover
+    grid; its NaN cells are grey, and it clamps always.
     """
     if len(df) > MAX_MARKS:
         raise ValueError(f"heatmap has {len(df):,} cells, above the {MAX_MARKS:,}-mark ceiling; downsample first")
+    if len(df) > RASTER_CELLS:
+        vals = df[value].to_numpy(dtype=float)
+        lo, hi = (float(domain[0]), float(domain[1])) if domain is not None else (float(np.nanmin(vals)), float(np.nanmax(vals)))
+        if not hi > lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        return frame_heatmap(df, x=x, y=y, value=value, x_step=x_step, y_step=y_step, domain=(lo, hi),
+                             palette=palette_of(scheme), x_title=x_title, y_title=y_title, value_title=legend_title,
+                             title=title, width=width, height=height, reverse_y=reverse_y, value_format=value_format,
+                             legend=alt.Legend(type="gradient", gradientLength=220, gradientOpacity=1))
     x_max = float(df[x].max()) + x_step if len(df) else 1.0
     y_max = float(df[y].max()) + y_step if len(df) else 1.0
     color = alt.Color(

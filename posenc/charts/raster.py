@@ -29,13 +29,26 @@ REDBLUE = ("#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7",
 VIRIDIS = ("#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
            "#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725")
 PALETTES = {"diverging": REDBLUE, "sequential": VIRIDIS}
-MASKED_RGB = (189, 189, 189)  # #bdbdbd: -inf / NaN cells (the causal mask), on no colour scale
+VEGA_SCHEMES = {"redblue": "diverging", "viridis": "sequential"}  # the Vega scheme names the rect heatmaps use
+MASKED = "#bdbdbd"  # -inf / NaN cells (the causal mask): a grey on no colour scale
+MASKED_RGB = (189, 189, 189)  # MASKED as RGB
 MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix)
 HOVER_CELLS = 1024  # transparent hover cells over the image (a 32 x 32 grid)
+RASTER_CELLS = 4096  # a heatmap with more cells than this is drawn as one image, not one rect per cell
+CONTAINER_WIDTH = 640  # the width assumed for upscaling when a chart fills its column ("container")
 
 
 def _rgb(stops: Sequence[str]) -> np.ndarray:
     return np.array([[int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in stops], dtype=np.float64)  # (k, 3)
+
+
+def palette_of(scheme: str) -> str:
+    """The palette key of a Vega scheme name ("redblue" -> "diverging", "viridis" -> "sequential")."""
+    if scheme in PALETTES:
+        return scheme
+    if scheme not in VEGA_SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted(VEGA_SCHEMES)}, got {scheme!r}")
+    return VEGA_SCHEMES[scheme]
 
 
 def colorize(M, domain: tuple[float, float], stops: Sequence[str] = REDBLUE) -> np.ndarray:
@@ -80,7 +93,7 @@ def data_url(png: bytes) -> str:
 
 
 def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELLS, row: str = "i", col: str = "j",
-               value: str = "score") -> pd.DataFrame:
+               value: str = "score", steps: tuple[float, float] | None = None) -> pd.DataFrame:
     """A coarse grid of exact values for hover: every ``step``-th row and column of M, each cell
     spanning its block.  DataFrame(row, row_end, col, col_end, value) with NaN where masked."""
     A = np.asarray(M, dtype=np.float64)
@@ -90,8 +103,11 @@ def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELL
     ri, ci = np.arange(0, r, sr), np.arange(0, c, sc)
     sub = A[np.ix_(ri, ci)]
     rr, cc = np.meshgrid(ri, ci, indexing="ij")
-    step_r = float(rows[1] - rows[0]) if len(rows) > 1 else 1.0
-    step_c = float(cols[1] - cols[0]) if len(cols) > 1 else 1.0
+    if steps is not None:
+        step_r, step_c = float(steps[0]), float(steps[1])
+    else:
+        step_r = float(rows[1] - rows[0]) if len(rows) > 1 else 1.0
+        step_c = float(cols[1] - cols[0]) if len(cols) > 1 else 1.0
     return pd.DataFrame({
         row: np.asarray(rows)[rr.ravel()], f"{row}_end": np.asarray(rows)[rr.ravel()] + sr * step_r,
         col: np.asarray(cols)[cc.ravel()], f"{col}_end": np.asarray(cols)[cc.ravel()] + sc * step_c,
@@ -116,39 +132,73 @@ def image_heatmap(
     col: str = "j",
     value: str = "score",
     reverse_y: bool = True,
-    legend: bool = True,
+    legend: bool | alt.Legend = True,
+    row_step: float | None = None,
+    col_step: float | None = None,
+    value_format: str = ".4f",
+    x_labels: Sequence | None = None,
+    hover_extra: pd.DataFrame | None = None,
+    extra_tooltips: Sequence[alt.Tooltip] = (),
 ) -> alt.LayerChart:
     """M (r, c) as one colour-mapped image with axes, a gradient legend on the same colour stops,
     and a hover grid of exact values.  ``rows``/``cols`` label the matrix rows and columns (evenly
-    spaced, e.g. positions 0, 4, 8, ...); row 0 is drawn at the top when ``reverse_y``."""
+    spaced, e.g. positions 0, 4, 8, ...; ``row_step``/``col_step`` give the spacing when there is one
+    row or column); row 0 is drawn at the top when ``reverse_y``.  ``width`` may be "container"
+    (the chart fills its column).  ``legend``: True (a gradient under the plot), False, or an
+    ``alt.Legend``.  ``x_labels[k]`` is printed at x = k (for columns kept unevenly and drawn side by
+    side); ``hover_extra`` (row, col, fields...) adds ``extra_tooltips`` fields to the hover grid."""
     A = np.asarray(M, dtype=np.float64)
     r, c = A.shape if A.ndim == 2 else (0, 0)
     rows = np.arange(r) if rows is None else np.asarray(rows)
     cols = np.arange(c) if cols is None else np.asarray(cols)
     stops = PALETTES[palette]
     rgb = colorize(A, domain, stops)  # (r, c, 3)
-    up_r, up_c = max(1, -(-height // max(r, 1))), max(1, -(-width // max(c, 1)))  # whole-pixel blocks >= the display size
+    px_w = CONTAINER_WIDTH if isinstance(width, str) else int(width)
+    up_r, up_c = max(1, -(-height // max(r, 1))), max(1, -(-px_w // max(c, 1)))  # whole-pixel blocks >= the display size
     rgb = np.repeat(np.repeat(rgb, min(up_r, 8), axis=0), min(up_c, 8), axis=1)
     url = data_url(png_bytes(rgb))
-    step_r = float(rows[1] - rows[0]) if r > 1 else 1.0
-    step_c = float(cols[1] - cols[0]) if c > 1 else 1.0
+    step_r = float(row_step) if row_step is not None else float(rows[1] - rows[0]) if r > 1 else 1.0
+    step_c = float(col_step) if col_step is not None else float(cols[1] - cols[0]) if c > 1 else 1.0
     x_dom = [float(cols[0]), float(cols[-1]) + step_c]
     y_dom = [float(rows[0]), float(rows[-1]) + step_r]
-    x = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=x_dom, nice=False, zero=False))
+    axis = alt.Undefined
+    if x_labels is not None:  # a JS array lookup: integer ticks only, each printing its kept column's label
+        table = "[" + ",".join(f"'{lab}'" for lab in x_labels) + "]"
+        axis = alt.Axis(tickMinStep=1, labelExpr=f"isValid({table}[datum.value]) ? {table}[datum.value] : ''")
+    x = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=x_dom, nice=False, zero=False), axis=axis)
     y = alt.Y("y:Q", title=y_title, scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y))
     image = alt.Chart(pd.DataFrame({"x": [x_dom[0]], "x2": [x_dom[1]], "y": [y_dom[0]], "y2": [y_dom[1]], "url": [url]}),
-                      title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False).encode(
+                      title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
-    grid = hover_grid(A, rows, cols, row=row, col=col, value=value)
+    grid = hover_grid(A, rows, cols, row=row, col=col, value=value, steps=(step_r, step_c))
+    if hover_extra is not None:
+        grid = grid.merge(hover_extra, on=[row, col], how="left")
+    if legend is True:
+        legend = alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, px_w - 40), gradientOpacity=1, titleLimit=px_w)
     color = alt.Color(f"{value}:Q", title=value_title,
                       scale=alt.Scale(domain=list(np.linspace(domain[0], domain[1], len(stops))), range=list(stops),
                                       interpolate="rgb", clamp=True),
-                      legend=alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, width - 40),
-                                        gradientOpacity=1, titleLimit=width) if legend else None)
+                      legend=legend or None)
     hover = alt.Chart(grid).mark_rect(opacity=0.001).encode(
         x=alt.X(f"{col}:Q", scale=alt.Scale(domain=x_dom, nice=False, zero=False)), x2=f"{col}_end:Q",
         y=alt.Y(f"{row}:Q", scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y)), y2=f"{row}_end:Q",
         color=color,
-        tooltip=[alt.Tooltip(f"{row}:Q", title=y_title), alt.Tooltip(f"{col}:Q", title=x_title),
-                 alt.Tooltip(f"{value}:Q", title=value_title, format=".4f")])
+        tooltip=[alt.Tooltip(f"{row}:Q", title=y_title)] + ([] if x_labels is not None else [alt.Tooltip(f"{col}:Q", title=x_title)])
+        + list(extra_tooltips) + [alt.Tooltip(f"{value}:Q", title=value_title, format=value_format)])
     return alt.layer(image, hover)
+
+
+def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float, y_step: float,
+                  hover_fields: Sequence[alt.Tooltip] = (), **kw) -> alt.LayerChart:
+    """``image_heatmap`` of a tidy (x, y, value) frame of evenly spaced cells (a strided matrix, as
+    ``charts.base.matrix_frame`` builds it); cells the frame lacks are drawn as masked.  ``kw`` go
+    to ``image_heatmap`` (the hover grid keeps the frame's column names); ``hover_fields`` are
+    tooltips on further columns of ``df``, carried to the hover grid."""
+    if hover_fields:
+        names = [t.to_dict()["field"] for t in hover_fields]
+        kw = kw | {"hover_extra": df[[y, x, *names]], "extra_tooltips": hover_fields}
+    xs = np.unique(df[x].to_numpy())
+    ys = np.unique(df[y].to_numpy())
+    M = np.full((ys.size, xs.size), np.nan)
+    M[np.searchsorted(ys, df[y].to_numpy()), np.searchsorted(xs, df[x].to_numpy())] = df[value].to_numpy(dtype=np.float64)
+    return image_heatmap(M, rows=ys, cols=xs, row=y, col=x, value=value, row_step=y_step, col_step=x_step, **kw)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL
 from posenc.charts.learned import binned_heatmap
+from posenc.charts.raster import MASKED
 
 KINDS = ["exact", "log-spaced", "last (everything further)"]
-MASK_GREY = "#a6a6a6"
+MASK_GREY = MASKED  # the grey the image heatmaps draw masked cells in
 MASK_LABEL = "masked: −∞ (key after query)"
 
 
@@ -95,9 +97,14 @@ def alibi_matrix_chart(frame: pd.DataFrame, *, step: int, train_len: int, vmin: 
     heat = binned_heatmap(
         frame, x="j", y="i", value="bias", x_step=step, y_step=step, x_title="key position j",
         y_title="query position i", legend_title="bias", scheme=SEQUENTIAL, domain=(vmin, 0.0),
-    ).transform_filter("isValid(datum.bias) && isFinite(datum.bias)")
+    )
+    masked = frame[~np.isfinite(frame["bias"].to_numpy(dtype=float))]
+    if isinstance(heat, alt.LayerChart):  # drawn as an image: masked cells are already grey in it; one rect keeps the legend
+        masked = masked.head(1)
+    else:
+        heat = heat.transform_filter("isValid(datum.bias) && isFinite(datum.bias)")
     mask = (
-        alt.Chart(frame)
+        alt.Chart(masked)
         .transform_filter("!isValid(datum.bias) || !isFinite(datum.bias)")
         .transform_calculate(x_end=f"datum.j + {step}", y_end=f"datum.i + {step}", cell=f"'{MASK_LABEL}'")
         .mark_rect()
@@ -114,5 +121,5 @@ def alibi_matrix_chart(frame: pd.DataFrame, *, step: int, train_len: int, vmin: 
         x="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
     hrule = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(
         y="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
-    layers = [heat, mask, vrule, hrule] if frame["bias"].isna().any() else [heat, vrule, hrule]  # no mask, no legend entry
+    layers = [heat, mask, vrule, hrule] if len(masked) else [heat, vrule, hrule]  # no mask, no legend entry
     return alt.layer(*layers).resolve_scale(color="independent").properties(height=420, width="container")

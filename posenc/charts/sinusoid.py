@@ -7,9 +7,11 @@ Colours: the PE heatmap and M_k use the diverging red-blue scale fixed to (-1, 1
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
+from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
 # The width follows the page column; the height is the plot's own, with axes and the legend under it
@@ -28,6 +30,21 @@ def pe_heatmap(frame: pd.DataFrame, *, height: int = 440) -> alt.Chart:
         alt.Tooltip("column:N", title="column is"),
         alt.Tooltip("value:Q", title="PE value", format=".4f"),
     ]
+    if len(frame) > RASTER_CELLS:  # one image; the kept columns side by side, each labelled with its depth
+        depths = np.unique(frame["depth"].to_numpy())
+        slot = np.searchsorted(depths, frame["depth"].to_numpy())
+        rows = np.unique(frame["position"].to_numpy())
+        row_step = int(rows[1] - rows[0]) if rows.size > 1 else 1
+        gaps = np.diff(depths)
+        even = gaps.size == 0 or bool(np.all(gaps == gaps[0]))
+        x_kw = (dict(x="depth", x_step=int(gaps[0]) if gaps.size else 1) if even  # evenly kept: real depths on the axis
+                else dict(x="slot", x_step=1, x_labels=[str(v) for v in depths]))  # sin/cos pairs kept: side by side, labelled
+        return frame_heatmap(frame.assign(slot=slot), **x_kw, y="position", value="value", y_step=row_step,
+                             domain=(-1.0, 1.0), palette="diverging", x_title="depth: column of the PE vector",
+                             y_title="position p in the sequence", value_title="PE value", width="container", height=height,
+                             legend=alt.Legend(type="gradient", gradientLength=220, gradientOpacity=1),
+                             hover_fields=[alt.Tooltip("depth:Q", title="depth (column)")] * (not even)
+                             + [alt.Tooltip("column:N", title="column is")])
     return heatmap(frame, x="depth", y="position", value="value", x_title="depth: column of the PE vector",
                    y_title="position p in the sequence", domain=(-1.0, 1.0), scheme=DIVERGING,
                    legend_title="PE value", height=height, tooltip=tips)

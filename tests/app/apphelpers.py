@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
@@ -45,9 +46,37 @@ def charts(at: AppTest) -> list[dict]:
     return out
 
 
+def _image_heatmaps(spec: dict) -> list[dict]:
+    """Every layer spec of ``spec`` (recursively) that draws a heatmap as an image (posenc.charts.raster)."""
+    found = []
+    for key in ("layer", "concat", "hconcat", "vconcat"):
+        for sub in spec.get(key, []):
+            if key == "layer" and (sub.get("mark") or {}).get("type") == "image":
+                found.append(spec)
+                break
+            found += _image_heatmaps(sub)
+    return found
+
+
 def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
-    """The data of chart ``index`` (all its datasets concatenated)."""
-    frames = list(charts(at)[index]["data"].values())
+    """The data of chart ``index`` (all its datasets concatenated).  A heatmap drawn as an image
+    sends only a coarse hover grid of its values: then the chart's CSV export is returned, after
+    checking that every value drawn in the hover grid is the export's value at that cell."""
+    c = charts(at)[index]
+    images = _image_heatmaps(c["spec"])
+    if images:
+        from posenc.ui.frame import _EXPORTS
+
+        data = exported(at, list(at.session_state[_EXPORTS])[index])[1]
+        for layer in images:
+            enc = drawn_cells(c, layer), layer["layer"][1]["encoding"]
+            drawn, hover = enc
+            x, y, v = hover["x"]["field"], hover["y"]["field"], hover["color"]["field"]
+            both = drawn[[y, x, v]].dropna().merge(data[[y, x, v]], on=[y, x], how="left", suffixes=("_drawn", ""))
+            close = (both[f"{v}_drawn"] - both[v]).abs() <= 1e-5 * np.maximum(1.0, both[v].abs())
+            assert close.groupby([both[y], both[x]]).any().all(), "a hover value is not the exported value at its cell"
+        return data
+    frames = list(c["data"].values())
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -77,3 +106,21 @@ def reveal(at: AppTest, key: str) -> AppTest:
     """Turn exercise ``key``'s reveal toggle on and rerun."""
     at.toggle(key=f"ex_{key}_reveal").set_value(True).run()
     return at
+
+
+def exported(at: AppTest, key: str):
+    """(chart, CSV data, arrays) the Export menu of chart ``key`` serves (posenc.ui.frame.chart)."""
+    from posenc.ui.frame import _EXPORTS
+
+    return at.session_state[_EXPORTS][key].value
+
+
+def drawn_cells(chart: dict, sub: dict) -> pd.DataFrame:
+    """The cells with values the browser gets for one heatmap (sub-)spec of ``chart``: its rect data,
+    or, for a heatmap drawn as an image (posenc.charts.raster), the hover grid's exact values."""
+    layers = sub.get("layer", [sub])
+    if any((ly.get("mark") or {}).get("type") == "image" for ly in layers):
+        hover = next(ly for ly in layers if (ly.get("mark") or {}).get("type") == "rect")
+        return chart["data"][hover["data"]["name"]]
+    name = sub.get("data", {}).get("name") or next(ly["data"]["name"] for ly in layers if "data" in ly)
+    return chart["data"][name]

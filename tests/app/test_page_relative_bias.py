@@ -2,6 +2,7 @@
 
 import numpy as np
 from apphelpers import (
+    _image_heatmaps,
     assert_clean,
     chart_frame,
     charts,
@@ -27,7 +28,10 @@ def _frames(at):
 
 
 def _data(at, index, column):
-    """The dataset of chart ``index`` that carries ``column`` (layered charts have several)."""
+    """The dataset of chart ``index`` that carries ``column`` (layered charts have several); for a
+    heatmap drawn as an image, its every cell from the CSV export (``chart_frame`` checks the drawn values)."""
+    if _image_heatmaps(charts(at)[index]["spec"]) and column in (full := chart_frame(at, index)).columns:
+        return full
     return next(d for d in charts(at)[index]["data"].values() if column in d.columns)
 
 

@@ -11,6 +11,8 @@ from apphelpers import (
     assert_clean,
     chart_frame,
     charts,
+    drawn_cells,
+    exported,
     metrics,
     open_page,
     payload_bytes,
@@ -26,9 +28,20 @@ SIN, ROPE = "Sinusoidal (d 64, base 10000)", "RoPE (d 64, base 10000)"  # legend
 
 
 def matrices(at) -> dict:
-    """{panel title: DataFrame(i, j, score)} of the score-matrix chart (chart 0)."""
+    """{panel title: DataFrame(i, j, score)} of the score-matrix chart (chart 0): every cell, from its
+    CSV export, after checking that the values drawn (rect cells, or an image's hover grid) are those cells."""
     c = charts(at)[0]
-    return {sub["layer"][0]["title"]["text"]: c["data"][sub["data"]["name"]] for sub in c["spec"]["concat"]}
+    frame = exported(at, "similarity_matrices")[1]
+    out = {}
+    for sub in c["spec"]["concat"]:
+        title = sub["layer"][0]["title"]["text"]
+        cells = frame[frame["scheme"] == title][["i", "j", "score"]].reset_index(drop=True)
+        drawn = drawn_cells(c, sub)
+        merged = drawn[["i", "j", "score"]].merge(cells, on=["i", "j"], how="left", suffixes=("_drawn", ""))
+        assert len(merged) == len(drawn) and len(drawn) <= len(cells)
+        assert np.allclose(merged["score_drawn"], merged["score"], equal_nan=True), title
+        out[title] = cells
+    return out
 
 
 def ti_value(at, name: str) -> float:
