@@ -154,3 +154,21 @@ def test_subset_and_bad_keys():
         posenc.comparison_table(5)  # once a TypeError
     with pytest.raises(ValueError, match="n must"):
         posenc.measure_scheme("rope", n=2)
+
+
+def test_measurements_are_shared_between_views_and_copied_out():
+    from posenc.analysis import compare as cmp
+    from posenc.views.compare import comparison
+    from posenc.views.home import SETTINGS, wishlist_view
+
+    cmp._measured.cache_clear()
+    wishlist_view()
+    misses = cmp._measured.cache_info().misses
+    comparison(**SETTINGS)  # the comparison table at the landing page's settings reuses every wishlist row
+    info = cmp._measured.cache_info()
+    assert info.hits >= misses > 0
+    row = cmp.measure_scheme("sinusoidal")
+    row["translation_invariance"] = 99.0  # a caller's edit stays in its copy
+    assert cmp.measure_scheme("sinusoidal")["translation_invariance"] < 1e-12
+    custom = cmp.measure_scheme("rope", params={"base": 500.0})  # explicit params: measured, not remembered
+    assert custom != cmp.measure_scheme("rope") and cmp._measured.cache_info().currsize == info.currsize

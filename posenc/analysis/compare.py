@@ -26,6 +26,8 @@ The wishlist marks (bounded, continuous, relative, unique) are these booleans.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from posenc._validate import check_int
@@ -40,6 +42,7 @@ BOUND_RATIO = 1.5
 RELATIVE_TOL = 1e-6
 SHORT_PROMPT = 16  # the short prompt of the continuity rule's length check
 SLOPE_TOL = 1e-9  # relative: the same slope in a short and a long prompt
+MEASURED_ROWS = 512  # rows remembered by measure_scheme (a row is a few hundred bytes)
 
 
 def comparison_params(key: str, train_len: int, factor: float = 4.0) -> dict:
@@ -54,7 +57,22 @@ def comparison_params(key: str, train_len: int, factor: float = 4.0) -> dict:
 
 
 def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512, params: dict | None = None) -> dict:
-    """Every measured column for scheme ``key`` (see the module docstring); a flat dict."""
+    """Every measured column for scheme ``key`` (see the module docstring); a flat dict.
+
+    Measurements at a registry scheme's comparison parameters (``params`` None) are remembered per
+    (key, n, d, n_heads, train_len) in this process, so every view that shows them (the landing
+    page's wishlist, the comparison table) shares one computation; each call gets its own copy."""
+    if params is None and isinstance(key, str):
+        return dict(_measured(key, n, d, n_heads, train_len))
+    return _measure(key, n=n, d=d, n_heads=n_heads, train_len=train_len, params=params)
+
+
+@functools.lru_cache(maxsize=MEASURED_ROWS)
+def _measured(key: str, n, d, n_heads, train_len) -> dict:
+    return _measure(key, n=n, d=d, n_heads=n_heads, train_len=train_len, params=None)
+
+
+def _measure(key, *, n, d, n_heads, train_len, params) -> dict:
     scheme = get_scheme(key)
     n = check_int("n", n, lo=4, hi=4096)
     L = check_int("train_len", train_len, lo=4, hi=4096)
