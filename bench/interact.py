@@ -7,8 +7,8 @@ script is idle and every chart and element has repainted.  Each figure is the me
 ``repeats`` tries; the worst control of each page is reported with its name.
 
 How "repainted" is detected: a watcher in the page records the last time anything under the main
-area changed -- a DOM mutation (text, elements, attributes), or the pixels of any chart canvas,
-hashed every ``POLL_MS`` -- and the measurement ends once the script is idle and nothing has changed
+area changed -- a DOM mutation (text, elements, attributes), or the pixels of any chart canvas
+(a 48 x 48 thumbnail of it, hashed every ``POLL_MS``) -- and the measurement ends once the script is idle and nothing has changed
 for ``QUIET_MS``; the figure is that last change minus the moment of the input.  Everything stays
 on loopback and every wait is bounded.
 """
@@ -35,11 +35,24 @@ WATCHER = """
   new MutationObserver(() => { window.__posenc_last = performance.now(); })
     .observe(main, {subtree: true, childList: true, characterData: true, attributes: true});
   const hashes = new Map();
-  const hash = (s) => { let h = 0; for (let i = 0; i < s.length; i += 97) { h = (h * 31 + s.charCodeAt(i)) | 0; } return h + ":" + s.length; };
+  // Each chart canvas is drawn onto a 48 x 48 thumbnail and its pixels hashed: any change of the chart
+  // changes some thumbnail pixel, and the probe costs ~0.1 ms per canvas (encoding the full canvas as a
+  // PNG every poll took tens of milliseconds of the page's own main thread, slowing what it measured).
+  const thumb = document.createElement("canvas");
+  thumb.width = thumb.height = 48;
+  const tctx = thumb.getContext("2d", {willReadFrequently: true});
+  const hash = (c) => {
+    tctx.clearRect(0, 0, 48, 48);
+    tctx.drawImage(c, 0, 0, 48, 48);
+    const px = tctx.getImageData(0, 0, 48, 48).data;
+    let h = 0;
+    for (let i = 0; i < px.length; i++) { h = (h * 31 + px[i]) | 0; }
+    return h + ":" + c.width + "x" + c.height;
+  };
   window.__posenc_watch = setInterval(() => {
     document.querySelectorAll("[data-testid='stVegaLiteChart'] canvas").forEach((c, i) => {
       let h;
-      try { h = hash(c.toDataURL()); } catch (e) { h = "x"; }
+      try { h = hash(c); } catch (e) { h = "x"; }
       if (hashes.get(i) !== h) { hashes.set(i, h); window.__posenc_last = performance.now(); }
     });
   }, POLL_MS);

@@ -12,6 +12,7 @@ from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
 from posenc.ui.frame import chart, header, show_code
+from posenc.ui.section import section
 from posenc.views import lab as views
 
 PATH = "pages/lab.py"
@@ -116,7 +117,9 @@ with results_box:
                       f"length / L; the Context extension page's formulas). Lowest at 4L: {ext['best'][4 * L]}; at 8L: "
                       f"{ext['best'][8 * L]} ({settings}; a method that needs fine-tuning would show no gain here).")
 
-with why_box:
+@section(PATH)
+def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
+    """Scheme, layer, head and length pick among one trained run's attention: they rerun only this section."""
     st.subheader("Why: where attention goes", anchor=False)
     w = st.columns(4)
     scheme = controls.choice("scheme", "scheme", list(run["results"]["runs"]), default="rope" if "rope" in run["results"]["runs"]
@@ -138,5 +141,9 @@ with why_box:
           caption=f"Attention on the {k} input positions holding the tokens the next one depends on (the query's own "
                   f"included), every head of layer {layer}, first seed. Head {head}: {av['mass_L']:.2f} before L, "
                   f"{av['mass_far']:.2f} after ({settings}); a scheme whose heads keep their mass past L keeps its loss.")
+
+
+with why_box:
+    why_section(run, key, L, k, settings)
 
 show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_view)

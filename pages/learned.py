@@ -12,6 +12,7 @@ from posenc.schemes.learned import learned_lookup, minilm_table, random_table
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.section import section
 from posenc.views.learned import (
     SOURCES,
     builtin_table,
@@ -107,23 +108,29 @@ if contrast is not None:
     })
 
 st.subheader("Past its last row", anchor=False)
-position = controls.slider("position", "position", default=512, lo=0, hi=4096)
-row = uploads.safe_table_call(row_at, label, position) if label is not None else safe(learned_row_at, source, seed, position)
-sine = safe(sinusoid_at, position, view["shape"][1] if view is not None else 384)
-left, right = st.columns(2)
-with left:
-    if row is not None and not row["defined"]:
-        st.warning(f"**No row {position}.** {md.escape(row['message'], limit=300)}. The table was trained with positions "
-                   "0 … max_len − 1 only; there is nothing to add, so a model must refuse or crash here.",
-                   icon=":material/block:")
-    elif row is not None:
-        st.metric(f"‖row {position}‖ of the table", f"{row['norm']:.4f}")
-        chart(style(vector_chart(row["frame"], title=f"table row {position}")), key="learned_row", data=row["frame"])
-with right:
-    if sine is not None:
-        st.metric(f"‖sinusoid at {position}‖ = √(d/2)", f"{sine['norm']:.4f}")
-        chart(style(vector_chart(sine["frame"], title=f"sinusoid at position {position} (defined everywhere)", color=OKABE_ITO[1])),
-              key="learned_sinusoid_at", data=sine["frame"])
+@section(PATH)
+def row_section(label, source: str, seed: int, width: int) -> None:
+    """The position slider reruns only this section: one row of the table beside the sinusoid there."""
+    position = controls.slider("position", "position", default=512, lo=0, hi=4096)
+    row = uploads.safe_table_call(row_at, label, position) if label is not None else safe(learned_row_at, source, seed, position)
+    sine = safe(sinusoid_at, position, width)
+    left, right = st.columns(2)
+    with left:
+        if row is not None and not row["defined"]:
+            st.warning(f"**No row {position}.** {md.escape(row['message'], limit=300)}. The table was trained with positions "
+                       "0 … max_len − 1 only; there is nothing to add, so a model must refuse or crash here.",
+                       icon=":material/block:")
+        elif row is not None:
+            st.metric(f"‖row {position}‖ of the table", f"{row['norm']:.4f}")
+            chart(style(vector_chart(row["frame"], title=f"table row {position}")), key="learned_row", data=row["frame"])
+    with right:
+        if sine is not None:
+            st.metric(f"‖sinusoid at {position}‖ = √(d/2)", f"{sine['norm']:.4f}")
+            chart(style(vector_chart(sine["frame"], title=f"sinusoid at position {position} (defined everywhere)", color=OKABE_ITO[1])),
+                  key="learned_sinusoid_at", data=sine["frame"])
+
+
+row_section(label, source, seed, view["shape"][1] if view is not None else 384)
 
 if view is not None and view["first_below"] is not None:
     exercise(

@@ -12,6 +12,7 @@ from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes,
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.ui.section import section
 from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
 from posenc.views.relative import alibi_matrix_view, alibi_slopes_view, t5_distance_choices, t5_view
 
@@ -26,92 +27,105 @@ header(
 
 st.subheader("T5: relative-position buckets", anchor=False)
 st.latex(get_scheme("t5").formula)
-c = st.columns([3, 1])
-spec = {p.name: p for p in get_scheme("t5").params}  # the registry's ranges; max distance as a log-spaced preset list
-cc = c[0].columns(3)
-t5 = {"bidirectional": controls.param(spec["bidirectional"], key="t5_bidirectional", container=cc[0]),
-      "num_buckets": controls.slider(spec["num_buckets"].label, "t5_num_buckets", default=spec["num_buckets"].default,
-                                     lo=int(spec["num_buckets"].lo), hi=int(spec["num_buckets"].hi), container=cc[1])}
-t5["max_distance"] = controls.select_slider(spec["max_distance"].label, "t5_max_distance",  # must exceed the exact range
-                                            t5_distance_choices(t5["num_buckets"], t5["bidirectional"]),
-                                            default=spec["max_distance"].default, container=cc[2])
-n = controls.select_slider("sequence length (matrix)", "t5_n", [16, 32, 64, 128, 256, 512, 1024, 2048], default=128, container=c[1])
-view = safe(t5_view, t5["bidirectional"], t5["num_buckets"], t5["max_distance"], n)
-if view is not None:
-    m = st.columns(4)
-    m[0].metric("exact buckets per side", f"{view['max_exact']}", help="|rel| < max_exact gets its own bucket: num_buckets // 4 "
-                "(bidirectional) or num_buckets // 2 (causal)")
-    m[1].metric("log-spaced buckets per side", f"{view['half'] - view['max_exact']}")
-    m[2].metric("last bucket starts at |rel| =", f"{view['last_start']}")
-    m[3].metric("bucket ids used", f"{view['buckets_used']} of {t5['num_buckets']}",
-                help="never produced: " + (", ".join(map(str, view["unused"][:12])) or "none"))
-    left, right = st.columns([3, 2])
-    with left:
-        chart(style(bucket_function_chart(view["segments"], max_exact=view["max_exact"], max_distance=t5["max_distance"],
-                                          bidirectional=t5["bidirectional"])),
-              key="t5_buckets", data=view["segments"],
-              caption="Each bar spans the relative positions that share one bucket (one learned scalar per head). "
-              f"Dashed: |rel| = {view['max_exact']} (exact buckets end) and max_distance = {t5['max_distance']}; the last "
-              "bar is drawn to 2 × max_distance but goes on forever."
-              + ("" if t5["bidirectional"] else " Causal: every future key (rel > 0) shares bucket 0, and the mask hides it anyway."))
-    with right:
-        chart(style(bucket_matrix_chart(view["matrix"], step=view["step"], num_buckets=t5["num_buckets"])), key="t5_matrix",
-              data=view["matrix"],
-              arrays={"t5_buckets": partial(t5_bucket_matrix, n, bidirectional=t5["bidirectional"],
-                                            num_buckets=t5["num_buckets"], max_distance=t5["max_distance"])},
-              caption=f"bucket(j − i) for {view['n']} positions"
-              + (f", one row and column in {view['step']} drawn." if view["step"] > 1 else ".")
-              + " Constant along every diagonal: only the offset matters.")
-    st.dataframe(view["ranges"], hide_index=True, height=280, column_order=["bucket", "covers", "side", "kind"])
-    exercise("t5_rel", f"With these settings, which bucket does rel = {view['exercise_rel']} (the key 20 tokens before "
-             "the query) fall in?", answer=view["exercise_bucket"],
-             explanation=f"{view['max_exact']} exact buckets cover |rel| < {view['max_exact']}; beyond that, buckets grow "
-             "logarithmically, so 20 shares its bucket with its neighbours (see the table). Computed by posenc.t5_bucket.")
+@section(PATH)
+def t5_section() -> None:
+    """T5's four controls rerun only this section."""
+    c = st.columns([3, 1])
+    spec = {p.name: p for p in get_scheme("t5").params}  # the registry's ranges; max distance as a log-spaced preset list
+    cc = c[0].columns(3)
+    t5 = {"bidirectional": controls.param(spec["bidirectional"], key="t5_bidirectional", container=cc[0]),
+          "num_buckets": controls.slider(spec["num_buckets"].label, "t5_num_buckets", default=spec["num_buckets"].default,
+                                         lo=int(spec["num_buckets"].lo), hi=int(spec["num_buckets"].hi), container=cc[1])}
+    t5["max_distance"] = controls.select_slider(spec["max_distance"].label, "t5_max_distance",  # must exceed the exact range
+                                                t5_distance_choices(t5["num_buckets"], t5["bidirectional"]),
+                                                default=spec["max_distance"].default, container=cc[2])
+    n = controls.select_slider("sequence length (matrix)", "t5_n", [16, 32, 64, 128, 256, 512, 1024, 2048], default=128, container=c[1])
+    view = safe(t5_view, t5["bidirectional"], t5["num_buckets"], t5["max_distance"], n)
+    if view is not None:
+        m = st.columns(4)
+        m[0].metric("exact buckets per side", f"{view['max_exact']}", help="|rel| < max_exact gets its own bucket: num_buckets // 4 "
+                    "(bidirectional) or num_buckets // 2 (causal)")
+        m[1].metric("log-spaced buckets per side", f"{view['half'] - view['max_exact']}")
+        m[2].metric("last bucket starts at |rel| =", f"{view['last_start']}")
+        m[3].metric("bucket ids used", f"{view['buckets_used']} of {t5['num_buckets']}",
+                    help="never produced: " + (", ".join(map(str, view["unused"][:12])) or "none"))
+        left, right = st.columns([3, 2])
+        with left:
+            chart(style(bucket_function_chart(view["segments"], max_exact=view["max_exact"], max_distance=t5["max_distance"],
+                                              bidirectional=t5["bidirectional"])),
+                  key="t5_buckets", data=view["segments"],
+                  caption="Each bar spans the relative positions that share one bucket (one learned scalar per head). "
+                  f"Dashed: |rel| = {view['max_exact']} (exact buckets end) and max_distance = {t5['max_distance']}; the last "
+                  "bar is drawn to 2 × max_distance but goes on forever."
+                  + ("" if t5["bidirectional"] else " Causal: every future key (rel > 0) shares bucket 0, and the mask hides it anyway."))
+        with right:
+            chart(style(bucket_matrix_chart(view["matrix"], step=view["step"], num_buckets=t5["num_buckets"])), key="t5_matrix",
+                  data=view["matrix"],
+                  arrays={"t5_buckets": partial(t5_bucket_matrix, n, bidirectional=t5["bidirectional"],
+                                                num_buckets=t5["num_buckets"], max_distance=t5["max_distance"])},
+                  caption=f"bucket(j − i) for {view['n']} positions"
+                  + (f", one row and column in {view['step']} drawn." if view["step"] > 1 else ".")
+                  + " Constant along every diagonal: only the offset matters.")
+        st.dataframe(view["ranges"], hide_index=True, height=280, column_order=["bucket", "covers", "side", "kind"])
+        exercise("t5_rel", f"With these settings, which bucket does rel = {view['exercise_rel']} (the key 20 tokens before "
+                 "the query) fall in?", answer=view["exercise_bucket"],
+                 explanation=f"{view['max_exact']} exact buckets cover |rel| < {view['max_exact']}; beyond that, buckets grow "
+                 "logarithmically, so 20 shares its bucket with its neighbours (see the table). Computed by posenc.t5_bucket.")
+
+
+t5_section()
 
 st.subheader("ALiBi: a straight-line penalty per head", anchor=False)
 st.latex(get_scheme("alibi").formula)
-c = st.columns(4)
-heads = controls.slider("heads H", "heads", default=12, lo=1, hi=128, container=c[0])
-head = controls.slider("head shown", "head", default=1, lo=1, hi=heads, container=c[1], why="with one head, head 1 is the only one")
-train_len = controls.select_slider("training length L", "train_len", [16, 32, 64, 128, 256, 512, 1024], default=128, container=c[2])
-causal = controls.param(get_scheme("alibi").params[0], key="causal", container=c[3])
-slopes = safe(alibi_slopes_view, heads)
-if slopes is not None:
-    rule = (f"{heads} is a power of two, so the slopes are the geometric sequence 2^(−8/{heads}), 2^(−16/{heads}), …, 2^(−8)."
-            if slopes["extra"] == 0 else
-            f"{heads} is not a power of two: heads 1–{slopes['power']} take the {slopes['power']}-head sequence "
-            f"2^(−8k/{slopes['power']}), and heads {slopes['power'] + 1}–{heads} take every other slope (the 1st, 3rd, …) "
-            f"of the {2 * slopes['power']}-head sequence, appended at the end (Press et al.'s get_slopes).")
-    st.markdown(rule)
-    left, right = st.columns([3, 2])
-    with left:
-        chart(style(slopes_chart(slopes["frame"])), key="alibi_slopes", data=slopes["frame"],
-              caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
-    with right:
-        asked = [(slopes["exercise_head"] - 1, "slope"), (slopes["exercise_head"] - 1, "neg_log2")]  # the exercise's head
-        st.dataframe(quiz_table("alibi_slope", slopes["frame"], asked), hide_index=True, height=300, column_config={
-            "slope": st.column_config.NumberColumn("m", format="%.6g"),
-            "neg_log2": st.column_config.NumberColumn("−log2 m", format="%.4g")})
-    exercise("alibi_slope", f"With {heads} heads, what is the slope m of head {slopes['exercise_head']}?",
-             answer=round(slopes["exercise_slope"], 5), tolerance=5e-5,
-             explanation=f"m = 2^−{slopes['exercise_neg_log2']:.4g} = {slopes['exercise_slope']:.5f} (the rule above); "
-             "computed by posenc.alibi_slopes.")
+@section(PATH)
+def alibi_section() -> None:
+    """ALiBi's four controls rerun only this section (and the code check, which uses its head count)."""
+    c = st.columns(4)
+    heads = controls.slider("heads H", "heads", default=12, lo=1, hi=128, container=c[0])
+    head = controls.slider("head shown", "head", default=1, lo=1, hi=heads, container=c[1], why="with one head, head 1 is the only one")
+    train_len = controls.select_slider("training length L", "train_len", [16, 32, 64, 128, 256, 512, 1024], default=128, container=c[2])
+    causal = controls.param(get_scheme("alibi").params[0], key="causal", container=c[3])
+    slopes = safe(alibi_slopes_view, heads)
+    if slopes is not None:
+        rule = (f"{heads} is a power of two, so the slopes are the geometric sequence 2^(−8/{heads}), 2^(−16/{heads}), …, 2^(−8)."
+                if slopes["extra"] == 0 else
+                f"{heads} is not a power of two: heads 1–{slopes['power']} take the {slopes['power']}-head sequence "
+                f"2^(−8k/{slopes['power']}), and heads {slopes['power'] + 1}–{heads} take every other slope (the 1st, 3rd, …) "
+                f"of the {2 * slopes['power']}-head sequence, appended at the end (Press et al.'s get_slopes).")
+        st.markdown(rule)
+        left, right = st.columns([3, 2])
+        with left:
+            chart(style(slopes_chart(slopes["frame"])), key="alibi_slopes", data=slopes["frame"],
+                  caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
+        with right:
+            asked = [(slopes["exercise_head"] - 1, "slope"), (slopes["exercise_head"] - 1, "neg_log2")]  # the exercise's head
+            st.dataframe(quiz_table("alibi_slope", slopes["frame"], asked), hide_index=True, height=300, column_config={
+                "slope": st.column_config.NumberColumn("m", format="%.6g"),
+                "neg_log2": st.column_config.NumberColumn("−log2 m", format="%.4g")})
+        exercise("alibi_slope", f"With {heads} heads, what is the slope m of head {slopes['exercise_head']}?",
+                 answer=round(slopes["exercise_slope"], 5), tolerance=5e-5,
+                 explanation=f"m = 2^−{slopes['exercise_neg_log2']:.4g} = {slopes['exercise_slope']:.5f} (the rule above); "
+                 "computed by posenc.alibi_slopes.")
 
-mat = safe(alibi_matrix_view, heads, head, train_len, causal)
-if mat is not None:
-    m = st.columns(4)
-    shown = f"{mat['slope']:.6g}"
-    m[0].metric(f"slope m of head {mat['head']}", quiz_value("alibi_slope", shown) if slopes and mat["head"] == slopes["exercise_head"] else shown)
-    m[1].metric(f"bias at distance L = {mat['train_len']}", f"{mat['bias_at_train']:.4g}")
-    m[2].metric(f"bias at distance 4L − 1 = {mat['n'] - 1}", f"{mat['bias_far']:.4g}")
-    m[3].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
-    chart(style(alibi_matrix_chart(mat["frame"], step=mat["step"], train_len=mat["train_len"], vmin=mat["bias_far"])),
-          key="alibi_matrix", data=mat["frame"],
-          arrays={"alibi_bias": partial(dense_scores, "alibi", mat["n"], n_heads=heads, head=head - 1, causal=causal)},
-          caption=f"Bias of head {mat['head']} for {mat['n']} positions = 4 × the training length (dashed at L = "
-          f"{mat['train_len']})" + (f"; one row and column in {mat['step']} drawn" if mat["step"] > 1 else "")
-          + (". Grey cells are masked (−∞): the key comes after the query." if causal else ". Symmetric: −m·|i − j|, no mask.")
-          + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
+    mat = safe(alibi_matrix_view, heads, head, train_len, causal)
+    if mat is not None:
+        m = st.columns(4)
+        shown = f"{mat['slope']:.6g}"
+        asked_here = slopes and mat["head"] == slopes["exercise_head"]
+        m[0].metric(f"slope m of head {mat['head']}", quiz_value("alibi_slope", shown) if asked_here else shown)
+        m[1].metric(f"bias at distance L = {mat['train_len']}", f"{mat['bias_at_train']:.4g}")
+        m[2].metric(f"bias at distance 4L − 1 = {mat['n'] - 1}", f"{mat['bias_far']:.4g}")
+        m[3].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
+        chart(style(alibi_matrix_chart(mat["frame"], step=mat["step"], train_len=mat["train_len"], vmin=mat["bias_far"])),
+              key="alibi_matrix", data=mat["frame"],
+              arrays={"alibi_bias": partial(dense_scores, "alibi", mat["n"], n_heads=heads, head=head - 1, causal=causal)},
+              caption=f"Bias of head {mat['head']} for {mat['n']} positions = 4 × the training length (dashed at L = "
+              f"{mat['train_len']})" + (f"; one row and column in {mat['step']} drawn" if mat["step"] > 1 else "")
+              + (". Grey cells are masked (−∞): the key comes after the query." if causal else ". Symmetric: −m·|i − j|, no mask.")
+              + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
 
-show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
-          alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=safe(check_alibi_slopes, heads))
+    show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
+              alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=safe(check_alibi_slopes, heads))
+
+
+alibi_section()

@@ -11,6 +11,7 @@ from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.compare import scheme_similarity, similarity_panel
 from posenc.views.reference import check_rope, rope_reference
@@ -68,9 +69,13 @@ if rot is not None:
                             "Both arrows turn, the angle between them stays, and so does the full score in the readout.")
 
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
-maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000)  # plain integers: links say maxdist=20000
-dec = safe(decay_view, d, base, probe, seed, maxd)
-if dec is not None:
+@section(PATH)
+def decay_section(d: int, base: float, probe: str, seed: int) -> None:
+    """The largest distance reruns only this section (and its exercise)."""
+    maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000)  # plain integers: links say maxdist=20000
+    dec = safe(decay_view, d, base, probe, seed, maxd)
+    if dec is None:
+        return
     k1, k2, k3 = st.columns(3)
     k1.metric("bound at distance 0", quiz_value("rope_bound0", f"{dec['bound0']:.6g}"), help="mean(1 .. d/2): every phase is 1 at distance 0")
     k2.metric("probe score at 0, |q|²", f"{dec['score0']:.6g}")
@@ -87,6 +92,12 @@ if dec is not None:
         "bound": st.column_config.NumberColumn("bound", format="%.4f"),
         "bound_rel": st.column_config.NumberColumn("bound / bound(0)", format="%.4f"),
         "score_rel": st.column_config.NumberColumn("probe score / |q|²", format="%.4f")})
+    exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
+             answer=round(dec["bound0"], 4), tolerance=0.01,
+             explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")
+
+
+decay_section(d, base, probe, seed)
 
 st.subheader("3 · Two pairings, one map", anchor=False)
 lay = safe(layout_view, d, base, probe, seed, m)
@@ -123,10 +134,6 @@ if rot is not None:
              answer=yes if rot["shift_invariant"] else no,
              explanation=f"Computed: {rot['score']:.12g} and {rot['score_shifted']:.12g}. R_mᵀR_n = R_(n−m) for "
                          "rotations, so only the offset enters the score.")
-if dec is not None:
-    exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
-             answer=round(dec["bound0"], 4), tolerance=0.01,
-             explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")
 
 show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=safe(check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))

@@ -13,6 +13,7 @@ from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelength
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, quiz, quiz_table, quiz_value, show_code, wrap_up
+from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views import sinusoid as v
 from posenc.views import why_base as wbv
@@ -92,11 +93,15 @@ st.markdown("The paper: *“for any fixed offset k, PE_{pos+k} can be represente
             "Here the linear map is fitted from the encodings alone and set beside its closed form; "
             "look for 2 × 2 rotation blocks on the diagonal and nothing elsewhere.")
 st.latex(r"M_k = \operatorname{diag}_i \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\ -\sin k\omega_i & \cos k\omega_i \end{pmatrix}")
-c1, c2 = st.columns(2)
-k = controls.slider("offset k", "k", default=7, lo=0, hi=v.MAX_N, container=c1)
-sd = controls.select_slider("d for M_k (small, to read it)", "sd", v.SHIFT_D, default=8, container=c2)
-sh = safe(v.shift_view, k, sd, base)
-if sh is not None:
+@section(PATH)
+def shift_section(base: float) -> None:
+    """The fitted M_k beside its closed form: k and the small d rerun only this section."""
+    c1, c2 = st.columns(2)
+    k = controls.slider("offset k", "k", default=7, lo=0, hi=v.MAX_N, container=c1)
+    sd = controls.select_slider("d for M_k (small, to read it)", "sd", v.SHIFT_D, default=8, container=c2)
+    sh = safe(v.shift_view, k, sd, base)
+    if sh is None:
+        return
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("residual max |PE(p+k) − M_k PE(p)|", f"{sh['residual']:.1e}")
     m2.metric("orthogonality max |M Mᵀ − I|", f"{sh['orthogonality']:.1e}")
@@ -108,6 +113,9 @@ if sh is not None:
             chart(style(shift_chart(part)), key=f"sinusoid_shift_{'fit' if 'fitted' in name else 'closed'}", data=part, arrays=arrays,
                   width="content")
     st.caption(sh["caption"])
+
+
+shift_section(base)
 
 st.subheader("Uniqueness, and why 10000")
 st.markdown("The same measurement for every base from 10 to 10⁸ at the chosen n and d: how fast the pairs turn, "

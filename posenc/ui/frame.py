@@ -13,6 +13,7 @@ page off again (the answer of the new question has not been asked yet).
 
 from __future__ import annotations
 
+import html
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
@@ -27,6 +28,9 @@ import streamlit as st
 from posenc.io import export
 from posenc.io._limits import EXPORT_MAX_BYTES, export_plan, fit_export
 from posenc.ui import compat, controls, md
+from posenc.ui.assets import CSS as _CSS
+from posenc.ui.assets import FIT_FORMULAS as _FIT_FORMULAS
+from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
 from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, PAGES, sections
 
@@ -34,42 +38,6 @@ _FRAME = "_posenc_frame"
 _EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
 _QUIZ = "_posenc_quiz"  # {"page", "controls": {key: widget state}, "quizzes": [keys]} of the previous run
 HIDDEN = "?"
-
-# Shared CSS (an st.html of style tags takes no space on the page).  On a phone the formulas
-# shrink, and a formula or fixed-width chart wider than the screen scrolls inside its own box
-# instead of being cut or widening the page.
-_CSS = """<style>
-.katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 2px 4px; }
-[data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
-@media (max-width: 640px) {
-  .katex-display > .katex { font-size: 0.9em; }
-  [data-testid="stMetricValue"] { font-size: 1.6rem; }
-}
-</style>"""
-
-# A formula wider than its column scales down to fit (at least to 55 % of its size; past that it
-# scrolls inside its own box): measured in the browser, re-run on resize and on every redraw.
-_FIT_FORMULAS = """<script>
-(() => {
-  if (window.__posencFit) return;
-  window.__posencFit = true;
-  const fit = () => {
-    for (const box of document.querySelectorAll(".katex-display")) {
-      const tex = box.firstElementChild, column = box.closest("[data-testid='stMarkdown']");
-      if (!tex || !column) continue;
-      tex.style.fontSize = "";
-      const room = column.clientWidth - 12, need = tex.scrollWidth, px = parseFloat(getComputedStyle(tex).fontSize);
-      if (need > room && room > 0) tex.style.fontSize = (px * Math.max(0.55, room / need)).toFixed(2) + "px";
-    }
-  };
-  let queued = false;
-  const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
-  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
-  window.addEventListener("resize", later);
-  later();
-})();
-</script>"""
-
 
 FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
 
@@ -132,7 +100,11 @@ def finish_run() -> None:
         link = view_link(frame["path"], base)
         with frame["slot"].popover("Link to this view", icon=":material/link:"):
             st.caption("Copy this link to reopen the page with every control as it is now.")
-            st.code(link, language=None, wrap_lines=True)
+            # The browser keeps the link current: a section's controls rerun only their section (st.fragment),
+            # and every control writes itself into the address bar, which the link mirrors.
+            st.html(f'<code data-posenc-link style="overflow-wrap:anywhere">{html.escape(link)}</code>'
+                    '<br><button type="button" data-posenc-copy style="margin-top:6px">Copy link</button>' + _LIVE_LINK,
+                    unsafe_allow_javascript=True)
         st.session_state[_QUIZ] = {"page": frame["path"], "controls": _control_state(controls.bound_values()),
                                    "quizzes": list(frame["quizzes"])}
         st.session_state.pop(_FRAME, None)
@@ -286,8 +258,13 @@ def _reset_quizzes(path: str) -> None:
         return
     if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
         return
-    for q in last["quizzes"]:
-        st.session_state[_reveal_key(q)] = False  # set before the toggle exists in this run: allowed
+    reset_reveals(last["quizzes"])
+
+
+def reset_reveals(quizzes) -> None:
+    """Turn the reveal of every exercise in ``quizzes`` off and clear its guess (before their widgets exist in this run)."""
+    for q in quizzes:
+        st.session_state[_reveal_key(q)] = False
         st.session_state[f"ex_{q}_guess"] = None
 
 
@@ -346,6 +323,9 @@ def exercise(
     frame = st.session_state.get(_FRAME)
     if frame is not None:
         frame["quizzes"].append(key)
+    from posenc.ui.section import note_exercise  # section imports this module
+
+    note_exercise(key)
     with st.container(border=True):
         st.markdown(f":material/quiz: **Predict, then reveal.** {question}")
         if options is not None:

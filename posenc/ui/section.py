@@ -1,0 +1,75 @@
+"""Sections that rerun alone: a page part whose controls drive only that part.
+
+``@section(PATH)`` on a function that draws one part of a page (its controls, its views, its
+charts) makes it a Streamlit fragment (``st.fragment``): moving one of its controls reruns and
+resends only that part, not the whole page.  What the page frame does once per run is kept right
+for a section's own rerun:
+
+- the exercises inside the section turn their reveal off when one of the page's bound controls
+  changed (``frame._reset_quizzes``, limited to this section's exercises: the others are not
+  redrawn), and the state the next full run compares against is brought up to date;
+- the "Link to this view" box follows the address bar, which every bound control writes to
+  (``frame._LIVE_LINK``).
+
+A section receives what it needs from the rest of the page as arguments (a section's rerun
+repeats the arguments of the page's last full run) and must not feed anything drawn outside it:
+values it computes stay inside.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import streamlit as st
+
+from posenc.ui import controls, frame
+
+_SECTIONS = "_posenc_sections"  # {section name: [exercise keys drawn in it]}, filled on full runs
+_IN_SECTION = "_posenc_in_section"
+
+
+def section(path: str) -> Callable[[Callable], Callable]:
+    """Decorator: the function draws one section of page ``path`` and reruns alone (st.fragment)."""
+
+    def wrap(fn: Callable) -> Callable:
+        name = f"{path}:{fn.__qualname__}"
+
+        @st.fragment
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            full_run = st.session_state.get(frame._FRAME) is not None  # the page frame is open only during a full run
+            quizzes = st.session_state.setdefault(_SECTIONS, {}).setdefault(name, [])
+            if full_run:
+                quizzes.clear()
+            else:
+                _reset_section_quizzes(path, quizzes)
+            st.session_state[_IN_SECTION] = name
+            try:
+                fn(*args, **kwargs)
+            finally:
+                st.session_state.pop(_IN_SECTION, None)
+                if not full_run:
+                    last = st.session_state.get(frame._QUIZ)
+                    if last and last["page"] == path:
+                        last["controls"] = frame._control_state(controls.bound_values())
+
+        return run
+
+    return wrap
+
+
+def note_exercise(key: str) -> None:
+    """frame.exercise calls this: remember that exercise ``key`` is drawn in the current section."""
+    name = st.session_state.get(_IN_SECTION)
+    if name is not None:
+        st.session_state.setdefault(_SECTIONS, {}).setdefault(name, []).append(key)
+
+
+def _reset_section_quizzes(path: str, quizzes: list[str]) -> None:
+    last = st.session_state.get(frame._QUIZ)
+    if not quizzes or not last or last["page"] != path:
+        return
+    if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
+        return
+    frame.reset_reveals(quizzes)
