@@ -10,6 +10,7 @@ from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, quiz_value, show_code
+from posenc.ui.section import section
 from posenc.views.extension import extension_detail, model_view
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
 
@@ -68,10 +69,6 @@ at = controls.choice("compare the methods at", "at", ["controls", "model"], defa
 if at == "model" and not config:
     st.caption("No model is loaded, so the methods use the controls above.")
 
-c5, c6 = st.columns(2)
-w = controls.select_slider("short range: distances up to w", "w", [8, 16, 32, 64, 128, 256, 512, 1024], default=64, container=c5)
-rho = controls.select_slider("query–key correlation ρ (long range)", "rho", [0.25, 0.5, 0.75, 0.9], default=0.5, container=c6)
-
 bands = safe(bands_view, d, base, train, s, config, at)
 det = safe(extension_detail, d, base, train, s)
 if bands is not None:
@@ -94,30 +91,39 @@ if bands is not None:
                   "LongRoPE uses Phi-3-mini-128k's searched factors (made for s = 32 from L = 4,096), resampled to d/2 pairs; "
                   "s sets only its attention factor.")
 
-fid = safe(fidelity_view, d, base, train, s, config, at, w)
-if fid is not None:
-    chart(style(fidelity_chart(fid["frame"], fid["labels"])), key="ext_fidelity", data=fid["frame"],
-          caption=f"Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE at the same d and base, over "
-                  f"{fid['n_samples']} seeded random q ≠ k (seed 0), attention factors included. A method that kept short-range "
-                  "attention intact stays near 0; a different seed moving a curve by more than its spread would falsify it.")
-lr = safe(long_range_view, d, base, train, s, config, at, rho)
-if lr is not None:
-    chart(style(percentile_chart(lr["logits"], lr["labels"], x="distance", x_title="distance D (positions, log)",
-                                 y_title="logit (median; band 5–95 %)")), key="ext_logits", data=lr["logits"],
-          caption=f"Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, over {lr['n_samples']} seeded q "
-                  "(logit scale and 1/√d included), out to each curve's target.")
-    chart(style(percentile_chart(lr["entropy"], lr["labels"], x="length", x_title="context length n (log)", baseline="uniform",
-                                 y_title="softmax entropy (nats)")), key="ext_entropy", data=lr["entropy"],
-          caption=f"Entropy of one query's attention over n keys ({lr['n_entropy']} queries; keys past 64 sampled 256 per "
-                  "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
-if fid is not None and lr is not None and bands is not None:
-    st.dataframe(summary_table(fid, lr, bands), hide_index=True, column_config={
-        "Extrapolation lab": st.column_config.LinkColumn("Extrapolation lab", display_text="measured there"),
-        "short-range max |Δ|": st.column_config.NumberColumn(format="%.4f"), "logit scale": st.column_config.NumberColumn(format="%.4f"),
-        "fast pairs changed by": st.column_config.NumberColumn(format="%.4f"),
-        "entropy at target − at L (nats)": st.column_config.NumberColumn(format="%.3f")})
-    st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "
-               "from L to the target. Fine-tuning: what each method's paper did; the Extrapolation lab measures trained models.")
+@section(PATH)
+def fidelity_section(d: int, base: float, train: int, s: float, config: str, at: str, bands) -> None:
+    """w and ρ rerun only the short- and long-range measurements and the summary they feed."""
+    c5, c6 = st.columns(2)
+    w = controls.select_slider("short range: distances up to w", "w", [8, 16, 32, 64, 128, 256, 512, 1024], default=64, container=c5)
+    rho = controls.select_slider("query–key correlation ρ (long range)", "rho", [0.25, 0.5, 0.75, 0.9], default=0.5, container=c6)
+    fid = safe(fidelity_view, d, base, train, s, config, at, w)
+    if fid is not None:
+        chart(style(fidelity_chart(fid["frame"], fid["labels"])), key="ext_fidelity", data=fid["frame"],
+              caption=f"Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE at the same d and base, over "
+                      f"{fid['n_samples']} seeded random q ≠ k (seed 0), attention factors included. A method that kept short-range "
+                      "attention intact stays near 0; a different seed moving a curve by more than its spread would falsify it.")
+    lr = safe(long_range_view, d, base, train, s, config, at, rho)
+    if lr is not None:
+        chart(style(percentile_chart(lr["logits"], lr["labels"], x="distance", x_title="distance D (positions, log)",
+                                     y_title="logit (median; band 5–95 %)")), key="ext_logits", data=lr["logits"],
+              caption=f"Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, over {lr['n_samples']} seeded q "
+                      "(logit scale and 1/√d included), out to each curve's target.")
+        chart(style(percentile_chart(lr["entropy"], lr["labels"], x="length", x_title="context length n (log)", baseline="uniform",
+                                     y_title="softmax entropy (nats)")), key="ext_entropy", data=lr["entropy"],
+              caption=f"Entropy of one query's attention over n keys ({lr['n_entropy']} queries; keys past 64 sampled 256 per "
+                      "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
+    if fid is not None and lr is not None and bands is not None:
+        st.dataframe(summary_table(fid, lr, bands), hide_index=True, column_config={
+            "Extrapolation lab": st.column_config.LinkColumn("Extrapolation lab", display_text="measured there"),
+            "short-range max |Δ|": st.column_config.NumberColumn(format="%.4f"), "logit scale": st.column_config.NumberColumn(format="%.4f"),
+            "fast pairs changed by": st.column_config.NumberColumn(format="%.4f"),
+            "entropy at target − at L (nats)": st.column_config.NumberColumn(format="%.3f")})
+        st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "
+                   "from L to the target. Fine-tuning: what each method's paper did; the Extrapolation lab measures trained models.")
+
+
+fidelity_section(d, base, train, s, config, at, bands)
 
 if det is not None:
     exercise("ext_yarn_af", f"With YaRN at s = {s:g}, what is the attention factor that multiplies cos and sin?",
