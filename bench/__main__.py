@@ -125,7 +125,8 @@ def main(argv=None) -> int:
         from bench.interact import interact
 
         results["interact"] = interact()
-        flat = [{k: r[k] for k in ("page", "first_paint_s", "controls", "median_step_s", "worst_step_s", "worst_control")}
+        flat = [{k: r[k] for k in ("page", "first_paint_s", "controls", "median_step_s", "median_first_step_s", "median_repeat_step_s",
+                                   "worst_step_s", "worst_control")}
                 for r in results["interact"]["pages"]]
         out.append(table("8. What a person feels: first paint and one step of each control (headless Chromium, median)",
                          flat, list(flat[0]) if flat else []))

@@ -4,7 +4,10 @@ For every page: (a) the first paint after opening it -- from navigation until th
 and every chart has painted and stopped changing; (b) one step of each slider (a keyboard arrow),
 each select box, segmented control, radio, toggle and number input -- from the input until the
 script is idle and every chart and element has repainted.  Each figure is the median of
-``repeats`` tries; the worst control of each page is reported with its name.
+``repeats`` tries, which go forward and back (a slider or number one step on, one step back, on
+again; a select or toggle alternates): the first try reaches a value no run has computed yet
+(``first_s``, a cache miss), the later ones return to values already computed (``repeat_s``, what
+dragging back and forth costs).  The worst control of each page is reported with its name.
 
 How "repainted" is detected: a watcher in the page records the last time anything under the main
 area changed -- a DOM mutation (text, elements, attributes), or the pixels of any chart canvas
@@ -107,8 +110,9 @@ def controls(page) -> list[tuple[str, str, int]]:
     return found
 
 
-def _step(page, kind: str, i: int) -> bool:
-    """Move control i of ``kind`` by one step; False if it cannot move."""
+def _step(page, kind: str, i: int, back: bool = False) -> bool:
+    """Move control i of ``kind`` by one step (``back``: a slider or number one step the other way,
+    returning to the value it came from); False if it cannot move."""
     sel = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
            "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
            "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']"}[kind]
@@ -118,7 +122,7 @@ def _step(page, kind: str, i: int) -> bool:
         thumb = box.locator("input[type='range'], [role='slider']").first
         at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
         thumb.focus()
-        thumb.press("ArrowLeft" if at_max else "ArrowRight")
+        thumb.press("ArrowLeft" if at_max != back else "ArrowRight")
     elif kind == "select":
         box.locator("input, [role='combobox']").first.click()
         options = page.locator("[role='option']")
@@ -138,19 +142,19 @@ def _step(page, kind: str, i: int) -> bool:
     elif kind == "toggle":
         box.locator("label").first.click()
     else:
-        up = box.locator("[data-testid='stNumberInputStepUp']")
+        up = box.locator("[data-testid='stNumberInputStepDown']" if back else "[data-testid='stNumberInputStepUp']")
         if not up.count() or up.first.is_disabled():
             return False
         up.first.click()
     return True
 
 
-def step_time(page, kind: str, i: int) -> float | None:
+def step_time(page, kind: str, i: int, back: bool = False) -> float | None:
     """Seconds from one step of control i to the settled repaint (None if it cannot move)."""
     page.evaluate(WATCHER)
     wait_for_app(page, timeout_ms=TIMEOUT_MS)
     t0 = page.evaluate("() => performance.now()")
-    if not _step(page, kind, i):
+    if not _step(page, kind, i, back):
         return None
     return _settle(page, t0) / 1000
 
@@ -180,9 +184,9 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 steps = []
                 for kind, label, i in controls(page):
                     times = []
-                    for _ in range(repeats):
+                    for r in range(repeats):  # forward (a new value: cold), back (seen: warm), forward (warm), ...
                         try:
-                            t = step_time(page, kind, i)
+                            t = step_time(page, kind, i, back=bool(r % 2))
                         except Exception as exc:  # noqa: BLE001 -- a control that cannot be driven is reported, not fatal
                             times = [f"error: {type(exc).__name__}"]
                             break
@@ -190,7 +194,8 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                             break
                         times.append(t)
                     if times and isinstance(times[0], float):
-                        steps.append({"control": f"{kind}: {label}", "median_s": statistics.median(times), "tries": times})
+                        steps.append({"control": f"{kind}: {label}", "median_s": statistics.median(times), "tries": times,
+                                      "first_s": times[0], "repeat_s": statistics.median(times[1:]) if len(times) > 1 else None})
                     elif times:
                         steps.append({"control": f"{kind}: {label}", "median_s": None, "error": times[0]})
                 timed = [s for s in steps if s["median_s"] is not None]
@@ -200,6 +205,9 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     "first_paint_s": statistics.median(paints),
                     "controls": len(steps),
                     "median_step_s": statistics.median([s["median_s"] for s in timed]) if timed else None,
+                    "median_first_step_s": statistics.median([s["first_s"] for s in timed]) if timed else None,
+                    "median_repeat_step_s": statistics.median([s["repeat_s"] for s in timed if s["repeat_s"] is not None])
+                    if any(s["repeat_s"] is not None for s in timed) else None,
                     "worst_step_s": worst["median_s"] if worst else None,
                     "worst_control": worst["control"] if worst else None,
                     "steps": steps,
