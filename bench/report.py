@@ -1,6 +1,8 @@
-"""`python -m bench.report`: the README's "Serving a class" tables, from bench/results.json.
+"""`python -m bench.report`: the README's "Serving a class" tables and the browser-timing table
+(Performance, section 8), from bench/results.json.
 
-Run after `python -m bench --only load,memory,soak`; paste the output over the tables in README.md.
+Run after `python -m bench --only load,memory,soak` (or `--only interact`); paste the output over the
+tables in README.md.
 """
 
 from __future__ import annotations
@@ -40,6 +42,18 @@ def page_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def interact_table(res: dict) -> str:
+    """Per page: first paint, then the median over its controls of one step (all tries, the first try to a
+    new value, the repeats to values already computed), and the worst control."""
+    lines = ["| page | first paint | controls | step, median | first step (new value) | repeated step | worst control |",
+             "|---|---|---|---|---|---|---|"]
+    for p in res["pages"]:
+        worst = f"{_s(p['worst_step_s'])} ({p['worst_control']})" if p["worst_step_s"] is not None else "—"
+        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])} | {p['controls']} | {_s(p['median_step_s'])} | "
+                     f"{_s(p.get('median_first_step_s'))} | {_s(p.get('median_repeat_step_s'))} | {worst} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     r = json.loads(RESULTS.read_text())
     print(f"{r['machine']['date']}; commits: " + ", ".join(f"{k} {r[k].get('commit', '?')[:7]}"
@@ -49,6 +63,9 @@ def main() -> int:
         print(page_table(r["load"]), "\n")
         print("validate:", json.dumps(r["load"].get("validate")), "\n")
         print("restart:", json.dumps(r["load"].get("restart")), "\n")
+    if "interact" in r:
+        print(interact_table(r["interact"]), "\n")
+        print("cold:", r["interact"].get("cold_server_to_first_paint_s"), "goals:", json.dumps(r["interact"].get("goals")), "\n")
     for k in ("memory", "soak"):
         if k in r:
             print(k, json.dumps({a: b for a, b in r[k].items() if a != "series_mb"}, indent=1), "\n")
