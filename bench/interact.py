@@ -110,6 +110,9 @@ def controls(page) -> list[tuple[str, str, int]]:
     return found
 
 
+_FORWARD: dict = {}  # (page, slider index) -> the key its last forward step pressed
+
+
 def _step(page, kind: str, i: int, back: bool = False) -> bool:
     """Move control i of ``kind`` by one step (``back``: a slider or number one step the other way,
     returning to the value it came from); False if it cannot move."""
@@ -120,9 +123,13 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
     box.scroll_into_view_if_needed()
     if kind == "slider":
         thumb = box.locator("input[type='range'], [role='slider']").first
-        at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
+        if back:  # the other way from the last forward step of this control
+            key = "ArrowRight" if _FORWARD.get((page.url.split("?")[0], i)) == "ArrowLeft" else "ArrowLeft"
+        else:
+            at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
+            key = _FORWARD[(page.url.split("?")[0], i)] = "ArrowLeft" if at_max else "ArrowRight"
         thumb.focus()
-        thumb.press("ArrowLeft" if at_max != back else "ArrowRight")
+        thumb.press(key)
     elif kind == "select":
         box.locator("input, [role='combobox']").first.click()
         options = page.locator("[role='option']")

@@ -65,7 +65,8 @@ def compute(k):
     return safe(scheme_similarity, k, n, d, metric, head - 1, params=common_params(k, common))
 
 
-results = [r for r in map(compute, keys) if r is not None]
+shown = [(k, r) for k in keys if (r := compute(k)) is not None]  # a scheme that cannot be measured here says why, above
+results = [r for _, r in shown]
 
 if results:
     for col, r in zip(st.columns(len(results)), results):
@@ -83,7 +84,7 @@ if results:
         key="similarity_matrices",
         data=view["frame"],
         arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1, common_params(k, common))
-                for k in keys if not uploads.is_upload(k)},
+                for k, _ in shown if not uploads.is_upload(k)},  # only the matrices drawn: each export can be built
         caption=(
             f"One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
             "mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "

@@ -201,3 +201,11 @@ def test_payload_budgets():
     assert all(c["rows"] <= 65_536 for c in charts(big))
     assert metrics(big)["ALiBi" + TI] == "0"  # one head built densely from (i, j): exactly relative
     assert "memory cap" not in text_of(big)
+
+
+def test_exports_offered_only_for_matrices_drawn():
+    at = open_page(PAGE, {"n": "4096"})  # MiniLM has 512 rows: it says so and is not drawn
+    assert any("past the last row" in e.value for e in at.error)
+    arrays = exported(at, "similarity_matrices")[2]
+    assert set(arrays) == {"scores_sinusoidal", "scores_rope", "scores_alibi"}
+    assert arrays["scores_alibi"]().shape == (4096, 4096)  # every offered export builds
