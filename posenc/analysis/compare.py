@@ -62,7 +62,7 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
     Measurements at a registry scheme's comparison parameters (``params`` None) are remembered per
     (key, n, d, n_heads, train_len) in this process, so every view that shows them (the landing
     page's wishlist, the comparison table) shares one computation; each call gets its own copy."""
-    if params is None and isinstance(key, str):
+    if params is None and all(isinstance(v, str | int | float) for v in (key, n, d, n_heads, train_len)):
         return dict(_measured(key, n, d, n_heads, train_len))
     return _measure(key, n=n, d=d, n_heads=n_heads, train_len=train_len, params=params)
 

@@ -13,7 +13,6 @@ page off again (the answer of the new question has not been asked yet).
 
 from __future__ import annotations
 
-import html
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
@@ -93,17 +92,14 @@ def finish_run() -> None:
     """Fill the link slot and note URL parameters no control on this page knows."""
     frame = st.session_state.get(_FRAME)
     if frame is not None:
-        try:
-            base = st.context.url
-        except Exception:  # pragma: no cover - no context outside a session
-            base = None
-        link = view_link(frame["path"], base)
         with frame["slot"].popover("Link to this view", icon=":material/link:"):
             st.caption("Copy this link to reopen the page with every control as it is now.")
-            # The browser keeps the link current: a section's controls rerun only their section (st.fragment),
-            # and every control writes itself into the address bar, which the link mirrors.
-            st.html(f'<code data-posenc-link style="overflow-wrap:anywhere">{html.escape(link)}</code>'
-                    '<br><button type="button" data-posenc-copy style="margin-top:6px">Copy link</button>' + _LIVE_LINK,
+            # The link is the address bar (every control is bound to it), written in by the browser as text
+            # (textContent: a link value is never parsed as HTML or Markdown), and kept current after a
+            # section's own rerun (st.fragment), which cannot redraw this box.  view_link is the same link,
+            # built on the server (the landing page is "/", not "/home").
+            st.html('<code data-posenc-link style="overflow-wrap:anywhere"></code><br>'
+                    '<button type="button" data-posenc-copy style="margin-top:6px">Copy link</button>' + _LIVE_LINK,
                     unsafe_allow_javascript=True)
         st.session_state[_QUIZ] = {"page": frame["path"], "controls": _control_state(controls.bound_values()),
                                    "quizzes": list(frame["quizzes"])}
