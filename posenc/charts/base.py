@@ -80,7 +80,7 @@ def style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
         # labelSeparation: greedy overlap removal also drops labels closer than 4 px (no "97100")
         chart.configure_axis(labelFontSize=FONT["label"], titleFontSize=FONT["title"], labelOverlap="greedy", labelSeparation=4)
         .configure_legend(labelFontSize=FONT["label"], titleFontSize=FONT["label"], labelLimit=0, titleLimit=0)  # legends are never cut
-        .configure_title(fontSize=FONT["header"], anchor="start")
+        .configure_title(fontSize=FONT["header"], anchor="start", subtitleColor=NEUTRAL_TEXT)  # a subtitle reads in both themes
         .configure_header(labelFontSize=FONT["title"], titleFontSize=FONT["title"])
     )
 

@@ -34,6 +34,7 @@ MASKED = "#bdbdbd"  # -inf / NaN cells (the causal mask): a grey on no colour sc
 MASKED_RGB = (189, 189, 189)  # MASKED as RGB
 MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix)
 HOVER_CELLS = 1024  # transparent hover cells over the image (a 32 x 32 grid)
+MAX_BLOCK = 16  # largest block of pixels one cell is drawn as
 RASTER_CELLS = 4096  # a heatmap with more cells than this is drawn as one image, not one rect per cell
 CONTAINER_WIDTH = 640  # the width assumed for upscaling when a chart fills its column ("container")
 
@@ -74,12 +75,16 @@ def colorize(M, domain: tuple[float, float], stops: Sequence[str] = REDBLUE) -> 
 
 
 def png_bytes(rgb: np.ndarray) -> bytes:
-    """A truecolour PNG (8-bit RGB, no interlace) of an (r, c, 3) uint8 image (PNG spec, ISO/IEC 15948)."""
+    """A truecolour PNG (8-bit RGB, no interlace, every row with filter type 2 "Up") of an (r, c, 3) uint8
+    image (PNG spec, ISO/IEC 15948)."""
     img = np.ascontiguousarray(rgb, dtype=np.uint8)
     if img.ndim != 3 or img.shape[2] != 3:
         raise ValueError(f"rgb must have shape (rows, cols, 3), got {img.shape}")
     h, w, _ = img.shape
-    raw = np.concatenate([np.zeros((h, 1), dtype=np.uint8), img.reshape(h, w * 3)], axis=1)  # filter byte 0 per row
+    rows = img.reshape(h, w * 3)
+    up = rows.copy()
+    up[1:] -= rows[:-1]  # filter type 2 ("Up"): each row minus the one above (mod 256), so repeated rows are zeros
+    raw = np.concatenate([np.full((h, 1), 2, dtype=np.uint8), up], axis=1)  # the filter byte, then the filtered row
 
     def chunk(tag: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
@@ -154,8 +159,10 @@ def image_heatmap(
     stops = PALETTES[palette]
     rgb = colorize(A, domain, stops)  # (r, c, 3)
     px_w = CONTAINER_WIDTH if isinstance(width, str) else int(width)
-    up_r, up_c = max(1, -(-height // max(r, 1))), max(1, -(-px_w // max(c, 1)))  # whole-pixel blocks >= the display size
-    rgb = np.repeat(np.repeat(rgb, min(up_r, 8), axis=0), min(up_c, 8), axis=1)
+    # whole-pixel blocks at twice the display size (a 2x screen, a slide export), so the browser's smoothing
+    # when it scales the image stays inside a cell instead of blurring neighbours into each other
+    up_r, up_c = max(1, -(-2 * height // max(r, 1))), max(1, -(-2 * px_w // max(c, 1)))
+    rgb = np.repeat(np.repeat(rgb, min(up_r, MAX_BLOCK), axis=0), min(up_c, MAX_BLOCK), axis=1)
     url = data_url(png_bytes(rgb))
     step_r = float(row_step) if row_step is not None else float(rows[1] - rows[0]) if r > 1 else 1.0
     step_c = float(col_step) if col_step is not None else float(cols[1] - cols[0]) if c > 1 else 1.0
