@@ -26,16 +26,15 @@ import io
 import json
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
-import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.browser import RssSampler  # noqa: E402
 from tools.liveserver import launch_chromium, start_server, stop_server, wait_for_app  # noqa: E402
 
 MB = 2**20
@@ -43,35 +42,8 @@ HEAVY = "/context_extension?d=512&base=1000000000&train=1048576&s=64&probe=rando
 SIMILARITY = "/similarity?schemes=Sinusoidal&schemes=RoPE&schemes=ALiBi&schemes=T5+relative+buckets&n=4096&d=512"
 
 
-class Sampler:
-    """Peak RSS of a process, sampled in a thread."""
-
-    def __init__(self, pid: int, every: float = 0.05):
-        self.proc = psutil.Process(pid)
-        self.every = every
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def rss(self) -> int:
-        return self.proc.memory_info().rss
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                self.peak = max(self.peak, self.rss())
-            except psutil.Error:
-                return
-            time.sleep(self.every)
-
-    def __enter__(self):
-        self.peak = self.rss()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(timeout=2)
+def Sampler(pid: int, every: float = 0.05):  # noqa: N802 -- the bench's sampler (process tree RSS, peak in a thread)
+    return RssSampler(pid, interval=every)
 
 
 def _open(browser, url: str, *, settle: float = 0.5):

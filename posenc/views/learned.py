@@ -40,37 +40,6 @@ class ProvenanceView(TypedDict):
     max_abs_rounding: float
 
 
-class TableView(TypedDict):
-    """What ``table_view`` and ``learned_view`` return."""
-
-    shape: tuple
-    name: str
-    heatmap: pd.DataFrame
-    heat_step: tuple
-    clip: float
-    max_abs: float
-    max_abs_at: tuple
-    similarity: pd.DataFrame
-    sim_step: int
-    n_requested: int
-    n_shown: int
-    mean_abs_offdiag: float
-    random_abs_cosine: float
-    neighbour_cosine: float
-    first_below: int
-    cos_01: float
-    norms: pd.DataFrame
-    norm_step: int
-    median_norm: float
-    norm_row0: float
-    norm_last: float
-    spectrum: pd.DataFrame
-    spectrum_points: int
-    spectrum_thinned: bool
-    median_wavelength: float
-    low_share: float
-
-
 class TableSeriesView(TypedDict):
     """What ``table_series`` returns."""
 
@@ -87,6 +56,24 @@ class TableSeriesView(TypedDict):
     spectrum_thinned: bool
     median_wavelength: float
     low_share: float
+
+
+class TableView(TableSeriesView):
+    """What ``table_view`` and ``learned_view`` return: the series, and the heatmap and similarity matrix."""
+
+    shape: tuple
+    name: str
+    heatmap: pd.DataFrame
+    heat_step: tuple
+    clip: float
+    max_abs: float
+    max_abs_at: tuple
+    similarity: pd.DataFrame
+    sim_step: int
+    n_requested: int
+    n_shown: int
+    mean_abs_offdiag: float
+    random_abs_cosine: float
 
 
 class RowAtView(TypedDict):
