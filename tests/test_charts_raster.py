@@ -90,3 +90,15 @@ def test_palette_of_maps_vega_names_and_refuses_others():
     assert raster.palette_of("redblue") == "diverging" and raster.palette_of("viridis") == "sequential"
     with pytest.raises(ValueError, match="scheme"):
         raster.palette_of("jet")
+
+
+def test_image_url_is_remembered_by_content_and_bounded():
+    M = np.arange(12.0).reshape(3, 4)
+    a = raster.image_url(M, (0.0, 11.0), raster.VIRIDIS, (2, 2))
+    assert raster.image_url(M.copy(), (0.0, 11.0), raster.VIRIDIS, (2, 2)) is a  # same content: not encoded again
+    assert raster.image_url(M, (0.0, 12.0), raster.VIRIDIS, (2, 2)) != a  # another domain: another picture
+    for i in range(raster.MAX_URLS + 5):
+        raster.image_url(M + i, (0.0, 50.0), raster.REDBLUE, (1, 1))
+    assert len(raster._URLS) <= raster.MAX_URLS
+    with pytest.raises(ValueError, match="domain"):
+        raster.image_url(M + 1000, (1.0, 1.0), raster.VIRIDIS, (1, 1))

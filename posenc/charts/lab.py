@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap
@@ -80,9 +79,7 @@ def attention_map(frame: pd.DataFrame, *, title: str, height: int = 300) -> alt.
     """One head's attention (query x key), averaged over sequences."""
     _check(frame, "attention map")
     if len(frame) > RASTER_CELLS:  # one image (downsampled positions are evenly spaced)
-        keys, queries = np.unique(frame["key"].to_numpy()), np.unique(frame["query"].to_numpy())
-        return frame_heatmap(frame, x="key", y="query", value="weight", x_step=float(keys[1] - keys[0]) if keys.size > 1 else 1.0,
-                             y_step=float(queries[1] - queries[0]) if queries.size > 1 else 1.0, domain=(0.0, 1.0),
+        return frame_heatmap(frame, x="key", y="query", value="weight", domain=(0.0, 1.0),
                              palette="sequential", x_title="key position", y_title="query position", value_title="attention",
                              title=title, width="container", height=height,
                              legend=alt.Legend(type="gradient", gradientLength=160, gradientOpacity=1))

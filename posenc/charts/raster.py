@@ -14,8 +14,11 @@ axes: r rows (y, e.g. query position), c columns (x, e.g. key position).
 from __future__ import annotations
 
 import base64
+import hashlib
 import struct
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import altair as alt
@@ -97,6 +100,30 @@ def data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
+_URLS: OrderedDict = OrderedDict()  # (digest of the matrix, domain, stops, blocks) -> data URL, most recent last
+_URLS_LOCK = threading.Lock()
+MAX_URLS = 32  # images remembered (a few hundred kB each): a page's rerun redraws the same matrices
+
+
+def image_url(M, domain: tuple[float, float], stops: Sequence[str], blocks: tuple[int, int]) -> str:
+    """The PNG data URL of M coloured on ``stops`` over ``domain``, each cell a ``blocks`` (rows, cols)
+    block of pixels.  Remembered by the matrix's content, so a rerun that draws the same matrix does not
+    colour and encode it again."""
+    A = np.ascontiguousarray(M, dtype=np.float64)
+    key = (hashlib.blake2b(A.tobytes(), digest_size=16).digest(), A.shape, tuple(map(float, domain)), tuple(stops), tuple(blocks))
+    with _URLS_LOCK:
+        if key in _URLS:
+            _URLS.move_to_end(key)
+            return _URLS[key]
+    rgb = np.repeat(np.repeat(colorize(A, domain, stops), blocks[0], axis=0), blocks[1], axis=1)
+    url = data_url(png_bytes(rgb))
+    with _URLS_LOCK:
+        _URLS[key] = url
+        while len(_URLS) > MAX_URLS:
+            _URLS.popitem(last=False)
+    return url
+
+
 def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELLS, row: str = "i", col: str = "j",
                value: str = "score", steps: tuple[float, float] | None = None) -> pd.DataFrame:
     """A coarse grid of exact values for hover: every ``step``-th row and column of M, each cell
@@ -157,13 +184,11 @@ def image_heatmap(
     rows = np.arange(r) if rows is None else np.asarray(rows)
     cols = np.arange(c) if cols is None else np.asarray(cols)
     stops = PALETTES[palette]
-    rgb = colorize(A, domain, stops)  # (r, c, 3)
     px_w = CONTAINER_WIDTH if isinstance(width, str) else int(width)
     # whole-pixel blocks at twice the display size (a 2x screen, a slide export), so the browser's smoothing
     # when it scales the image stays inside a cell instead of blurring neighbours into each other
     up_r, up_c = max(1, -(-2 * height // max(r, 1))), max(1, -(-2 * px_w // max(c, 1)))
-    rgb = np.repeat(np.repeat(rgb, min(up_r, MAX_BLOCK), axis=0), min(up_c, MAX_BLOCK), axis=1)
-    url = data_url(png_bytes(rgb))
+    url = image_url(A, domain, stops, (min(up_r, MAX_BLOCK), min(up_c, MAX_BLOCK)))
     step_r = float(row_step) if row_step is not None else float(rows[1] - rows[0]) if r > 1 else 1.0
     step_c = float(col_step) if col_step is not None else float(cols[1] - cols[0]) if c > 1 else 1.0
     x_dom = [float(cols[0]), float(cols[-1]) + step_c]
@@ -195,12 +220,13 @@ def image_heatmap(
     return alt.layer(image, hover)
 
 
-def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float, y_step: float,
+def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float | None = None, y_step: float | None = None,
                   hover_fields: Sequence[alt.Tooltip] = (), **kw) -> alt.LayerChart:
     """``image_heatmap`` of a tidy (x, y, value) frame of evenly spaced cells (a strided matrix, as
-    ``charts.base.matrix_frame`` builds it); cells the frame lacks are drawn as masked.  ``kw`` go
-    to ``image_heatmap`` (the hover grid keeps the frame's column names); ``hover_fields`` are
-    tooltips on further columns of ``df``, carried to the hover grid."""
+    ``charts.base.matrix_frame`` builds it); cells the frame lacks are drawn as masked.  A step not
+    given is the spacing of the frame's values (1 with a single row or column).  ``kw`` go to
+    ``image_heatmap`` (the hover grid keeps the frame's column names); ``hover_fields`` are tooltips
+    on further columns of ``df``, carried to the hover grid."""
     if hover_fields:
         names = [t.to_dict()["field"] for t in hover_fields]
         kw = kw | {"hover_extra": df[[y, x, *names]], "extra_tooltips": hover_fields}
@@ -208,4 +234,6 @@ def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float
     ys = np.unique(df[y].to_numpy())
     M = np.full((ys.size, xs.size), np.nan)
     M[np.searchsorted(ys, df[y].to_numpy()), np.searchsorted(xs, df[x].to_numpy())] = df[value].to_numpy(dtype=np.float64)
-    return image_heatmap(M, rows=ys, cols=xs, row=y, col=x, value=value, row_step=y_step, col_step=x_step, **kw)
+    spacing = lambda v: float(v[1] - v[0]) if v.size > 1 else 1.0
+    return image_heatmap(M, rows=ys, cols=xs, row=y, col=x, value=value, row_step=spacing(ys) if y_step is None else y_step,
+                         col_step=spacing(xs) if x_step is None else x_step, **kw)

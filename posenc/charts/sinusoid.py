@@ -32,14 +32,11 @@ def pe_heatmap(frame: pd.DataFrame, *, height: int = 440) -> alt.Chart:
     ]
     if len(frame) > RASTER_CELLS:  # one image; the kept columns side by side, each labelled with its depth
         depths = np.unique(frame["depth"].to_numpy())
-        slot = np.searchsorted(depths, frame["depth"].to_numpy())
-        rows = np.unique(frame["position"].to_numpy())
-        row_step = int(rows[1] - rows[0]) if rows.size > 1 else 1
         gaps = np.diff(depths)
         even = gaps.size == 0 or bool(np.all(gaps == gaps[0]))
-        x_kw = (dict(x="depth", x_step=int(gaps[0]) if gaps.size else 1) if even  # evenly kept: real depths on the axis
-                else dict(x="slot", x_step=1, x_labels=[str(v) for v in depths]))  # sin/cos pairs kept: side by side, labelled
-        return frame_heatmap(frame.assign(slot=slot), **x_kw, y="position", value="value", y_step=row_step,
+        x_kw = (dict(x="depth") if even  # evenly kept: real depths on the axis
+                else dict(x="slot", x_labels=[str(v) for v in depths]))  # sin/cos pairs kept: side by side, labelled
+        return frame_heatmap(frame.assign(slot=np.searchsorted(depths, frame["depth"].to_numpy())), **x_kw, y="position", value="value",
                              domain=(-1.0, 1.0), palette="diverging", x_title="depth: column of the PE vector",
                              y_title="position p in the sequence", value_title="PE value", width="container", height=height,
                              legend=alt.Legend(type="gradient", gradientLength=220, gradientOpacity=1),

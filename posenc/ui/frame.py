@@ -247,19 +247,15 @@ def _control_state(bound: Mapping) -> dict:
     return {k: st.session_state.get(k) for k in bound}
 
 
-def _reset_quizzes(path: str) -> None:
-    """Turn the page's reveals off when a bound control changed since the previous run."""
+def _reset_quizzes(path: str, only: list[str] | None = None) -> None:
+    """Turn the page's reveals off (``only``: those of these exercises) when a bound control changed
+    since the previous run; set before their toggles exist in this run."""
     last = st.session_state.get(_QUIZ)
     if not last or last["page"] != path:
         return
     if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
         return
-    reset_reveals(last["quizzes"])
-
-
-def reset_reveals(quizzes) -> None:
-    """Turn the reveal of every exercise in ``quizzes`` off and clear its guess (before their widgets exist in this run)."""
-    for q in quizzes:
+    for q in last["quizzes"] if only is None else only:
         st.session_state[_reveal_key(q)] = False
         st.session_state[f"ex_{q}_guess"] = None
 

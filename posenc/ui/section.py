@@ -42,8 +42,8 @@ def section(path: str) -> Callable[[Callable], Callable]:
             quizzes = st.session_state.setdefault(_SECTIONS, {}).setdefault(name, [])
             if full_run:
                 quizzes.clear()
-            else:
-                _reset_section_quizzes(path, quizzes)
+            else:  # the frame's own reset, limited to the exercises this section redraws
+                frame._reset_quizzes(path, only=quizzes)
             st.session_state[_IN_SECTION] = name
             try:
                 fn(*args, **kwargs)
@@ -64,12 +64,3 @@ def note_exercise(key: str) -> None:
     name = st.session_state.get(_IN_SECTION)
     if name is not None:
         st.session_state.setdefault(_SECTIONS, {}).setdefault(name, []).append(key)
-
-
-def _reset_section_quizzes(path: str, quizzes: list[str]) -> None:
-    last = st.session_state.get(frame._QUIZ)
-    if not quizzes or not last or last["page"] != path:
-        return
-    if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
-        return
-    frame.reset_reveals(quizzes)

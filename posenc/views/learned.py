@@ -20,7 +20,8 @@ from posenc.analysis.spectrum import low_frequency_share, median_frequency, posi
 from posenc.analysis.tables import table_scores, table_signature
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame, stride_for
 from posenc.io._limits import MAX_TABLE_COLUMNS
-from posenc.schemes.learned import MINILM_D_MODEL, MINILM_MAX_LEN, minilm_metadata, minilm_table, random_table
+from posenc.registry import get_scheme
+from posenc.schemes.learned import MINILM_D_MODEL, MINILM_MAX_LEN, minilm_metadata
 from posenc.schemes.sinusoidal import sinusoidal
 
 # ----------------------------------------------------------------------------- result types
@@ -104,6 +105,7 @@ class ContrastView(TypedDict):
 
 
 SOURCES = {"minilm": "MiniLM (trained)", "sinusoid": "sinusoid", "random": "untrained random"}
+SOURCE_SCHEMES = {"minilm": "learned_minilm", "sinusoid": "sinusoidal", "random": "learned_random"}  # the registry entry of each
 SIMILARITY_SIDE = 128  # the similarity heatmap shows at most 128 x 128 cells
 COLOUR_PERCENTILE = 99.5  # the heatmap's colour scale saturates at this percentile of |value|
 LOW_FREQUENCY = 1 / 32  # "slow" = wavelength of at least 32 positions
@@ -118,12 +120,14 @@ def builtin_table(source: str, seed: int = 0) -> np.ndarray:
     "minilm": the trained all-MiniLM-L6-v2 table; "sinusoid": Vaswani's interleaved sinusoid at
     positions 0..511 with d = 384; "random": an untrained table, Normal(0, 0.02), ``seed``.
     """
-    check_choice("source", source, tuple(SOURCES))
-    if source == "minilm":
-        return minilm_table()
-    if source == "sinusoid":
-        return sinusoidal(np.arange(MINILM_MAX_LEN), MINILM_D_MODEL)
-    return random_table(MINILM_MAX_LEN, MINILM_D_MODEL, seed=seed)
+    scheme = _source_scheme(source)
+    table = scheme.table(MINILM_D_MODEL, **({"seed": seed} if any(p.name == "seed" for p in scheme.params) else {}))
+    return table if table is not None else scheme.encode(np.arange(MINILM_MAX_LEN), MINILM_D_MODEL)  # a function: its first rows
+
+
+def _source_scheme(source: str):
+    """The registry scheme behind a bundled table (the scheme knows whether it is a table or a function)."""
+    return get_scheme(SOURCE_SCHEMES[check_choice("source", source, tuple(SOURCES))])
 
 
 def provenance() -> ProvenanceView:
@@ -271,7 +275,7 @@ def learned_view(source: str, seed: int, n: int) -> TableView:
 def learned_row_at(source: str, seed: int, position: int) -> RowAtView:
     """``row_at`` of a bundled table.  The sinusoid is a function, not a table: for it this is
     ``sinusoid_at(position, 384)``, defined at every position (not a lookup into 512 rows)."""
-    if check_choice("source", source, tuple(SOURCES)) == "sinusoid":
+    if _source_scheme(source).max_len is None:  # defined at every position: no table to run out of
         s = sinusoid_at(position, MINILM_D_MODEL)
         return {"position": s["position"], "defined": True, "message": None, "norm": s["norm"], "frame": s["frame"]}
     return row_at(builtin_table(source, seed), position)

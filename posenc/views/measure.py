@@ -35,6 +35,7 @@ FINE_TUNING = {
     "YaRN": "yes: about 400 steps; also used without (arXiv:2309.00071)",
     "Llama 3": "yes: long-context continued pre-training (arXiv:2407.21783)",
     "LongRoPE (Phi-3 factors)": "searched factors, then fine-tuning past 8x (arXiv:2402.13753)",
+    "RoPE": "—",  # plain RoPE is what the others extend: nothing to fine-tune for
 }
 LAB = "/lab"  # the Extrapolation lab: measured per scheme there
 
@@ -199,6 +200,6 @@ def summary_table(fid: dict, lr: dict, bands: dict) -> pd.DataFrame:
                     "fast pairs changed by": float(b["kept_max_change"].get(r["method"], float("nan"))),
                     "logit scale": float(b["logit_scale"].get(r["method"], 1.0)),
                     "entropy at target − at L (nats)": float(r["entropy_change"]),
-                    "fine-tuning (paper)": FINE_TUNING.get(name, "—" if name == "RoPE" else "the model's own training"),
+                    "fine-tuning (paper)": FINE_TUNING.get(name, "the model's own training"),
                     "Extrapolation lab": LAB})
     return pd.DataFrame(out)

@@ -69,8 +69,7 @@ def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
 
         data = exported(at, list(at.session_state[_EXPORTS])[index])[1]
         for layer in images:
-            enc = drawn_cells(c, layer), layer["layer"][1]["encoding"]
-            drawn, hover = enc
+            drawn, hover = drawn_cells(c, layer), layer["layer"][1]["encoding"]
             x, y, v = hover["x"]["field"], hover["y"]["field"], hover["color"]["field"]
             both = drawn[[y, x, v]].dropna().merge(data[[y, x, v]], on=[y, x], how="left", suffixes=("_drawn", ""))
             close = (both[f"{v}_drawn"] - both[v]).abs() <= 1e-5 * np.maximum(1.0, both[v].abs())
