@@ -3,7 +3,9 @@
 For every page: (a) the first paint after opening it -- from navigation until the script is idle
 and every chart has painted and stopped changing; (b) one step of each slider (a keyboard arrow),
 each select box, segmented control, radio, toggle and number input -- from the input until the
-script is idle and every chart and element has repainted.  Each figure is the median of
+script is idle and every chart and element has repainted -- and of each in-chart control (a chart
+parameter's radio buttons, which repaint in the browser): from the click to the last change
+before the page tells the server (``SYNC_MS`` later).  Each figure is the median of
 ``repeats`` tries, which go forward and back (a slider or number one step on, one step back, on
 again; a select or toggle alternates): the first try reaches a value no run has computed yet
 (``first_s``, a cache miss), the later ones return to values already computed (``repeat_s``, what
@@ -98,6 +100,7 @@ def controls(page) -> list[tuple[str, str, int]]:
         "radio": "[data-testid='stRadio']",
         "toggle": "[data-testid='stCheckbox']",
         "number": "[data-testid='stNumberInput']",
+        "in-chart": IN_CHART,
     }
     for kind, sel in kinds.items():
         boxes = page.locator(f"[data-testid='stMain'] {sel}")
@@ -105,10 +108,14 @@ def controls(page) -> list[tuple[str, str, int]]:
             box = boxes.nth(i)
             if not box.is_visible():
                 continue
-            label = (box.locator("label").first.inner_text() if box.locator("label").count() else kind).strip()[:60]
+            name = ".vega-bind-name" if kind == "in-chart" else "label"
+            label = (box.locator(name).first.inner_text() if box.locator(name).count() else kind).strip()[:60]
             found.append((kind, label or kind, i))
     return found
 
+
+IN_CHART = "form.vega-bindings .vega-bind"  # a chart parameter's buttons (posenc.charts.base.url_param)
+SYNC_MS = 900  # an in-chart choice tells the server this long after the hand stops (posenc.ui.assets.CLIENT_PARAMS)
 
 _FORWARD: dict = {}  # (page, slider index) -> the key its last forward step pressed
 
@@ -118,7 +125,7 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
     returning to the value it came from); False if it cannot move."""
     sel = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
            "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
-           "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']"}[kind]
+           "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART}[kind]
     box = page.locator(f"[data-testid='stMain'] {sel}").nth(i)
     box.scroll_into_view_if_needed()
     if kind == "slider":
@@ -146,6 +153,12 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
         if not idle:
             return False
         items.nth(idle[0]).click()
+    elif kind == "in-chart":
+        radios = box.locator("input[type='radio']")
+        idle = [j for j in range(radios.count()) if not radios.nth(j).is_checked()]
+        if not idle:
+            return False
+        radios.nth(idle[0]).check()
     elif kind == "toggle":
         box.locator("label").first.click()
     else:
@@ -163,6 +176,11 @@ def step_time(page, kind: str, i: int, back: bool = False) -> float | None:
     t0 = page.evaluate("() => performance.now()")
     if not _step(page, kind, i, back):
         return None
+    if kind == "in-chart":  # repainted in the browser: the last change before the page tells the server
+        page.wait_for_timeout(SYNC_MS - 100 - (page.evaluate("() => performance.now()") - t0))
+        repaint = page.evaluate("() => window.__posenc_last") - t0
+        _settle(page, t0)  # then let the server's rerun finish before the next control
+        return max(repaint, 0.0) / 1000
     return _settle(page, t0) / 1000
 
 

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from posenc.charts.base import style
-from posenc.charts.lab import attention_map, extension_chart, gap_chart, mass_chart, position_chart
+from posenc.charts.base import style, url_param
+from posenc.charts.lab import extension_chart, gap_chart, head_attention_maps, head_mass_chart, position_chart
 from posenc.lab.evaluate import mass_on_context, position_losses
 from posenc.lab.experiment import LabConfig, run_experiment
 from posenc.lab.positions import LAB_SCHEMES, NAMES, positions
@@ -119,31 +119,35 @@ with results_box:
 
 @section(PATH)
 def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
-    """Scheme, layer, head and length pick among one trained run's attention: they rerun only this section."""
+    """Scheme and length rerun only this section; layer and head pick, in the browser, among what it sent."""
     st.subheader("Why: where attention goes", anchor=False)
     w = st.columns(4)
     scheme = controls.choice("scheme", "scheme", list(run["results"]["runs"]), default="rope" if "rope" in run["results"]["runs"]
                              else next(iter(run["results"]["runs"])), format_func=NAMES.get, style="select", container=w[0])
-    n_layers, n_heads = run["results"]["config"]["n_layers"], run["results"]["config"]["n_heads"]
-    layer = controls.slider("layer", "layer", default=1, lo=1, hi=n_layers, container=w[1])
-    head = controls.slider("head", "head", default=1, lo=1, hi=n_heads, container=w[2])
-    mult = controls.select_slider("long length", "mult", [2, 4, 8], default=4, format_func=lambda v: f"{v}L", container=w[3])
-    av = _view("attention_view", key, (scheme, layer - 1, head - 1, mult), _run=run)
+    mult = controls.select_slider("long length", "mult", [2, 4, 8], default=4, format_func=lambda v: f"{v}L", container=w[1])
+    av = _view("attention_stack", key, (scheme, mult), _run=run)
+    layers, heads = range(1, av["layers"] + 1), range(1, av["heads"] + 1)
+    layer = url_param("layer", "layer", layers, controls.in_chart("layer", "layer", layers, default=1, container=w[2]))
+    head = url_param("head", "head", heads, controls.in_chart("head", "head", heads, default=1, container=w[3]))
+    w[2].caption("Layer and head: the buttons under the first map.")
     cols = st.columns(len(av["maps"]))
-    for col, (lbl, frame) in zip(cols, av["maps"].items()):
+    for i, (col, (lbl, frame)) in enumerate(zip(cols, av["maps"].items())):
         with col:
-            chart(style(attention_map(frame, title=f"{av['name']}, layer {layer}, head {head}, {lbl}")), key=f"lab_attn_{lbl[0]}",
-                  data=frame, caption="Mean over 16 evaluation sequences; " + ("every query and key drawn." if av["steps"][lbl][0] == 1
-                                       else f"one query and key in {av['steps'][lbl][0]} drawn (exact values, strided)."))
+            chart(style(head_attention_maps(frame, name=av["name"], label=lbl, layer=layer, head=head)),
+                  key=f"lab_attn_{lbl[0]}", data=frame, bindings=i == 0,
+                  caption="Mean over 16 evaluation sequences; " + ("every query and key drawn." if av["steps"][lbl][0] == 1
+                          else f"one query and key in {av['steps'][lbl][0]} drawn (exact values, strided).")
+                          + " The CSV holds every layer and head.")
     if av["note"]:
         st.caption(f":material/block: {av['note']}: the maps and the mass stop at L.")
-    chart(style(mass_chart(av["mass"], train_len=L, order=k)), key="lab_mass", data=av["mass"],
+    chart(style(head_mass_chart(av["mass"], av["mass_summary"], layer=layer, head=head, train_len=L, order=k)),
+          key="lab_mass", data=av["mass"], bindings=False,
           caption=f"Attention on the {k} input positions holding the tokens the next one depends on (the query's own "
-                  f"included), every head of layer {layer}, first seed. Head {head}: {av['mass_L']:.2f} before L, "
-                  f"{av['mass_far']:.2f} after ({settings}); a scheme whose heads keep their mass past L keeps its loss.")
+                  f"included), every head of the chosen layer (the chosen head thick), first seed; the title gives the chosen "
+                  f"head's mean before and after L ({settings}). A scheme whose heads keep their mass past L keeps its loss.")
 
 
 with why_box:
     why_section(run, key, L, k, settings)
 
-show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_view)
+show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_stack)

@@ -102,3 +102,38 @@ def test_image_url_is_remembered_by_content_and_bounded():
     assert len(raster._URLS) <= raster.MAX_URLS
     with pytest.raises(ValueError, match="domain"):
         raster.image_url(M + 1000, (1.0, 1.0), raster.VIRIDIS, (1, 1))
+
+
+def test_image_stack_sends_every_matrix_and_filters_to_the_picked_one():
+    rng = np.random.default_rng(1)
+    mats = {(lay, h): rng.random((80, 80)) for lay in (1, 2) for h in (1, 2, 3)}
+    ch = raster.image_stack(mats, fields=("layer", "head"), where="datum.layer == url_layer && datum.head == 2",
+                            domain=(0.0, 1.0), palette="sequential", x_title="key", y_title="query", value_title="w")
+    with alt.data_transformers.disable_max_rows():
+        spec = ch.to_dict()
+    image, hover = spec["layer"]
+    images = spec["datasets"][image["data"]["name"]]
+    assert [(r["layer"], r["head"]) for r in images] == list(mats)  # one PNG per matrix, all sent
+    assert len({r["url"] for r in images}) == len(mats)
+    assert image["transform"] == hover["transform"] == [{"filter": "datum.layer == url_layer && datum.head == 2"}]
+    grid = spec["datasets"][hover["data"]["name"]]
+    cell = next(g for g in grid if (g["layer"], g["head"], g["i"], g["j"]) == (2, 3, 0, 0))
+    assert abs(cell["score"] - mats[(2, 3)][0, 0]) < 1e-6
+    with pytest.raises(ValueError, match="one shape"):
+        raster.image_stack({(1,): np.zeros((2, 2)), (2,): np.zeros((3, 3))}, fields=("layer",), domain=(0, 1),
+                           x_title="x", y_title="y", value_title="v")
+    with pytest.raises(ValueError, match="one value per field"):
+        raster.image_stack({(1, 2): np.zeros((2, 2))}, fields=("layer",), domain=(0, 1), x_title="x", y_title="y", value_title="v")
+
+
+def test_url_param_and_pick_expressions():
+    from posenc.charts.base import pick, pick_text, url_param
+
+    p = url_param("head", "head", range(1, 5), 3)
+    d = p.param.to_dict()
+    assert d["name"] == "url_head" and d["value"] == 3 and d["bind"]["options"] == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="value must be one of"):
+        url_param("head", "head", [1, 2], 5)
+    q = url_param("layer", "layer", [1, 2], 1)
+    assert pick(("layer", q), ("head", p)) == "datum['layer'] == url_layer && datum['head'] == url_head"
+    assert pick_text([["a", "b"], ["c", "d"]], q, p) == '[["a", "b"], ["c", "d"]][url_layer - 1][url_head - 1]'

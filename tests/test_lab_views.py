@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import numpy as np
 import pytest
 
 from posenc.charts import lab as charts
-from posenc.lab.evaluate import mass_on_context
+from posenc.lab.evaluate import attention, eval_sequences, mass_on_context
+from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import LAB_SCHEMES, NAMES
 from posenc.lab.results import load_shipped, spread
 from posenc.views import lab as views
@@ -72,3 +75,43 @@ def test_charts_build(builder):
             spec = (charts.attention_map(av["maps"]["4L = 128"], title="t") if builder == "attention"
                     else charts.mass_chart(av["mass"], train_len=32, order=2)).to_dict()
     assert "$schema" in spec
+
+
+def test_attention_stack_holds_every_layer_and_head_of_the_seed_run():
+    st = views.attention_stack(RUN, "rope", 4)
+    assert (st["layers"], st["heads"]) == (2, 4)
+    for label, frame in st["maps"].items():
+        assert set(zip(frame["layer"], frame["head"])) == {(lay, h) for lay in (1, 2) for h in (1, 2, 3, 4)}
+    for layer in (0, 1):
+        cfg = LabConfig.from_dict(RUN["results"]["config"])
+        seqs = eval_sequences(cfg.source(), views.ATTENTION_SEQS, 128)
+        A = attention(RUN["weights"]["rope"], "rope", cfg.source(), cfg.model(), seqs, train_len=32, layer=layer)
+        mass = mass_on_context(A, cfg.order)
+        for head in range(4):
+            got = st["maps"]["4L = 128"]
+            cell = got[(got["layer"] == layer + 1) & (got["head"] == head + 1) & (got["query"] == 100) & (got["key"] == 99)]
+            assert abs(float(cell["weight"].iloc[0]) - A[head, 100, 99]) < 1e-6  # float32 frame
+            before, after = st["mass_summary"][layer][head]
+            assert abs(before - mass[head, :32].mean()) < 1e-12 and abs(after - mass[head, 32:].mean()) < 1e-12
+            one = views.attention_view(RUN, "rope", layer, head, 4)
+            assert (one["mass_L"], one["mass_far"]) == (before, after)
+    learned = views.attention_stack(RUN, "learned", 4)
+    assert list(learned["maps"]) == ["L = 32"] and all(np.isnan(a) for row in learned["mass_summary"] for _, a in row)
+
+
+def test_head_charts_filter_on_their_parameters_and_title_follows_them():
+    from posenc.charts.base import url_param
+
+    st = views.attention_stack(RUN, "alibi", 4)
+    layer, head = url_param("layer", "layer", [1, 2], 2), url_param("head", "head", [1, 2, 3, 4], 3)
+    with alt.data_transformers.disable_max_rows():
+        for label, frame in st["maps"].items():
+            spec = charts.head_attention_maps(frame, name="ALiBi", label=label, layer=layer, head=head).to_dict()
+            assert {p["name"]: p["value"] for p in spec["params"]} == {"url_layer": 2, "url_head": 3}
+            text = json.dumps(spec)
+            assert "datum['layer'] == url_layer && datum['head'] == url_head" in text and f', {label}' in text
+        mass = charts.head_mass_chart(st["mass"], st["mass_summary"], layer=layer, head=head, train_len=32, order=2).to_dict()
+    title = mass["layer"][0]["title"]["text"]["expr"]
+    table = json.loads(title[title.index("[["):title.index("[url_layer")])
+    b, a = st["mass_summary"][1][2]
+    assert table[1][2] == f"{b:.2f} before L, {a:.2f} after"  # head 3 of layer 2, picked by [url_layer - 1][url_head - 1]

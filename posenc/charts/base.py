@@ -9,6 +9,7 @@ sequential viridis, and the Okabe-Ito categorical palette.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 
@@ -72,6 +73,32 @@ def matrix_frame(M: np.ndarray, rows: Sequence, cols: Sequence, *, row: str = "r
     cc = np.tile(c, r.size)
     as_int = lambda a: a.astype(np.int32) if np.issubdtype(a.dtype, np.integer) else a
     return pd.DataFrame({row: as_int(rr), col: as_int(cc), value: vals})
+
+
+PARAM_PREFIX = "url_"  # a chart parameter url_<key> is the page's link parameter <key> (see posenc.ui.assets.CLIENT_PARAMS)
+
+
+def url_param(key: str, label: str, options: Sequence[int], value: int) -> alt.Parameter:
+    """A chart parameter picked with radio buttons under the chart: choosing among data the chart already
+    holds (a layer, a head) repaints in the browser, with no server round trip.  Named ``url_<key>``: the
+    page keeps it in the address bar under ``key`` (so a link reopens the view) and tells the server once
+    the hand stops.  Filter on it with ``pick(field, param)``."""
+    options = [int(o) for o in options]
+    if int(value) not in options:
+        raise ValueError(f"value must be one of {options}, got {value!r}")
+    return alt.param(name=PARAM_PREFIX + key, value=int(value), bind=alt.binding_radio(options=options, name=f"{label} "))
+
+
+def pick(*pairs: tuple[str, alt.Parameter]) -> str:
+    """A Vega filter expression: each (field, parameter) pair equal (``url_param``'s parameters)."""
+    return " && ".join(f"datum[{field!r}] == {p.name}" for field, p in pairs)
+
+
+def pick_text(values, *params: alt.Parameter) -> str:
+    """A Vega expression for the string ``values[p1 - 1][p2 - 1]...`` (nested lists, indexed from 1 by the
+    parameters' values): a title or caption that follows the parameters in the browser."""
+    index = "".join(f"[{p.name} - 1]" for p in params)
+    return f"{json.dumps(values)}{index}"
 
 
 def style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap
+from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap, pick, pick_text
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 # one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
@@ -75,11 +77,14 @@ def extension_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int 
     return alt.layer(bar, dot).properties(width="container")
 
 
-def attention_map(frame: pd.DataFrame, *, title: str, height: int = 300) -> alt.Chart:
-    """One head's attention (query x key), averaged over sequences."""
-    _check(frame, "attention map")
-    if len(frame) > RASTER_CELLS:  # one image (downsampled positions are evenly spaced)
-        return frame_heatmap(frame, x="key", y="query", value="weight", domain=(0.0, 1.0),
+def attention_map(frame: pd.DataFrame, *, title: str | alt.Title, height: int = 300, by: Sequence[str] = (),
+                  where: str | None = None) -> alt.TopLevelMixin:
+    """One head's attention (query x key), averaged over sequences.  With ``by`` (e.g. layer, head) the
+    frame holds several heads and the Vega expression ``where`` picks the one drawn (in the browser)."""
+    groups = int(frame.groupby(list(by)).ngroups) if by else 1
+    _check(frame.iloc[: len(frame) // groups], "attention map")  # the marks of one head
+    if len(frame) // groups > RASTER_CELLS:  # one image per head (downsampled positions are evenly spaced)
+        return frame_heatmap(frame, x="key", y="query", value="weight", domain=(0.0, 1.0), by=by, where=where,
                              palette="sequential", x_title="key position", y_title="query position", value_title="attention",
                              title=title, width="container", height=height,
                              legend=alt.Legend(type="gradient", gradientLength=160, gradientOpacity=1))
@@ -88,18 +93,47 @@ def attention_map(frame: pd.DataFrame, *, title: str, height: int = 300) -> alt.
     # thin axes: at most ~8 labels on each ordinal axis
     keys = sorted(frame["key"].unique().tolist())
     step = max(1, len(keys) // 8)
-    return hm.encode(x=alt.X("key:O", title="key position", axis=alt.Axis(values=keys[::step], labelAngle=0)),
-                     y=alt.Y("query:O", title="query position", axis=alt.Axis(values=keys[::step])))
+    hm = hm.encode(x=alt.X("key:O", title="key position", axis=alt.Axis(values=keys[::step], labelAngle=0)),
+                   y=alt.Y("query:O", title="query position", axis=alt.Axis(values=keys[::step])))
+    return hm.transform_filter(where) if where is not None else hm
 
 
-def mass_chart(frame: pd.DataFrame, *, train_len: int, order: int, height: int = 300) -> alt.LayerChart:
-    """Attention mass on the k input positions the next token depends on, per head, against position."""
+def mass_chart(frame: pd.DataFrame, *, train_len: int, order: int, height: int = 300, where: str | None = None,
+               highlight: str | None = None, title: str | alt.Title = "") -> alt.LayerChart:
+    """Attention mass on the k input positions the next token depends on, per head, against position.
+    ``where`` (a Vega expression) keeps some rows (one layer); the heads for which ``highlight`` holds
+    are drawn thick, the others thin."""
     _check(frame, "mass chart")
     heads = list(dict.fromkeys(frame["head"]))
-    line = alt.Chart(frame, height=height).mark_line(strokeWidth=1.5).encode(
+    width = alt.condition(highlight, alt.value(3.0), alt.value(1.2)) if highlight else alt.value(1.5)
+    opacity = alt.condition(highlight, alt.value(1.0), alt.value(0.55)) if highlight else alt.value(1.0)
+    line = alt.Chart(frame, height=height, title=title or alt.Undefined).mark_line().encode(
         x=alt.X("position:Q", title="query position"),
         y=alt.Y("mass:Q", title=f"attention on the last {order} input positions", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("head:N", title="head", scale=alt.Scale(domain=heads, range=OKABE_ITO[: len(heads)])),
+        detail="head:N", strokeWidth=width, opacity=opacity,
         tooltip=[alt.Tooltip("head:N"), alt.Tooltip("position:Q"), alt.Tooltip("mass:Q", format=".3f")],
     )
+    if where is not None:
+        line = line.transform_filter(where)
     return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
+
+
+def head_attention_maps(frame: pd.DataFrame, *, name: str, label: str, layer: alt.Parameter, head: alt.Parameter,
+                        height: int = 300) -> alt.TopLevelMixin:
+    """``attention_map`` of a frame holding every layer and head (``views.lab.attention_stack``), the one
+    drawn picked in the browser by the ``layer`` and ``head`` parameters (``charts.base.url_param``)."""
+    title = alt.Title(alt.expr(f"{json.dumps(name + ', layer ')} + {layer.name} + ', head ' + {head.name} + {json.dumps(', ' + label)}"))
+    return attention_map(frame, title=title, height=height, by=("layer", "head"),
+                         where=pick(("layer", layer), ("head", head))).add_params(layer, head)
+
+
+def head_mass_chart(frame: pd.DataFrame, summary, *, layer: alt.Parameter, head: alt.Parameter, train_len: int, order: int,
+                    height: int = 300) -> alt.LayerChart:
+    """``mass_chart`` of every head of the layer the ``layer`` parameter picks, the ``head`` parameter's
+    head thick, its mean mass before and after L (``summary[layer - 1][head - 1]``) in the title."""
+    text = [[f"{b:.2f} before L, " + ("no position after L" if np.isnan(a) else f"{a:.2f} after") for b, a in rows]
+            for rows in summary]
+    title = alt.Title(alt.expr(f"'head ' + {head.name} + ' of layer ' + {layer.name} + ': ' + {pick_text(text, layer, head)}"))
+    return mass_chart(frame, train_len=train_len, order=order, height=height, where=pick(("layer", layer)),
+                      highlight=f"datum.head == {head.name}", title=title).add_params(layer, head)

@@ -19,7 +19,7 @@ import struct
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import numpy as np
@@ -37,9 +37,8 @@ MASKED = "#bdbdbd"  # -inf / NaN cells (the causal mask): a grey on no colour sc
 MASKED_RGB = (189, 189, 189)  # MASKED as RGB
 MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix)
 HOVER_CELLS = 1024  # transparent hover cells over the image (a 32 x 32 grid)
-MAX_BLOCK = 16  # largest block of pixels one cell is drawn as
 RASTER_CELLS = 4096  # a heatmap with more cells than this is drawn as one image, not one rect per cell
-CONTAINER_WIDTH = 640  # the width assumed for upscaling when a chart fills its column ("container")
+CONTAINER_WIDTH = 640  # the width assumed for the legend when a chart fills its column ("container")
 
 
 def _rgb(stops: Sequence[str]) -> np.ndarray:
@@ -147,9 +146,17 @@ def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELL
     })
 
 
-def image_heatmap(
-    M,
+def image_heatmap(M, **kw) -> alt.LayerChart:
+    """M (r, c) as one colour-mapped image with axes, a gradient legend on the same colour stops,
+    and a hover grid of exact values (``image_stack`` of one matrix; its keywords)."""
+    return image_stack({(): M}, **kw)
+
+
+def image_stack(
+    stack: Mapping[tuple, np.ndarray],
     *,
+    fields: Sequence[str] = (),
+    where: str | None = None,
     rows: np.ndarray | None = None,
     cols: np.ndarray | None = None,
     domain: tuple[float, float],
@@ -172,23 +179,33 @@ def image_heatmap(
     hover_extra: pd.DataFrame | None = None,
     extra_tooltips: Sequence[alt.Tooltip] = (),
 ) -> alt.LayerChart:
-    """M (r, c) as one colour-mapped image with axes, a gradient legend on the same colour stops,
-    and a hover grid of exact values.  ``rows``/``cols`` label the matrix rows and columns (evenly
-    spaced, e.g. positions 0, 4, 8, ...; ``row_step``/``col_step`` give the spacing when there is one
-    row or column); row 0 is drawn at the top when ``reverse_y``.  ``width`` may be "container"
-    (the chart fills its column).  ``legend``: True (a gradient under the plot), False, or an
-    ``alt.Legend``.  ``x_labels[k]`` is printed at x = k (for columns kept unevenly and drawn side by
-    side); ``hover_extra`` (row, col, fields...) adds ``extra_tooltips`` fields to the hover grid."""
-    A = np.asarray(M, dtype=np.float64)
-    r, c = A.shape if A.ndim == 2 else (0, 0)
+    """Matrices of one shape as colour-mapped images with axes, a gradient legend on the same colour
+    stops, and a hover grid of exact values.  ``stack`` maps a tuple of ``fields`` values (e.g. (layer,
+    head)) to its matrix (r, c); every image and its hover grid are sent, and the Vega expression
+    ``where`` (on those fields and the chart's parameters) picks the one drawn, so choosing another
+    repaints in the browser.  ``rows``/``cols`` label the matrix rows and columns (evenly spaced, e.g.
+    positions 0, 4, 8, ...; ``row_step``/``col_step`` give the spacing when there is one row or
+    column); row 0 is drawn at the top when ``reverse_y``.  ``width`` may be "container" (the chart
+    fills its column).  ``legend``: True (a gradient under the plot), False, or an ``alt.Legend``.
+    ``x_labels[k]`` is printed at x = k (for columns kept unevenly and drawn side by side);
+    ``hover_extra`` (row, col, fields...) adds ``extra_tooltips`` fields to the hover grid."""
+    mats = {tuple(k): np.asarray(M, dtype=np.float64) for k, M in stack.items()}
+    if not mats:
+        raise ValueError("stack must hold at least one matrix")
+    shapes = {A.shape for A in mats.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"stack's matrices must share one shape, got {sorted(shapes)}")
+    if any(len(k) != len(fields) for k in mats):
+        raise ValueError(f"every stack key must hold one value per field {list(fields)}")
+    A0 = next(iter(mats.values()))
+    r, c = A0.shape if A0.ndim == 2 else (0, 0)
     rows = np.arange(r) if rows is None else np.asarray(rows)
     cols = np.arange(c) if cols is None else np.asarray(cols)
     stops = PALETTES[palette]
     px_w = CONTAINER_WIDTH if isinstance(width, str) else int(width)
-    # whole-pixel blocks at twice the display size (a 2x screen, a slide export), so the browser's smoothing
-    # when it scales the image stays inside a cell instead of blurring neighbours into each other
-    up_r, up_c = max(1, -(-2 * height // max(r, 1))), max(1, -(-2 * px_w // max(c, 1)))
-    url = image_url(A, domain, stops, (min(up_r, MAX_BLOCK), min(up_c, MAX_BLOCK)))
+    # one pixel per cell, drawn unsmoothed (smooth=False: nearest-neighbour scaling in the browser and in the
+    # PNG/SVG exports), so every cell stays a crisp block at any size; a stack of 8 images sends 8 small PNGs
+    blocks = (1, 1)
     step_r = float(row_step) if row_step is not None else float(rows[1] - rows[0]) if r > 1 else 1.0
     step_c = float(col_step) if col_step is not None else float(cols[1] - cols[0]) if c > 1 else 1.0
     x_dom = [float(cols[0]), float(cols[-1]) + step_c]
@@ -199,12 +216,20 @@ def image_heatmap(
         axis = alt.Axis(tickMinStep=1, labelExpr=f"isValid({table}[datum.value]) ? {table}[datum.value] : ''")
     x = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=x_dom, nice=False, zero=False), axis=axis)
     y = alt.Y("y:Q", title=y_title, scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y))
-    image = alt.Chart(pd.DataFrame({"x": [x_dom[0]], "x2": [x_dom[1]], "y": [y_dom[0]], "y2": [y_dom[1]], "url": [url]}),
-                      title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False).encode(
+    images = pd.DataFrame([dict(zip(fields, k)) | {"x": x_dom[0], "x2": x_dom[1], "y": y_dom[0], "y2": y_dom[1],
+                                                   "url": image_url(A, domain, stops, blocks)} for k, A in mats.items()])
+    image = alt.Chart(images, title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False, smooth=False).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
-    grid = hover_grid(A, rows, cols, row=row, col=col, value=value, steps=(step_r, step_c))
+    grid = pd.concat([hover_grid(A, rows, cols, row=row, col=col, value=value, steps=(step_r, step_c)).assign(**dict(zip(fields, k)))
+                      for k, A in mats.items()], ignore_index=True)
+    for name in grid.columns:  # whole numbers (positions, layer, head) in the narrowest integer type: fewer bytes sent
+        col_values = grid[name].to_numpy()
+        if name != value and col_values.dtype.kind == "f" and np.isfinite(col_values).all() and (col_values == np.rint(col_values)).all():
+            grid[name] = col_values.astype(np.int64)
+        if grid[name].dtype.kind in "iu":
+            grid[name] = pd.to_numeric(grid[name], downcast="integer")
     if hover_extra is not None:
-        grid = grid.merge(hover_extra, on=[row, col], how="left")
+        grid = grid.merge(hover_extra, on=[*fields, row, col], how="left")
     if legend is True:
         legend = alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, px_w - 40), gradientOpacity=1, titleLimit=px_w)
     color = alt.Color(f"{value}:Q", title=value_title,
@@ -217,23 +242,33 @@ def image_heatmap(
         color=color,
         tooltip=[alt.Tooltip(f"{row}:Q", title=y_title)] + ([] if x_labels is not None else [alt.Tooltip(f"{col}:Q", title=x_title)])
         + list(extra_tooltips) + [alt.Tooltip(f"{value}:Q", title=value_title, format=value_format)])
+    if where is not None:
+        image, hover = image.transform_filter(where), hover.transform_filter(where)
     return alt.layer(image, hover)
 
 
 def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float | None = None, y_step: float | None = None,
-                  hover_fields: Sequence[alt.Tooltip] = (), **kw) -> alt.LayerChart:
-    """``image_heatmap`` of a tidy (x, y, value) frame of evenly spaced cells (a strided matrix, as
-    ``charts.base.matrix_frame`` builds it); cells the frame lacks are drawn as masked.  A step not
-    given is the spacing of the frame's values (1 with a single row or column).  ``kw`` go to
-    ``image_heatmap`` (the hover grid keeps the frame's column names); ``hover_fields`` are tooltips
-    on further columns of ``df``, carried to the hover grid."""
+                  hover_fields: Sequence[alt.Tooltip] = (), by: Sequence[str] = (), where: str | None = None,
+                  **kw) -> alt.LayerChart:
+    """``image_stack`` of a tidy (x, y, value) frame of evenly spaced cells (a strided matrix, as
+    ``charts.base.matrix_frame`` builds it); cells the frame lacks are drawn as masked.  ``by`` names
+    columns that split the frame into several matrices on one grid (e.g. layer, head), one of which
+    ``where`` picks in the browser.  A step not given is the spacing of the frame's values (1 with a
+    single row or column).  ``kw`` go to ``image_stack`` (the hover grid keeps the frame's column
+    names); ``hover_fields`` are tooltips on further columns of ``df``, carried to the hover grid."""
+    by = list(by)
     if hover_fields:
         names = [t.to_dict()["field"] for t in hover_fields]
-        kw = kw | {"hover_extra": df[[y, x, *names]], "extra_tooltips": hover_fields}
+        kw = kw | {"hover_extra": df[[*by, y, x, *names]], "extra_tooltips": hover_fields}
     xs = np.unique(df[x].to_numpy())
     ys = np.unique(df[y].to_numpy())
-    M = np.full((ys.size, xs.size), np.nan)
-    M[np.searchsorted(ys, df[y].to_numpy()), np.searchsorted(xs, df[x].to_numpy())] = df[value].to_numpy(dtype=np.float64)
+    groups = df.groupby(by, sort=True) if by else [((), df)]
+    stack = {}
+    for k, part in groups:
+        M = np.full((ys.size, xs.size), np.nan)
+        M[np.searchsorted(ys, part[y].to_numpy()), np.searchsorted(xs, part[x].to_numpy())] = part[value].to_numpy(dtype=np.float64)
+        stack[tuple(k) if by else ()] = M
     spacing = lambda v: float(v[1] - v[0]) if v.size > 1 else 1.0
-    return image_heatmap(M, rows=ys, cols=xs, row=y, col=x, value=value, row_step=spacing(ys) if y_step is None else y_step,
-                         col_step=spacing(xs) if x_step is None else x_step, **kw)
+    return image_stack(stack, fields=by, where=where, rows=ys, cols=xs, row=y, col=x, value=value,
+                       row_step=spacing(ys) if y_step is None else y_step,
+                       col_step=spacing(xs) if x_step is None else x_step, **kw)

@@ -59,13 +59,21 @@ def position_losses(params, scheme: str, source: MarkovSource, cfg: ModelConfig,
 def attention(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
               train_len: int, layer: int, extension: str | None = None) -> np.ndarray:
     """Attention probabilities of ``layer`` averaged over the sequences: (H, n, n), rows = queries."""
-    S, n = seqs.shape
     check_int("layer", layer, lo=0, hi=cfg.n_layers - 1)
+    return attention_layers(params, scheme, source, cfg, seqs, train_len=train_len, extension=extension)[layer]
+
+
+def attention_layers(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
+                     train_len: int, extension: str | None = None) -> np.ndarray:
+    """Attention probabilities of every layer averaged over the sequences, from one forward pass:
+    (n_layers, H, n, n), rows = queries."""
+    S, n = seqs.shape
     pos = positions(scheme, n, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
-    total = np.zeros((cfg.n_heads, n, n))
+    total = np.zeros((cfg.n_layers, cfg.n_heads, n, n))
     for i in range(0, S, CHUNK):
         _, cache = forward(params, with_bos(seqs[i : i + CHUNK], source.vocab), pos, cfg, keep_attention=True)
-        total += cache["attn"][layer].sum(axis=0)
+        for layer in range(cfg.n_layers):
+            total[layer] += cache["attn"][layer].sum(axis=0)
     return total / S
 
 

@@ -6,6 +6,7 @@
 CSS = """<style>
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 2px 4px; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+[class*="st-key-nobind_"] form.vega-bindings { display: none !important; }
 @media (max-width: 640px) {
   .katex-display > .katex { font-size: 0.9em; }
   [data-testid="stMetricValue"] { font-size: 1.6rem; }
@@ -53,5 +54,56 @@ LIVE_LINK = """<script>
     b.onclick = () => { if (navigator.clipboard) { navigator.clipboard.writeText(current()); b.textContent = "Copied"; } };
   });
   if (!window.__posencLink) { window.__posencLink = setInterval(sync, 300); }
+})();
+</script>"""
+
+
+# In-chart controls (posenc.charts.base.url_param: a Vega-Lite parameter url_<key> bound to radio buttons):
+# a choice repaints in the browser at once.  This script then (1) sets the same parameter in every other
+# chart of the page (a page shows one set of buttons; the other charts' copies are hidden by CSS), (2) writes
+# <key>=<value> into the address bar (the link to the view), (3) when the hand has stopped for 0.9 s, has
+# Streamlit rerun the page from the address bar, as on a history step, so the server (exports, the next
+# rerun's charts) knows the choice; and (4) gives a chart redrawn from an older spec the choice back.
+CLIENT_PARAMS = """<script>
+(() => {
+  if (window.__posencClient) return;
+  const S = window.__posencClient = {path: location.pathname, values: {}, timer: null, quiet: false};
+  const PREFIX = "url_";
+  const values = () => { if (S.path !== location.pathname) { S.path = location.pathname; S.values = {}; } return S.values; };
+  const inputsOf = (name) => document.querySelectorAll('.vega-bind input[name="' + name + '"], .vega-bind select[name="' + name + '"]');
+  const valueOf = (name) => { for (const el of inputsOf(name)) { if (el.type !== "radio" || el.checked) return String(el.value); } return null; };
+  const apply = (name, v) => {
+    for (const el of inputsOf(name)) {
+      const radio = el.type === "radio";
+      if (radio ? (el.checked || String(el.value) !== v) : String(el.value) === v) continue;
+      if (radio) el.checked = true; else el.value = v;
+      S.quiet = true;
+      try { el.dispatchEvent(new Event(radio ? "change" : "input", {bubbles: true})); el.dispatchEvent(new Event("change", {bubbles: true})); }
+      finally { S.quiet = false; }
+    }
+  };
+  const chosen = (ev) => {
+    const el = ev.target;
+    if (S.quiet || !el || !el.name || !el.name.startsWith(PREFIX) || !el.closest || !el.closest(".vega-bind")) return;
+    if (el.type === "radio" && !el.checked) return;
+    const v = String(el.value), key = el.name.slice(PREFIX.length);
+    values()[key] = v;
+    apply(el.name, v);
+    const u = new URL(location.href);
+    if (u.searchParams.get(key) !== v) { u.searchParams.set(key, v); history.replaceState(history.state, "", u); }
+    clearTimeout(S.timer);
+    S.timer = setTimeout(() => window.dispatchEvent(new PopStateEvent("popstate", {state: history.state})), 900);
+  };
+  document.addEventListener("change", chosen, true);
+  document.addEventListener("input", chosen, true);
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      for (const [key, v] of Object.entries(values())) { if (valueOf(PREFIX + key) !== null && valueOf(PREFIX + key) !== v) apply(PREFIX + key, v); }
+    });
+  }).observe(document.body, {childList: true, subtree: true});
 })();
 </script>"""

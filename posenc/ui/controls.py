@@ -327,6 +327,30 @@ def text(label: str, key: str, *, default: str, max_chars: int = 200, help: str 
     return value
 
 
+def in_chart(label: str, key: str, options: Sequence[int], *, default: int, container=None) -> int:
+    """The value of a control drawn inside charts (``posenc.charts.base.url_param``: radio buttons under a
+    chart that pick among data it already holds), bound to the URL as ``key``.
+
+    Choosing in the browser repaints at once; the browser writes the choice into the address bar and tells
+    the server once the hand stops (``posenc.ui.assets.CLIENT_PARAMS``), so this is the value the link (or
+    that last word) carries: checked like any bound control, with a note when the link's value is not one
+    of ``options``.
+    """
+    c = container or st
+    raw = _raw(key)
+    options = [int(o) for o in options]
+    default = int(default) if int(default) in options else options[0]
+    value = default
+    if len(raw) == 1:
+        try:
+            value = int(raw[0]) if int(raw[0]) in options else default
+        except ValueError:
+            value = default
+    _note_if_rejected(key, label, raw, value, int, "one of " + ", ".join(map(str, options)), c)
+    _register(key, value, default, spec={"kind": "options", "options": [str(o) for o in options], "ordered": True, "in_chart": True})
+    return value
+
+
 def param(spec: ParamSpec, *, key: str | None = None, container=None, label: str | None = None,
           bounds: tuple[float, float] | None = None, why: str | None = None):
     """The widget a registry ParamSpec asks for, bound to the URL as ``key`` (default: its name).

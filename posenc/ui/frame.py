@@ -27,6 +27,7 @@ import streamlit as st
 from posenc.io import export
 from posenc.io._limits import EXPORT_MAX_BYTES, export_plan, fit_export
 from posenc.ui import compat, controls, md
+from posenc.ui.assets import CLIENT_PARAMS as _CLIENT_PARAMS
 from posenc.ui.assets import CSS as _CSS
 from posenc.ui.assets import FIT_FORMULAS as _FIT_FORMULAS
 from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
@@ -61,7 +62,7 @@ def header(path: str, intro: str) -> None:
     compat.ensure_routed(navigation)
     _reset_quizzes(path)
     st.html(_CSS)
-    st.html(_FIT_FORMULAS, unsafe_allow_javascript=True)
+    st.html(_FIT_FORMULAS + _CLIENT_PARAMS, unsafe_allow_javascript=True)
     info = PAGE_BY_PATH[path]
     top = st.container(horizontal=True, vertical_alignment="bottom")
     top.title(info.title, anchor=False)
@@ -124,6 +125,7 @@ def chart(
     arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]] | None = None,
     caption: str | None = None,
     width: str | int = "stretch",
+    bindings: bool = True,
 ) -> None:
     """Draw an Altair chart, its caption, and an Export menu (PNG, SVG, CSV, .npy).
 
@@ -133,9 +135,13 @@ def chart(
     A single .npy export holds at most EXPORT_MAX_BYTES (32 MiB) -- the server keeps the file in
     memory until the browser has fetched it -- so a larger array is exported as float32, and beyond
     that with every k-th entry along each axis (``posenc.io._limits.fit_export``; the .npy header
-    holds the shape).
+    holds the shape).  ``bindings=False`` hides the chart's in-chart controls (``charts.base.url_param``)
+    when another chart of the page shows the same ones.
     """
-    st.altair_chart(ch, width=width, key=f"chart_{key}")
+    if bindings:
+        st.altair_chart(ch, width=width, key=f"chart_{key}")
+    else:  # the chart's in-chart controls are another chart's copies: hidden by CSS, kept in step by CLIENT_PARAMS
+        st.container(key=f"nobind_{key}").altair_chart(ch, width=width, key=f"chart_{key}")
     row = st.container(horizontal=True, vertical_alignment="center")
     if caption:
         row.caption(caption)

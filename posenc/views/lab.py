@@ -12,7 +12,7 @@ import pandas as pd
 
 from posenc._validate import check_choice, check_int
 from posenc.charts.base import downsample, matrix_frame
-from posenc.lab.evaluate import attention, eval_sequences, mass_on_context
+from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENDED, EXTENSION_NAMES, NAMES
 from posenc.lab.results import learned_check, spread
@@ -101,20 +101,20 @@ def extensions(run: dict) -> dict | None:
     return {"frame": frame, "methods": methods, "best": best, "train_len": res["config"]["train_len"]}
 
 
-def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int) -> dict:
-    """The first seed's attention at L and at multiple x L, and its mass on the previous k tokens.
+def attention_stack(run: dict, scheme: str, multiple: int) -> dict:
+    """The first seed's attention at L and at multiple x L for every layer and head, and its mass on the
+    previous k tokens: everything the page's layer and head pickers choose among, sent at once.
 
-    Averaged over the first 16 evaluation sequences.  Returns {"maps": {label: DataFrame(query, key,
-    weight)} (each downsampled to <= 16,384 cells by striding), "steps": {label: (row, col) stride},
-    "mass": DataFrame(head, position, mass) for every head of ``layer`` at multiple x L,
-    "mass_L", "mass_far": the chosen head's mean mass over positions < L and >= L, "note"}.
-    The learned table has no row past L: its long map and mass stop at L, and "note" says so.
+    Averaged over the first 16 evaluation sequences.  Returns {"maps": {label: DataFrame(layer, head,
+    query, key, weight)} (layer and head from 1; each map downsampled to <= 16,384 cells by striding),
+    "steps": {label: (row, col) stride}, "mass": DataFrame(layer, head, position, mass) at multiple x L,
+    "mass_summary": [[(mean mass before L, after L) per head] per layer], "note", "layers", "heads",
+    "train_len", "length", "order", "name"}.  The learned table has no row past L: its long map and
+    mass stop at L, and "note" says so (the mass after L is then NaN).
     """
     res = run["results"]
     cfg = LabConfig.from_dict(res["config"])
     scheme = check_choice("scheme", scheme, list(res["runs"]))
-    layer = check_int("layer", layer, lo=0, hi=cfg.n_layers - 1)
-    head = check_int("head", head, lo=0, hi=cfg.n_heads - 1)
     multiple = check_int("multiple", multiple, lo=2, hi=8)
     L = cfg.train_len
     source = cfg.source()
@@ -125,19 +125,52 @@ def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int)
         note = res["undefined"][scheme]
         n_long = L
     seqs = eval_sequences(source, ATTENTION_SEQS, n_long)
-    maps, steps = {}, {}
-    long = attention(params, scheme, source, cfg.model(), seqs, train_len=L, layer=layer)  # (H, n, n)
-    short = attention(params, scheme, source, cfg.model(), seqs[:, :L], train_len=L, layer=layer)
-    for label, A in ((f"L = {L}", short), (f"{multiple}L = {multiple * L}", long)):
-        if A is long and n_long == L:
-            continue
-        rows, cols, sub, step = downsample(A[head], HEATMAP_CELLS)
-        maps[label] = matrix_frame(sub, rows, cols, row="query", col="key", value="weight")
-        steps[label] = step
-    mass = mass_on_context(long, cfg.order)  # (H, n)
-    frame = pd.DataFrame({"head": np.repeat([f"head {h + 1}" for h in range(cfg.n_heads)], mass.shape[1]),
-                          "position": np.tile(np.arange(mass.shape[1]), cfg.n_heads), "mass": mass.ravel()})
-    far = mass[head, L:]
-    return {"maps": maps, "steps": steps, "mass": frame, "mass_L": float(mass[head, :L].mean()),
-            "mass_far": float(far.mean()) if far.size else float("nan"), "note": note, "train_len": L,
-            "length": n_long, "order": cfg.order, "name": NAMES[scheme]}
+    labels = {"short": f"L = {L}", "long": f"{multiple}L = {multiple * L}"}
+    parts: dict[str, list[pd.DataFrame]] = {labels["short"]: []} | ({} if n_long == L else {labels["long"]: []})
+    steps, mass_parts, summary = {}, [], []
+    longs = attention_layers(params, scheme, source, cfg.model(), seqs, train_len=L)  # (layers, H, n, n)
+    shorts = longs if n_long == L else attention_layers(params, scheme, source, cfg.model(), seqs[:, :L], train_len=L)
+    for layer, (long, short) in enumerate(zip(longs, shorts)):
+        for label, A in ((labels["short"], short), (labels["long"], long)):
+            if label not in parts:
+                continue
+            for head in range(cfg.n_heads):
+                rows, cols, sub, step = downsample(A[head], HEATMAP_CELLS)
+                frame = matrix_frame(sub, rows, cols, row="query", col="key", value="weight")
+                parts[label].append(frame.assign(layer=layer + 1, head=head + 1)[["layer", "head", "query", "key", "weight"]])
+                steps[label] = step
+        mass = mass_on_context(long, cfg.order)  # (H, n)
+        mass_parts.append(pd.DataFrame({"layer": layer + 1, "head": np.repeat(np.arange(1, cfg.n_heads + 1), mass.shape[1]),
+                                        "position": np.tile(np.arange(mass.shape[1]), cfg.n_heads), "mass": mass.ravel()}))
+        summary.append([(float(m[:L].mean()), float(m[L:].mean()) if m.size > L else float("nan")) for m in mass])
+    maps = {label: pd.concat(frames, ignore_index=True) for label, frames in parts.items()}
+    for frame in maps.values():  # every layer and head is sent to the browser: whole numbers in the narrowest type
+        for name in ("layer", "head", "query", "key"):
+            frame[name] = pd.to_numeric(frame[name], downcast="integer")
+    return {"maps": maps, "steps": steps,
+            "mass": pd.concat(mass_parts, ignore_index=True), "mass_summary": summary, "note": note,
+            "layers": cfg.n_layers, "heads": cfg.n_heads, "train_len": L, "length": n_long, "order": cfg.order,
+            "name": NAMES[scheme]}
+
+
+def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int) -> dict:
+    """One layer and head of ``attention_stack`` (both from 0): the first seed's attention at L and at
+    multiple x L, and its mass on the previous k tokens.
+
+    Returns {"maps": {label: DataFrame(query, key, weight)}, "steps": {label: (row, col) stride},
+    "mass": DataFrame(head, position, mass) for every head of ``layer`` at multiple x L, "mass_L",
+    "mass_far": the chosen head's mean mass over positions < L and >= L, "note"} (and the stack's
+    "train_len", "length", "order", "name").
+    """
+    res = run["results"]
+    cfg = LabConfig.from_dict(res["config"])
+    layer = check_int("layer", layer, lo=0, hi=cfg.n_layers - 1)
+    head = check_int("head", head, lo=0, hi=cfg.n_heads - 1)
+    st = attention_stack(run, scheme, multiple)
+    maps = {label: f[(f["layer"] == layer + 1) & (f["head"] == head + 1)][["query", "key", "weight"]].reset_index(drop=True)
+            for label, f in st["maps"].items()}
+    m = st["mass"][st["mass"]["layer"] == layer + 1]
+    mass = pd.DataFrame({"head": [f"head {h}" for h in m["head"]], "position": m["position"].to_numpy(), "mass": m["mass"].to_numpy()})
+    before, after = st["mass_summary"][layer][head]
+    return {"maps": maps, "steps": st["steps"], "mass": mass, "mass_L": before, "mass_far": after, "note": st["note"],
+            "train_len": st["train_len"], "length": st["length"], "order": st["order"], "name": st["name"]}

@@ -71,9 +71,11 @@ def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
         for layer in images:
             drawn, hover = drawn_cells(c, layer), layer["layer"][1]["encoding"]
             x, y, v = hover["x"]["field"], hover["y"]["field"], hover["color"]["field"]
-            both = drawn[[y, x, v]].dropna().merge(data[[y, x, v]], on=[y, x], how="left", suffixes=("_drawn", ""))
+            # a stack of images (one per layer and head, picked in the browser) carries its integer fields in both
+            on = [y, x] + [f for f in drawn.columns if f in data.columns and f not in (y, x, v) and drawn[f].dtype.kind in "iu"]
+            both = drawn[[*on, v]].dropna().merge(data[[*on, v]], on=on, how="left", suffixes=("_drawn", ""))
             close = (both[f"{v}_drawn"] - both[v]).abs() <= 1e-5 * np.maximum(1.0, both[v].abs())
-            assert close.groupby([both[y], both[x]]).any().all(), "a hover value is not the exported value at its cell"
+            assert close.groupby([both[f] for f in on]).any().all(), "a hover value is not the exported value at its cell"
         return data
     frames = list(c["data"].values())
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

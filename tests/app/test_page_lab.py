@@ -5,7 +5,7 @@ from __future__ import annotations
 from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, text_of
 
 from posenc.lab.results import learned_check, load_shipped, spread
-from posenc.views.lab import attention_view
+from posenc.views.lab import attention_stack, attention_view
 
 PAGE = "pages/lab.py"
 SHIPPED = load_shipped()
@@ -31,17 +31,37 @@ def test_opens_with_the_shipped_results():
     assert table.iloc[2]["4L = 128"] == "no row past L"
 
 
-def test_attention_controls_change_the_maps():
+def _params(spec: dict) -> dict:
+    return {p["name"]: p["value"] for p in spec.get("params", [])}
+
+
+def test_attention_maps_hold_every_layer_and_head_and_the_link_picks_one():
     at = open_page(PAGE)
-    before = chart_frame(at, 4)
-    av = attention_view(SHIPPED, "rope", 1, 0, 4)
-    assert abs(before["weight"].sum() - av["maps"]["4L = 128"]["weight"].sum()) < 1e-3  # float32 frame
-    at.slider(key="head").set_value(3).run()
+    maps = charts(at)[3:5]
+    stack = attention_stack(SHIPPED, "rope", 4)
+    for ch, (label, frame) in zip(maps, stack["maps"].items()):
+        assert _params(ch["spec"]) == {"url_layer": 1, "url_head": 1}
+        assert label in str(ch["spec"].get("title") or ch["spec"]["layer"][0]["title"])  # the title follows the buttons
+    sent = chart_frame(at, 3)  # the map at L: rect cells of every layer and head, the chart's filter picks one
+    assert set(zip(sent["layer"], sent["head"])) == {(lay, h) for lay in (1, 2) for h in (1, 2, 3, 4)}
+    one = attention_view(SHIPPED, "rope", 1, 2, 4)["maps"]["L = 32"]
+    picked = sent[(sent["layer"] == 2) & (sent["head"] == 3)]
+    assert abs(picked["weight"].sum() - one["weight"].sum()) < 1e-3  # float32 frame
+    at = open_page(PAGE, {"layer": "2", "head": "3"})
     assert_clean(at)
-    assert not chart_frame(at, 4)["weight"].equals(before["weight"])
+    assert all(_params(ch["spec"]) == {"url_layer": 2, "url_head": 3} for ch in charts(at)[3:])
     at.selectbox(key="scheme").set_value("learned").run()
     assert_clean(at)
     assert len(charts(at)) == 5 and "the maps and the mass stop at L" in text_of(at)
+    assert _params(charts(at)[3]["spec"]) == {"url_layer": 2, "url_head": 3}
+
+
+def test_a_bad_layer_or_head_in_the_link_gets_a_note():
+    at = open_page(PAGE, {"layer": "9", "head": "x"})
+    assert_clean(at)
+    notes = " ".join(w.value for w in at.warning)
+    assert "(`layer`) to `9`, which is not allowed here (one of 1, 2)" in notes and "(`head`) to `x`" in notes
+    assert all(_params(ch["spec"]) == {"url_layer": 1, "url_head": 1} for ch in charts(at)[3:])
 
 
 def test_untrained_configuration_says_so_then_trains_live():
@@ -54,5 +74,5 @@ def test_untrained_configuration_says_so_then_trains_live():
     assert metrics(at)["results"] == "custom"
     gap = chart_frame(at, 0)
     assert set(gap["scheme"]) == {"NoPE", "T5 buckets"} and set(gap["length"]) == {8, 16, 32, 64}
-    at.slider(key="layer").set_value(2).run()  # a rerun keeps the custom run (stored, not retrained)
+    at.select_slider(key="mult").set_value(8).run()  # a rerun keeps the custom run (stored, not retrained)
     assert metrics(at)["results"] == "custom"

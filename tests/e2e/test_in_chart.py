@@ -1,0 +1,54 @@
+"""In-chart controls (posenc.charts.base.url_param), in a real browser: the lab's layer and head buttons
+repaint every chart that shows them without a message to the server, write themselves into the address
+bar, tell the server once the hand stops, and a reload (the link) reopens the same view."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.liveserver import wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+TITLES = "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart] .role-title-text')].map(e => e.textContent)"
+
+
+def _why_titles(page) -> list[str]:
+    return [t for t in page.evaluate(TITLES) if "layer" in t]
+
+
+def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    sent: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    page.goto(f"{live_server['url']}/lab", wait_until="domcontentloaded")
+    wait_for_app(page, timeout_ms=90_000)
+    page.locator("input[name='url_head']").first.wait_for(state="attached", timeout=60_000)
+    page.wait_for_timeout(500)
+    assert _why_titles(page) == ["RoPE, layer 1, head 1, L = 32", "RoPE, layer 1, head 1, 4L = 128",
+                                 "head 1 of layer 1: 0.35 before L, 0.04 after"]
+    visible = page.locator("form.vega-bindings:visible")
+    assert visible.count() == 1  # one set of buttons; the other charts' copies are hidden and kept in step
+
+    before = len(sent)
+    visible.locator("input[name='url_head'][value='3']").check()
+    visible.locator("input[name='url_layer'][value='2']").check()
+    page.wait_for_function("() => [...document.querySelectorAll('.role-title-text')].filter(e => "
+                           "e.textContent.includes('layer 2, head 3')).length === 2", timeout=5_000)
+    assert len(sent) == before  # repainted with no message to the server
+    assert "head 3 of layer 2:" in _why_titles(page)[2]
+    assert "head=3" in page.url and "layer=2" in page.url
+    assert page.evaluate("() => [...document.querySelectorAll('input[name=url_head]:checked')].map(e => e.value)") == ["3"] * 3
+
+    page.wait_for_timeout(1_500)  # the hand has stopped: the page tells the server (one rerun from the address bar)
+    wait_for_app(page, timeout_ms=60_000)
+    assert len(sent) > before
+    assert all("layer 2, head 3" in t or "head 3 of layer 2" in t for t in _why_titles(page))
+
+    page.reload(wait_until="domcontentloaded")  # the link reopens the same view
+    wait_for_app(page, timeout_ms=90_000)
+    page.locator("input[name='url_head']").first.wait_for(state="attached", timeout=60_000)
+    page.wait_for_timeout(500)
+    assert _why_titles(page)[0] == "RoPE, layer 2, head 3, L = 32"
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
