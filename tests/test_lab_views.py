@@ -80,7 +80,7 @@ def test_charts_build(builder):
 def test_attention_stack_holds_every_layer_and_head_of_the_seed_run():
     st = views.attention_stack(RUN, "rope", 4)
     assert (st["layers"], st["heads"]) == (2, 4)
-    for label, frame in st["maps"].items():
+    for frame in st["maps"].values():
         assert set(zip(frame["layer"], frame["head"])) == {(lay, h) for lay in (1, 2) for h in (1, 2, 3, 4)}
     for layer in (0, 1):
         cfg = LabConfig.from_dict(RUN["results"]["config"])

@@ -17,6 +17,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from posenc.charts.memo import memo
+
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under every common CVD.
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 DIVERGING = "redblue"  # Vega scheme: low = red, high = blue
@@ -101,6 +103,7 @@ def pick_text(values, *params: alt.Parameter) -> str:
     return f"{json.dumps(values)}{index}"
 
 
+@memo
 def style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """Large readable fonts for presenters (top-level configuration)."""
     return (

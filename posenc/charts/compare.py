@@ -9,6 +9,7 @@ import altair as alt
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, lines
+from posenc.charts.memo import memo
 from posenc.charts.raster import MASKED, RASTER_CELLS, frame_heatmap, palette_of
 
 YES, NO = OKABE_ITO[0], OKABE_ITO[3]  # blue / vermillion, with a tick or cross drawn on top
@@ -60,6 +61,7 @@ def score_matrix(df: pd.DataFrame, panel: dict, *, size: int = 250, legend: bool
     return alt.layer(valid, masked)
 
 
+@memo
 def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 290, columns: int = 2) -> alt.ConcatChart:
     """The matrices side by side, ``columns`` per row; a legend under the last panel of each
     unit (same-unit panels share one domain, so one legend serves them)."""
@@ -72,6 +74,7 @@ def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 2
     return alt.concat(*charts, columns=columns, spacing=24).resolve_scale(color="independent", stroke="independent")
 
 
+@memo
 def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | str = "container") -> alt.VConcatChart:
     """Score against offset j - i, one panel per unit (independent y), one line per scheme.
     ``frame``: (scheme, unit, method, offset, score)."""
@@ -85,6 +88,7 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
     return alt.vconcat(*panels, spacing=16).resolve_scale(color="shared")
 
 
+@memo
 def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
     """A heat table: one row per scheme, one column per yes/no measurement, blue tick = yes,
     vermillion cross = no, grey dash = not measured.  ``marks``: (scheme, property, group, ok, detail)."""
@@ -107,6 +111,7 @@ def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
     return alt.layer(cells, text)
 
 
+@memo
 def measured_dots(frame: pd.DataFrame) -> alt.HConcatChart:
     """Two dot plots, one row per scheme: translation invariance (0 = relative) and the
     closest-pair distance (0 = two positions collide).  ``frame``: the display table."""

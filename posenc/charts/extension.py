@@ -12,6 +12,7 @@ import altair as alt
 import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
+from posenc.charts.memo import memo
 
 NAME_COLORS = {"RoPE": "#000000", "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
                "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
@@ -67,6 +68,7 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
     return alt.layer(rule, lab)
 
 
+@memo
 def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
     _check(frame, "ratio chart")
@@ -80,6 +82,7 @@ def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, hei
     return slide(alt.layer(pts, _rule(trained, f"L = {trained:,}")), height)
 
 
+@memo
 def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
@@ -91,6 +94,7 @@ def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 
     ), height)
 
 
+@memo
 def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_title: str, y_title: str, baseline: str | None = None,
                      height: int = 320) -> alt.LayerChart:
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
@@ -113,6 +117,7 @@ def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_ti
     return slide(alt.layer(*layers).resolve_legend(color="independent"), height)
 
 
+@memo
 def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, tol: float | None = None, height: int = 320) -> alt.LayerChart:
     """Error (log) against position (log) for each precision mode."""
     _check(frame, "precision chart")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap, pick, pick_text
+from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 # one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
@@ -29,6 +30,7 @@ def _rule(at: float, label: str) -> alt.LayerChart:
     return alt.layer(rule, text)
 
 
+@memo
 def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -> alt.LayerChart:
     """Mean gap (loss - floor) against evaluation length, one line per scheme, min-max band over seeds."""
     _check(frame, "gap chart")
@@ -46,6 +48,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     return alt.layer(band, line).resolve_scale(fill="independent").properties(width="container")
 
 
+@memo
 def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int, height: int = 320) -> alt.LayerChart:
     """Gap per position (mean over seeds), one line per scheme, the training length marked."""
     _check(frame, "position chart")
@@ -60,6 +63,7 @@ def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int,
     return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
 
 
+@memo
 def extension_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int = 260) -> alt.LayerChart:
     """RoPE + each test-time extension: mean gap (dot) and min-max over seeds (bar), at 4L and 8L."""
     _check(frame, "extension chart")
@@ -119,6 +123,7 @@ def mass_chart(frame: pd.DataFrame, *, train_len: int, order: int, height: int =
     return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
 
 
+@memo
 def head_attention_maps(frame: pd.DataFrame, *, name: str, label: str, layer: alt.Parameter, head: alt.Parameter,
                         height: int = 300) -> alt.TopLevelMixin:
     """``attention_map`` of a frame holding every layer and head (``views.lab.attention_stack``), the one
@@ -128,6 +133,7 @@ def head_attention_maps(frame: pd.DataFrame, *, name: str, label: str, layer: al
                          where=pick(("layer", layer), ("head", head))).add_params(layer, head)
 
 
+@memo
 def head_mass_chart(frame: pd.DataFrame, summary, *, layer: alt.Parameter, head: alt.Parameter, train_len: int, order: int,
                     height: int = 300) -> alt.LayerChart:
     """``mass_chart`` of every head of the layer the ``layer`` parameter picks, the ``head`` parameter's

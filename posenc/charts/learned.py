@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO
+from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap, palette_of
 
 TABLE_ORDER = ["MiniLM (trained)", "sinusoid", "untrained random"]
@@ -84,6 +85,7 @@ def binned_heatmap(
     )
 
 
+@memo
 def table_heatmap_chart(frame: pd.DataFrame, *, step: tuple[int, int], clip: float, title: str = "") -> alt.Chart:
     """Position (down) x channel (across) heatmap of a table, red -clip .. blue +clip."""
     return binned_heatmap(
@@ -93,6 +95,7 @@ def table_heatmap_chart(frame: pd.DataFrame, *, step: tuple[int, int], clip: flo
     )
 
 
+@memo
 def similarity_chart(frame: pd.DataFrame, *, step: int, title: str = "") -> alt.Chart:
     """Cosine similarity of position i (down) and position j (across), red -1 .. blue +1."""
     return binned_heatmap(
@@ -111,6 +114,7 @@ def _table_colour(order: list[str]) -> alt.Color:
                      legend=alt.Legend(orient="top", labelLimit=260))
 
 
+@memo
 def norms_chart(frame: pd.DataFrame) -> alt.Chart:
     """Norm of each table's row against position, one line per table, log y."""
     if len(frame) > MAX_MARKS:
@@ -128,6 +132,7 @@ def norms_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+@memo
 def spectrum_chart(frame: pd.DataFrame) -> alt.Chart:
     """Share of each table's variation along positions per frequency, log-log (zero shares dropped)."""
     if len(frame) > MAX_MARKS:
@@ -152,6 +157,7 @@ def spectrum_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+@memo
 def vector_chart(frame: pd.DataFrame, *, title: str, color: str = OKABE_ITO[0]) -> alt.Chart:
     """The vector added at one position: value against channel."""
     return (

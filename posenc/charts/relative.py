@@ -8,6 +8,7 @@ import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL
 from posenc.charts.learned import binned_heatmap
+from posenc.charts.memo import memo
 from posenc.charts.raster import MASKED
 
 KINDS = ["exact", "log-spaced", "last (everything further)"]
@@ -15,6 +16,7 @@ MASK_GREY = MASKED  # the grey the image heatmaps draw masked cells in
 MASK_LABEL = "masked: −∞ (key after query)"
 
 
+@memo
 def bucket_function_chart(segments: pd.DataFrame, *, max_exact: int, max_distance: int, bidirectional: bool) -> alt.LayerChart:
     """T5 bucket id against rel = j - i (symlog x): one bar per bucket over the rel range it covers.
 
@@ -58,6 +60,7 @@ def bucket_function_chart(segments: pd.DataFrame, *, max_exact: int, max_distanc
     return alt.layer(bars, lines).properties(height=320, width="container")
 
 
+@memo
 def bucket_matrix_chart(frame: pd.DataFrame, *, step: int, num_buckets: int) -> alt.Chart:
     """Bucket id of every (query i, key j) pair, viridis over 0 .. num_buckets - 1."""
     return binned_heatmap(
@@ -67,6 +70,7 @@ def bucket_matrix_chart(frame: pd.DataFrame, *, step: int, num_buckets: int) -> 
     )
 
 
+@memo
 def slopes_chart(frame: pd.DataFrame) -> alt.Chart:
     """ALiBi slope m of every head (bars), coloured by where the slope comes from."""
     if len(frame) > MAX_MARKS:
@@ -90,6 +94,7 @@ def slopes_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+@memo
 def alibi_matrix_chart(frame: pd.DataFrame, *, step: int, train_len: int, vmin: float) -> alt.LayerChart:
     """ALiBi bias of one head (viridis, vmin .. 0), masked (NaN) cells grey, training length dashed.
 

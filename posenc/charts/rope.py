@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
+from posenc.charts.memo import memo
 
 # one fixed colour per method (Okabe-Ito; the yellow is skipped, it vanishes on white); a model gets sky blue
 METHOD_COLORS = {"RoPE (no scaling)": "#000000", "PI (linear)": "#0072B2", "NTK-aware": "#E69F00",
@@ -47,6 +48,7 @@ def _rules(values: dict[str, float], axis: str, fmt: str = ",", *, align: Sequen
     return alt.layer(*layers)
 
 
+@memo
 def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float, size: int = 320) -> alt.LayerChart:
     """The chosen 2-D pair: q and k as arrows from the origin, unshifted (solid) and shifted (dashed)."""
     r = 1.15 * max(radius, 1e-12)
@@ -76,6 +78,7 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
     return alt.layer(orbit, shaft, head).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
 
 
+@memo
 def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
     """Probe score and RoFormer bound, each relative to its value at distance 0, against distance."""
     _check(frame, "decay chart")
@@ -90,6 +93,7 @@ def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
     )
 
 
+@memo
 def layout_chart(frame: pd.DataFrame, *, height: int = 300) -> alt.Chart:
     """Score against offset for the two pairings; the permuted one is dashed on top of half-split."""
     _check(frame, "layout chart")
@@ -117,6 +121,7 @@ def _method_dash(methods: Sequence[str]) -> alt.StrokeDash:
     return alt.StrokeDash("method:N", scale=alt.Scale(domain=list(methods), range=dashes), legend=None)
 
 
+@memo
 def scale_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int = 320) -> alt.Chart:
     """θ′/θ per pair for every method (log y: 1 = untouched, 1/s = fully interpolated)."""
     _check(frame, "scale chart")
@@ -129,6 +134,7 @@ def scale_chart(frame: pd.DataFrame, methods: Sequence[str], *, height: int = 32
     )
 
 
+@memo
 def wavelength_chart(frame: pd.DataFrame, methods: Sequence[str], *, trained: int, target: int, height: int = 320) -> alt.LayerChart:
     """Wavelength 2π/θ′ per pair (log y), with the trained and target lengths as horizontal lines."""
     _check(frame, "wavelength chart")
@@ -141,6 +147,7 @@ def wavelength_chart(frame: pd.DataFrame, methods: Sequence[str], *, trained: in
     return alt.layer(lines, _rules({f"trained {trained:,}": trained, f"target {target:,}": target}, "y"))
 
 
+@memo
 def ramp_chart(ramp: pd.DataFrame, *, low: float, high: float, height: int = 260) -> alt.LayerChart:
     """YaRN's ramp γ per pair (0 keep θ, 1 use θ/s) with the correction range [low, high]."""
     _check(ramp, "ramp chart")
@@ -154,6 +161,7 @@ def ramp_chart(ramp: pd.DataFrame, *, low: float, high: float, height: int = 260
                                   align=("right", "left"), bottom=(False, True)))
 
 
+@memo
 def bands_chart(bands: pd.DataFrame, *, height: int = 260) -> alt.Chart:
     """Llama 3: θ/θ′ per pair, coloured by band (kept, smoothed, divided by s)."""
     _check(bands, "bands chart")
@@ -168,6 +176,7 @@ def bands_chart(bands: pd.DataFrame, *, height: int = 260) -> alt.Chart:
     )
 
 
+@memo
 def score_chart(frame: pd.DataFrame, methods: Sequence[str], *, trained: int, target: int, height: int = 360) -> alt.LayerChart:
     """Score against distance (log x, 1 .. target) for every method, trained and target marked."""
     _check(frame, "score chart")

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
+from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
@@ -19,6 +20,7 @@ TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
+@memo
 def pe_heatmap(frame: pd.DataFrame, *, height: int = 440) -> alt.Chart:
     """Position (down) x depth (across) heatmap of PE values, red -1 .. blue +1.
 
@@ -47,6 +49,7 @@ def pe_heatmap(frame: pd.DataFrame, *, height: int = 440) -> alt.Chart:
                    legend_title="PE value", height=height, tooltip=tips)
 
 
+@memo
 def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 340) -> alt.LayerChart:
     """Wavelength of each pair on a log axis, coloured by whether it turns fully within n.
 
@@ -89,6 +92,7 @@ def _base_colour(order: list[str]) -> alt.Color:
                      legend=alt.Legend(orient="bottom", columns=3, symbolType="stroke"))
 
 
+@memo
 def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 320) -> alt.LayerChart:
     """Wavelength against pair index for every base (log y), with the chosen length n marked.
 
@@ -108,6 +112,7 @@ def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 
     return alt.layer(base_lines, rule).properties(autosize=FIT_X)
 
 
+@memo
 def dot_chart(frame: pd.DataFrame, *, order: list[str], height: int = 320) -> alt.LayerChart:
     """PE(p)·PE(p+k) / (d/2) against the offset k, one line per base; the chosen base drawn
     thicker, a dashed line at one half.  ``frame``: base, chosen, k, dot."""
@@ -125,6 +130,7 @@ def dot_chart(frame: pd.DataFrame, *, order: list[str], height: int = 320) -> al
     return alt.layer(curves, half).properties(autosize=FIT_X)
 
 
+@memo
 def shift_chart(frame: pd.DataFrame, *, size: int = 240) -> alt.Chart:
     """One M_k matrix (the frame holds one ``matrix`` value), red -1 .. blue +1, square.
 

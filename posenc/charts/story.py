@@ -8,12 +8,14 @@ import altair as alt
 import pandas as pd
 
 from posenc.charts.base import DIVERGING, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SEQUENTIAL, lines
+from posenc.charts.memo import memo
 
 # The width follows the page column; the height is the plot's own, with axis labels, titles and
 # legends added around it (Vega-Lite's default "fit" would squeeze them into the height instead).
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
+@memo
 def growth_chart(frame: pd.DataFrame, *, context: int) -> alt.LayerChart:
     """Encoding norm against position on log-log axes, with the chosen context marked."""
     base = lines(frame, x="position", y="norm", color="series", color_title="curve", x_title="position t (log)",
@@ -28,6 +30,7 @@ def growth_chart(frame: pd.DataFrame, *, context: int) -> alt.LayerChart:
 
 
 # ----------------------------------------------------------------------------- page 1: attention needs order
+@memo
 def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, title: str, legend_title: str,
                   size: int | None = None) -> alt.Chart:
     """Rect heatmap of a token x token matrix (columns query, key, qi, ki, value), tokens in sentence order.
@@ -60,6 +63,7 @@ def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, tit
 
 
 # ----------------------------------------------------------------------------- page 3: index / length
+@memo
 def index_values_chart(values: pd.DataFrame, *, max_token_labels: int = 32) -> alt.LayerChart:
     """Value t / L against the token t = 1 ... L, one line per sentence; tokens written next to the points
     when there are at most ``max_token_labels`` of them."""
@@ -80,6 +84,7 @@ def index_values_chart(values: pd.DataFrame, *, max_token_labels: int = 32) -> a
     return alt.layer(*layers).properties(autosize=FIT_X)
 
 
+@memo
 def step_chart(steps: pd.DataFrame, summary: pd.DataFrame) -> alt.LayerChart:
     """The step between neighbours, 1/L, against the prompt length L, with each sentence marked."""
     line = alt.Chart(steps, height=280, width="container").mark_line(color="gray").encode(
@@ -102,6 +107,7 @@ COLLIDES = "within ε of another position"
 ALONE = "no other position within ε"
 
 
+@memo
 def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *, closest: tuple[int, int]) -> alt.LayerChart:
     """sin(wt) as stems at integer t over the continuous curve; positions with a partner within eps
     in vermillion, links between the listed pairs, the closest pair ringed."""
@@ -129,6 +135,7 @@ def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *
 
 
 # ----------------------------------------------------------------------------- page 5: one sin+cos pair
+@memo
 def circle_chart(points: pd.DataFrame, outline: pd.DataFrame, *, size: int = 440) -> alt.LayerChart:
     """Positions as points (cos wt, sin wt) on the unit circle, coloured by turn, some labelled."""
     sc = alt.Scale(domain=[-1.3, 1.3], nice=False)
@@ -155,6 +162,7 @@ def circle_chart(points: pd.DataFrame, outline: pd.DataFrame, *, size: int = 440
     return alt.layer(ring, dots, *texts).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
 
 
+@memo
 def closest_curve_chart(curve: pd.DataFrame, *, n: int) -> alt.LayerChart:
     """Closest-pair distance against context length (log-log), the chosen n marked."""
     line = alt.Chart(curve, height=300, width="container").mark_line(point=True, interpolate="step-after").encode(
@@ -169,6 +177,7 @@ def closest_curve_chart(curve: pd.DataFrame, *, n: int) -> alt.LayerChart:
 
 
 # ----------------------------------------------------------------------------- the landing page
+@memo
 def wishlist_chart(marks: pd.DataFrame) -> alt.LayerChart:
     """The wishlist as a table of marks: one row per scheme, one column per measured property, a
     blue tick (yes) or a vermillion cross (no) on each cell, and the measurement behind the mark in

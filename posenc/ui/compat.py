@@ -1,4 +1,4 @@
-"""Two Streamlit behaviours the dashboard works around, in one place, with public API only.
+"""Two Streamlit behaviours the dashboard works around, and one private function it reuses, in one place.
 
 Tested with streamlit 1.67 (``TESTED``); ``tests/app/test_compat.py`` reproduces each behaviour
 against the installed Streamlit and fails loudly when it changes, so a fixed upstream bug shows
@@ -16,14 +16,24 @@ up as a test to delete rather than a silent workaround.
    arrived in streamlit/streamlit#13979).  Fix: the control reads the raw value first; when it is
    not a finite number, it builds the widget unbound for this run and deletes the parameter from
    the URL (``del st.query_params[key]``), so the next run binds as usual.
+3. **Converting a chart on every rerun.**  ``st.altair_chart`` turns the Altair chart into the
+   Vega-Lite spec it sends (``to_dict`` with schema validation, the data as Arrow bytes) on every
+   run, under a process-wide lock, even when the chart is the one it sent last time.  ``chart_spec``
+   calls the same converter (``streamlit.elements.vega_charts._convert_altair_to_vega_lite_spec``,
+   private) and remembers its spec for charts ``posenc.charts.memo`` made, by identity; the page
+   sends it with the public ``st.vega_lite_chart``, which is what ``st.altair_chart`` does next.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
 import streamlit as st
+
+from posenc.charts import memo
 
 TESTED = (1, 67)
 _ROUTED = "_posenc_routed"
@@ -69,3 +79,35 @@ def number_binding(key: str, raw: list[str]) -> str | None:
     except (KeyError, st.errors.StreamlitAPIException):  # already bound in this session: the URL keeps it
         pass
     return None
+
+
+MAX_SPEC_BYTES = 64 * 2**20  # Arrow bytes of the remembered specs, every session together
+_SPECS: OrderedDict = OrderedDict()  # id(chart) -> (chart, spec, bytes), most recent last
+_SPECS_LOCK = threading.Lock()
+
+
+def _spec_bytes(spec: dict) -> int:
+    return sum(len(v) for v in (spec.get("datasets") or {}).values() if isinstance(v, bytes))
+
+
+def chart_spec(chart) -> dict:
+    """The Vega-Lite spec ``st.altair_chart`` would send for ``chart`` (datasets as Arrow bytes), from
+    Streamlit's own converter; remembered by identity for a chart ``posenc.charts.memo`` made (behaviour 3).
+    Treat it as read-only: it is shared by every rerun that draws the same chart."""
+    from streamlit.elements import vega_charts
+
+    keep = memo.made(chart)
+    if keep:
+        with _SPECS_LOCK:
+            entry = _SPECS.get(id(chart))
+            if entry is not None and entry[0] is chart:
+                _SPECS.move_to_end(id(chart))
+                return entry[1]
+    spec = vega_charts._convert_altair_to_vega_lite_spec(chart)
+    if keep:
+        with _SPECS_LOCK:
+            _SPECS[id(chart)] = (chart, spec, _spec_bytes(spec))
+            total = sum(e[2] for e in _SPECS.values())
+            while total > MAX_SPEC_BYTES and len(_SPECS) > 1:
+                total -= _SPECS.popitem(last=False)[1][2]
+    return spec

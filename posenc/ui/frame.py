@@ -138,10 +138,10 @@ def chart(
     holds the shape).  ``bindings=False`` hides the chart's in-chart controls (``charts.base.url_param``)
     when another chart of the page shows the same ones.
     """
-    if bindings:
-        st.altair_chart(ch, width=width, key=f"chart_{key}")
-    else:  # the chart's in-chart controls are another chart's copies: hidden by CSS, kept in step by CLIENT_PARAMS
-        st.container(key=f"nobind_{key}").altair_chart(ch, width=width, key=f"chart_{key}")
+    # what st.altair_chart sends, converted once per chart built (compat.chart_spec); the other charts' copies of
+    # in-chart controls are hidden by CSS and kept in step by CLIENT_PARAMS
+    box = st if bindings else st.container(key=f"nobind_{key}")
+    box.vega_lite_chart(spec=dict(compat.chart_spec(ch)), width=width, key=f"chart_{key}")
     row = st.container(horizontal=True, vertical_alignment="center")
     if caption:
         row.caption(caption)

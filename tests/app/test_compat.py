@@ -62,3 +62,49 @@ def test_a_finite_link_value_is_still_bound():
 def test_finite_number():
     assert compat.finite_number([]) and compat.finite_number(["3"]) and compat.finite_number(["-2.5e3"])
     assert not any(compat.finite_number(r) for r in (["inf"], ["nan"], ["1e400"], ["x"], ["1", "2"]))
+
+
+BOTH_WAYS = """
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+from posenc.charts.base import style
+from posenc.charts.lab import gap_chart
+from posenc.lab.results import load_shipped
+from posenc.ui import compat
+from posenc.views.lab import overview
+
+ov = overview(load_shipped())
+ch = style(gap_chart(ov["frame"], ov["names"]))
+st.altair_chart(ch, width="stretch", key="a")
+st.vega_lite_chart(spec=dict(compat.chart_spec(ch)), width="stretch", key="b")
+"""
+
+
+def test_chart_spec_sends_what_st_altair_chart_sends():
+    at = AppTest.from_string(BOTH_WAYS, default_timeout=60)
+    at.run()
+    assert not at.exception
+    a, b = (el.proto for el in at.get("vega_lite_chart"))
+    assert a.spec == b.spec, "streamlit's Altair conversion changed: compat.chart_spec must follow"
+    assert [(d.name, d.data.data) for d in a.datasets] == [(d.name, d.data.data) for d in b.datasets]
+    assert a.theme == b.theme and a.use_container_width == b.use_container_width
+
+
+def test_chart_spec_is_remembered_only_for_memo_charts():
+    import altair as alt
+    import pandas as pd
+
+    from posenc.charts.base import style
+    from posenc.charts.memo import memo
+
+    frame = pd.DataFrame({"x": [1, 2, 3], "y": [3.0, 1.0, 2.0]})
+    built = memo(lambda df: alt.Chart(df).mark_line().encode(x="x:Q", y="y:Q"))
+    first, again = built(frame), built(frame.copy())
+    assert first is again  # the same content: the same chart, and the same spec
+    assert compat.chart_spec(first) is compat.chart_spec(again)
+    assert isinstance(next(iter(compat.chart_spec(first)["datasets"].values())), bytes)  # Arrow bytes, as Streamlit sends
+    plain = alt.Chart(frame).mark_line().encode(x="x:Q", y="y:Q")
+    assert compat.chart_spec(plain) is not compat.chart_spec(plain)  # not made by memo: converted every time
+    assert style(first) is style(again)

@@ -39,7 +39,7 @@ def test_attention_maps_hold_every_layer_and_head_and_the_link_picks_one():
     at = open_page(PAGE)
     maps = charts(at)[3:5]
     stack = attention_stack(SHIPPED, "rope", 4)
-    for ch, (label, frame) in zip(maps, stack["maps"].items()):
+    for ch, label in zip(maps, stack["maps"]):
         assert _params(ch["spec"]) == {"url_layer": 1, "url_head": 1}
         assert label in str(ch["spec"].get("title") or ch["spec"]["layer"][0]["title"])  # the title follows the buttons
     sent = chart_frame(at, 3)  # the map at L: rect cells of every layer and head, the chart's filter picks one
