@@ -69,4 +69,7 @@ def test_bounded_and_made_follows_eviction(monkeypatch):
     M.clear()
     charts = [line(frame(float(k))) for k in range(6)]
     assert len(M._CHARTS) == 4 and not M.made(charts[0]) and M.made(charts[-1])
-    assert set(M._MADE) == {id(c) for c in M._CHARTS.values()}
+    assert set(M._MADE) == {id(c) for c, _ in M._CHARTS.values()}
+    monkeypatch.setattr(M, "MAX_BYTES", 2 * M.weight(frame()))
+    line(frame(7.0))
+    assert len(M._CHARTS) == 2  # bounded by the bytes of the data the charts hold, too

@@ -111,7 +111,7 @@ def test_head_charts_filter_on_their_parameters_and_title_follows_them():
             text = json.dumps(spec)
             assert "datum['layer'] == url_layer && datum['head'] == url_head" in text and f', {label}' in text
         mass = charts.head_mass_chart(st["mass"], st["mass_summary"], layer=layer, head=head, train_len=32, order=2).to_dict()
-    title = mass["layer"][0]["title"]["text"]["expr"]
+    title = mass["title"]["text"]["expr"]
     table = json.loads(title[title.index("[["):title.index("[url_layer")])
     b, a = st["mass_summary"][1][2]
     assert table[1][2] == f"{b:.2f} before L, {a:.2f} after"  # head 3 of layer 2, picked by [url_layer - 1][url_head - 1]

@@ -111,16 +111,16 @@ def mass_chart(frame: pd.DataFrame, *, train_len: int, order: int, height: int =
     heads = list(dict.fromkeys(frame["head"]))
     width = alt.condition(highlight, alt.value(3.0), alt.value(1.2)) if highlight else alt.value(1.5)
     opacity = alt.condition(highlight, alt.value(1.0), alt.value(0.55)) if highlight else alt.value(1.0)
-    line = alt.Chart(frame, height=height, title=title or alt.Undefined).mark_line().encode(
+    line = alt.Chart(frame).mark_line().encode(
         x=alt.X("position:Q", title="query position"),
-        y=alt.Y("mass:Q", title=f"attention on the last {order} input positions", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("mass:Q", title=f"mass on the last {order} inputs", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("head:N", title="head", scale=alt.Scale(domain=heads, range=OKABE_ITO[: len(heads)])),
         detail="head:N", strokeWidth=width, opacity=opacity,
         tooltip=[alt.Tooltip("head:N"), alt.Tooltip("position:Q"), alt.Tooltip("mass:Q", format=".3f")],
     )
     if where is not None:
         line = line.transform_filter(where)
-    return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
+    return alt.layer(line, _rule(train_len, f"L = {train_len}"), title=title or alt.Undefined).properties(width="container", height=height)
 
 
 @memo

@@ -5,8 +5,8 @@ costs Altair's construction and schema validation (most of a warm rerun's script
 cProfile on the lab page).  ``memo`` wraps a builder: its arguments are fingerprinted -- scalars as
 they are, DataFrames / Series / arrays by a digest of their content, Altair parameters and small
 schema objects by their JSON, and a chart that ``memo`` itself made by its identity -- and the chart
-built for that fingerprint is returned again (the 256 most recent, shared by every session: Altair's
-methods copy, never change, a chart in place).  An argument it cannot fingerprint (a function, an
+built for that fingerprint is returned again (the 256 most recent, built from at most 96 MiB of data
+together, shared by every session: Altair's methods copy, never change, a chart in place).  An argument it cannot fingerprint (a function, an
 unknown object) makes the call go through unremembered.  ``made(chart)`` says whether a chart came
 from here, so a consumer may remember its own work on it by identity (``posenc.ui.compat.chart_spec``).
 """
@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 MAX_CHARTS = 256
-_CHARTS: OrderedDict = OrderedDict()  # fingerprint -> chart, most recent last
+MAX_BYTES = 96 * 2**20  # the data the remembered charts were built from (frames and arrays), all together
+_CHARTS: OrderedDict = OrderedDict()  # fingerprint -> (chart, bytes of its arguments' data), most recent last
 _MADE: dict[int, Any] = {}  # id(chart) -> chart, for every chart held in _CHARTS
 _LOCK = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,6 +76,19 @@ def fingerprint(x) -> Any:
     raise Unhashable(type(x).__name__)
 
 
+def weight(x) -> int:
+    """Bytes of the frames and arrays in an argument (what a chart built from it holds, about)."""
+    if isinstance(x, pd.DataFrame):
+        return int(x.memory_usage(index=True, deep=False).sum())
+    if isinstance(x, (pd.Series, np.ndarray)):
+        return int(x.nbytes)
+    if isinstance(x, (tuple, list)):
+        return sum(weight(v) for v in x)
+    if isinstance(x, dict):
+        return sum(weight(v) for v in x.values())
+    return 0
+
+
 def memo(fn: F) -> F:
     """Remember ``fn``'s chart by the fingerprint of its arguments (see the module's docstring)."""
 
@@ -87,14 +101,17 @@ def memo(fn: F) -> F:
         with _LOCK:
             if key in _CHARTS:
                 _CHARTS.move_to_end(key)
-                return _CHARTS[key]
+                return _CHARTS[key][0]
         out = fn(*args, **kwargs)
+        size = weight(args) + weight(kwargs)
         with _LOCK:
-            _CHARTS[key] = out
+            _CHARTS[key] = (out, size)
             _MADE[id(out)] = out
-            while len(_CHARTS) > MAX_CHARTS:
-                _, old = _CHARTS.popitem(last=False)
-                if not any(v is old for v in _CHARTS.values()):
+            total = sum(w for _, w in _CHARTS.values())
+            while len(_CHARTS) > 1 and (len(_CHARTS) > MAX_CHARTS or total > MAX_BYTES):
+                _, (old, w) = _CHARTS.popitem(last=False)
+                total -= w
+                if not any(c is old for c, _ in _CHARTS.values()):
                     _MADE.pop(id(old), None)
         return out
 
