@@ -103,6 +103,9 @@ with results_box:
                   "a flat line after it means the scheme carries the task past L. Falsified by a run (other seeds, below) "
                   "whose band leaves this one's.")
     st.dataframe(ov["table"], hide_index=True, key="lab_table")
+    for name, seeds in ov["not_learned"].items():
+        st.caption(f":material/warning: {name} did not learn the task at L (gap over 10 % of uniform − floor) at seed(s) "
+                   f"{', '.join(map(str, seeds))} of this run: its longer lengths measure a model that has not learned it.")
     for name, why in ov["undefined"].items():
         st.caption(f":material/block: {name}: {why}.")
     pv = _view("by_position", key, (), _run=run)

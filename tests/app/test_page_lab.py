@@ -27,6 +27,8 @@ def test_opens_with_the_shipped_results():
     want = spread([r["mean"]["256"]["gap"] for r in res["runs"]["alibi"].values()])
     assert abs(alibi["gap"] - want["mean"]) < 1e-12 and abs(alibi["hi"] - want["max"]) < 1e-12
     assert "no row for position 32" in text_of(at)
+    failed = sorted({c["scheme"] for c in checks if not c["learned"]})
+    assert failed == ["raw_index"] and "Raw index did not learn the task at L" in text_of(at)  # the shipped run, as found
     table = at.dataframe[0].value
     assert table.iloc[2]["4L = 128"] == "no row past L"
 
