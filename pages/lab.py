@@ -104,8 +104,9 @@ with results_box:
                   "whose band leaves this one's.")
     st.dataframe(ov["table"], hide_index=True, key="lab_table")
     for name, seeds in ov["not_learned"].items():
-        st.caption(f":material/warning: {name} did not learn the task at L (gap over 10 % of uniform − floor) at seed(s) "
-                   f"{', '.join(map(str, seeds))} of this run: its longer lengths measure a model that has not learned it.")
+        st.caption(f":material/warning: {name} did not learn the task at L (gap over 10 % of uniform − floor) at "
+                   f"{len(seeds)} of {ov['seeds']} training seeds ({', '.join(map(str, seeds))}): its longer lengths measure a "
+                   "model that has not learned it.")
     for name, why in ov["undefined"].items():
         st.caption(f":material/block: {name}: {why}.")
     pv = _view("by_position", key, (), _run=run)
