@@ -146,10 +146,15 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
             page.keyboard.press("Escape")
             return False
         options.nth(chosen[0]).click()
-    elif kind in ("segmented", "radio"):
-        items = box.locator("button, label")
-        idle = [j for j in range(items.count()) if items.nth(j).get_attribute("aria-checked") != "true"
-                and "true" not in (items.nth(j).get_attribute("data-selected") or "")]
+    elif kind == "segmented":  # the option buttons (not the widget's label or its help icon)
+        items = box.locator("[role='radiogroup'] button[role='radio']")
+        idle = [j for j in range(items.count()) if items.nth(j).get_attribute("aria-checked") != "true"]
+        if not idle:
+            return False
+        items.nth(idle[0]).click()
+    elif kind == "radio":  # the options of the radio group (not the widget's label)
+        items = box.locator("[role='radiogroup'] label")
+        idle = [j for j in range(items.count()) if not items.nth(j).locator("input").first.is_checked()]
         if not idle:
             return False
         items.nth(idle[0]).click()
