@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from posenc.charts.base import style, url_param
+from posenc.charts.base import style
 from posenc.charts.lab import extension_chart, gap_chart, head_attention_maps, head_mass_chart, position_chart
 from posenc.lab.evaluate import mass_on_context, position_losses
 from posenc.lab.experiment import LabConfig, run_experiment
 from posenc.lab.positions import LAB_SCHEMES, NAMES, positions
-from posenc.lab.results import load_shipped
+from posenc.lab.results import extended_scheme, load_shipped
 from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
@@ -126,13 +126,14 @@ def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
     """Scheme and length rerun only this section; layer and head pick, in the browser, among what it sent."""
     st.subheader("Why: where attention goes", anchor=False)
     w = st.columns(4)
-    scheme = controls.choice("scheme", "scheme", list(run["results"]["runs"]), default="rope" if "rope" in run["results"]["runs"]
-                             else next(iter(run["results"]["runs"])), format_func=NAMES.get, style="select", container=w[0])
+    runs = list(run["results"]["runs"])
+    scheme = controls.choice("scheme", "scheme", runs, default=extended_scheme(run["results"]) or runs[0], format_func=NAMES.get,
+                             style="select", container=w[0])
     mult = controls.select_slider("long length", "mult", [2, 4, 8], default=4, format_func=lambda v: f"{v}L", container=w[1])
     av = _view("attention_stack", key, (scheme, mult), _run=run)
     layers, heads = range(1, av["layers"] + 1), range(1, av["heads"] + 1)
-    layer = url_param("layer", "layer", layers, controls.in_chart("layer", "layer", layers, default=1, container=w[2]))
-    head = url_param("head", "head", heads, controls.in_chart("head", "head", heads, default=1, container=w[3]))
+    layer = controls.in_chart("layer", "layer", layers, default=1, container=w[2])
+    head = controls.in_chart("head", "head", heads, default=1, container=w[3])
     w[2].caption("Layer and head: the buttons under the first map.")
     cols = st.columns(len(av["maps"]))
     for i, (col, (lbl, frame)) in enumerate(zip(cols, av["maps"].items())):

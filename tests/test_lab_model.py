@@ -107,3 +107,12 @@ def test_learned_table_has_no_row_past_l_and_extensions_are_rope_only():
     v = np.random.default_rng(0).normal(size=(128, 8))
     np.testing.assert_allclose(np.einsum("pij,pj->pi", yarn.mq, v),
                                posenc.apply_rope(v, np.arange(128), inv, attention_factor=af), atol=1e-13)
+
+
+def test_the_extended_model_comes_from_the_registry():
+    from posenc.lab.positions import EXTENSIBLE
+    from posenc.lab.results import extended_scheme, load_shipped
+
+    assert EXTENSIBLE == ("rope",)  # plain Hugging Face RoPE; xPos is rotary but no rope_type
+    assert extended_scheme(load_shipped()["results"]) == "rope"
+    assert extended_scheme({"runs": {"nope": {"0": {"extensions": {}}}}}) is None

@@ -25,6 +25,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from posenc.charts.base import narrow_ints
+
 # ColorBrewer RdBu (11 classes), red (low) -> blue (high): Vega's "redblue" scheme, colour-blind safe.
 REDBLUE = ("#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7",
            "#d1e5f0", "#92c5de", "#4393c3", "#2166ac", "#053061")
@@ -222,12 +224,7 @@ def image_stack(
         x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
     grid = pd.concat([hover_grid(A, rows, cols, row=row, col=col, value=value, steps=(step_r, step_c)).assign(**dict(zip(fields, k)))
                       for k, A in mats.items()], ignore_index=True)
-    for name in grid.columns:  # whole numbers (positions, layer, head) in the narrowest integer type: fewer bytes sent
-        col_values = grid[name].to_numpy()
-        if name != value and col_values.dtype.kind == "f" and np.isfinite(col_values).all() and (col_values == np.rint(col_values)).all():
-            grid[name] = col_values.astype(np.int64)
-        if grid[name].dtype.kind in "iu":
-            grid[name] = pd.to_numeric(grid[name], downcast="integer")
+    narrow_ints(grid, skip=(value,))
     if hover_extra is not None:
         grid = grid.merge(hover_extra, on=[*fields, row, col], how="left")
     if legend is True:

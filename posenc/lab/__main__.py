@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from posenc.lab.experiment import LabConfig, run_experiment
-from posenc.lab.positions import EXTENDED, LAB_SCHEMES, NAMES
-from posenc.lab.results import DATA, learned_check, save, spread
+from posenc.lab.positions import LAB_SCHEMES, NAMES
+from posenc.lab.results import DATA, extended_scheme, learned_check, save, spread
 
 
 def _table(results: dict) -> str:
@@ -32,16 +32,18 @@ def _table(results: dict) -> str:
             sp = spread(vals)
             cells.append("no row past L" if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})")
         lines.append(f"| {NAMES[s]} | " + " | ".join(cells) + " |")
-    if EXTENDED in results["runs"]:
-        for ext in next(iter(results["runs"][EXTENDED].values()))["extensions"]:
+    extended = extended_scheme(results)
+    if extended is not None:
+        runs = list(results["runs"][extended].values())
+        for ext in runs[0]["extensions"]:
             cells = []
             for n in results["lengths"]:
-                if str(n) not in next(iter(results["runs"][EXTENDED].values()))["extensions"][ext]:
+                if str(n) not in runs[0]["extensions"][ext]:
                     cells.append("—")
                     continue
-                sp = spread([r["extensions"][ext][str(n)]["gap"] for r in results["runs"][EXTENDED].values()])
+                sp = spread([r["extensions"][ext][str(n)]["gap"] for r in runs])
                 cells.append(f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})")
-            lines.append(f"| RoPE + {ext} (test time) | " + " | ".join(cells) + " |")
+            lines.append(f"| {NAMES[extended]} + {ext} (test time) | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from posenc._validate import check_choice, check_int
 from posenc.lab.evaluate import eval_sequences, position_losses
 from posenc.lab.model import ModelConfig
-from posenc.lab.positions import EXTENDED, EXTENSIONS, LAB_SCHEMES, NAMES
+from posenc.lab.positions import EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, NAMES
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import TrainConfig, train
 
@@ -140,7 +140,7 @@ def run_experiment(
                 run["gap_by_position"] = _curve(r["gap"])  # at the longest defined length
                 if out["bayes_by_position"] is None or len(out["bayes_by_position"]) < n:
                     out["bayes_by_position"] = _curve(r["bayes"])
-            if scheme == EXTENDED:
+            if scheme in EXTENSIBLE:
                 for ext in EXTENSIONS:
                     run["extensions"][ext] = {}
                     for m in EXTENSION_MULTIPLES:

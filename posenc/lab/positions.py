@@ -39,8 +39,7 @@ NAMES = {
     "raw_index": "Raw index", "sinusoidal": "Sinusoidal", "learned": "Learned table", "t5": "T5 buckets",
     "alibi": "ALiBi", "nope": "NoPE", "rope": "RoPE", "xpos": "xPos",
 }
-# RoPE context extensions applied at test time, without retraining, to the model of EXTENDED: lab name -> registry scheme
-EXTENDED = "rope"
+# RoPE context extensions applied at test time, without retraining, to the models of EXTENSIBLE: lab name -> registry scheme
 EXTENSIONS = {"pi": "rope_linear", "ntk": "rope_ntk", "dynamic": "rope_dynamic", "yarn": "rope_yarn", "llama3": "rope_llama3"}
 EXTENSION_NAMES = {"pi": "PI (linear)", "ntk": "NTK-aware", "dynamic": "dynamic NTK", "yarn": "YaRN", "llama3": "Llama 3"}
 ROPE_BASE = 10000.0  # the RoPE model's base; the extensions keep it (Llama 3's registry default is 5e5)
@@ -56,6 +55,16 @@ def _kind(scheme) -> str:
 
 
 KIND = {name: _kind(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
+
+
+def _takes_extensions(key: str, params: dict) -> bool:
+    """A plain Hugging Face RoPE (a rope_type with no scaling): the context extensions are its other rope_types."""
+    s = get_scheme(key)
+    return s.kind == "rotary" and s.behaviour.scaling_block is not None and s.scaling_block(**params) is None
+
+
+# the lab schemes evaluated with each test-time extension too (from the registry: RoPE, not xPos)
+EXTENSIBLE = tuple(name for name in LAB_SCHEMES if _takes_extensions(REGISTRY_KEY[name], PARAMS.get(name, {})))
 
 
 @dataclass(frozen=True)
@@ -126,8 +135,9 @@ def positions(
     kind = KIND[scheme]
     key, params = REGISTRY_KEY[scheme], dict(PARAMS.get(scheme, {}))
     if extension is not None:
-        if scheme != EXTENDED:
-            raise ValueError(f"context extensions apply to the RoPE model only, got scheme {scheme!r}")
+        if scheme not in EXTENSIBLE:
+            raise ValueError(f"context extensions apply to the {' and '.join(NAMES[s] for s in EXTENSIBLE)} model only, "
+                             f"got scheme {scheme!r}")
         key, params = rope_extension(extension, max(1.0, n / L), L)
     s = get_scheme(key)
     pos = np.arange(n, dtype=np.float64)

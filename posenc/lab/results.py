@@ -91,6 +91,11 @@ def extrapolation_ratios(results: dict | None = None, *, at: int = 4) -> dict[st
     return {s: ratio(res, s, at=at) for s in res["runs"]}
 
 
+def extended_scheme(results: dict) -> str | None:
+    """The scheme whose runs were also evaluated with the test-time context extensions (None: no such run)."""
+    return next((s for s, runs in results["runs"].items() if any(r.get("extensions") for r in runs.values())), None)
+
+
 def learned_check(results: dict) -> list[dict]:
     """Per (scheme, seed): did the model learn the task?  gap at L <= 10 % of (log V - floor)."""
     L = results["config"]["train_len"]
@@ -116,7 +121,7 @@ def compare_rows(results: dict | None = None, *, at: int = 4) -> dict[str, dict]
     is (its gap at at*L) / (plain RoPE's gap at L).  Every lookup table of the registry gets the
     lab's learned table, which has no row past L.  Registry schemes the lab does not train are absent.
     """
-    from posenc.lab.positions import EXTENDED, EXTENSION_NAMES, EXTENSIONS, KIND, NAMES, REGISTRY_KEY
+    from posenc.lab.positions import EXTENSION_NAMES, EXTENSIONS, KIND, NAMES, REGISTRY_KEY
     from posenc.registry import SCHEMES
 
     tables = [k for k, s in SCHEMES.items() if s.max_len is not None]
@@ -144,10 +149,11 @@ def compare_rows(results: dict | None = None, *, at: int = 4) -> dict[str, dict]
         keys = tables if KIND[scheme] == "table" else [REGISTRY_KEY[scheme]]
         for key in keys:
             out[key] = row(rat["per_seed"], g_l, g_at, rat["reason"], NAMES[scheme])
-    if EXTENDED in res["runs"]:
-        base = gaps(res, EXTENDED, L)
+    extended = extended_scheme(res)
+    if extended is not None:
+        base = gaps(res, extended, L)
         for ext, key in EXTENSIONS.items():
-            ext_at = [r["extensions"].get(ext, {}).get(str(at * L), {}).get("gap") for r in res["runs"][EXTENDED].values()]
+            ext_at = [r["extensions"].get(ext, {}).get(str(at * L), {}).get("gap") for r in res["runs"][extended].values()]
             per = [b / a if a and b is not None else math.nan for a, b in zip(base, ext_at)]
-            out[key] = row(per, base, ext_at, None, f"{NAMES[EXTENDED]} + {EXTENSION_NAMES[ext]} at test time")
+            out[key] = row(per, base, ext_at, None, f"{NAMES[extended]} + {EXTENSION_NAMES[ext]} at test time")
     return out

@@ -24,6 +24,7 @@ from typing import Any
 
 import streamlit as st
 
+from posenc.charts.base import url_param
 from posenc.registry import ParamSpec, get_scheme
 from posenc.ui import compat, md
 
@@ -327,28 +328,25 @@ def text(label: str, key: str, *, default: str, max_chars: int = 200, help: str 
     return value
 
 
-def in_chart(label: str, key: str, options: Sequence[int], *, default: int, container=None) -> int:
-    """The value of a control drawn inside charts (``posenc.charts.base.url_param``: radio buttons under a
-    chart that pick among data it already holds), bound to the URL as ``key``.
+def in_chart(label: str, key: str, options: Sequence[int], *, default: int, container=None):
+    """A control drawn inside charts, bound to the URL as ``key``: the chart parameter
+    (``posenc.charts.base.url_param``: radio buttons under a chart that pick among data it already holds)
+    to add to every chart that shows it.
 
     Choosing in the browser repaints at once; the browser writes the choice into the address bar and tells
-    the server once the hand stops (``posenc.ui.assets.CLIENT_PARAMS``), so this is the value the link (or
-    that last word) carries: checked like any bound control, with a note when the link's value is not one
-    of ``options``.
+    the server once the hand stops (``posenc.ui.assets.CLIENT_PARAMS``), so the parameter starts at the
+    value the link (or that last word) carries: checked like any bound control, with a note when the
+    link's value is not one of ``options``.  Its value is ``param.param.value``.
     """
     c = container or st
     raw = _raw(key)
     options = [int(o) for o in options]
     default = int(default) if int(default) in options else options[0]
-    value = default
-    if len(raw) == 1:
-        try:
-            value = int(raw[0]) if int(raw[0]) in options else default
-        except ValueError:
-            value = default
-    _note_if_rejected(key, label, raw, value, int, "one of " + ", ".join(map(str, options)), c)
-    _register(key, value, default, spec={"kind": "options", "options": [str(o) for o in options], "ordered": True, "in_chart": True})
-    return value
+    parse = _label_parser(options, str)
+    value = parse(raw[0]) if len(raw) == 1 and raw[0] in map(str, options) else default
+    _note_if_rejected(key, label, raw, value, parse, "one of " + ", ".join(map(str, options)), c)
+    _register(key, value, default, spec={"kind": "options", "options": [str(o) for o in options], "ordered": True})
+    return url_param(key, label, options, value)
 
 
 def param(spec: ParamSpec, *, key: str | None = None, container=None, label: str | None = None,

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_int
-from posenc.charts.base import downsample, matrix_frame
+from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
-from posenc.lab.positions import EXTENDED, EXTENSION_NAMES, NAMES
-from posenc.lab.results import learned_check, spread
+from posenc.lab.positions import EXTENSION_NAMES, NAMES
+from posenc.lab.results import extended_scheme, learned_check, spread
 
 ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
 HEATMAP_CELLS = 16_384
@@ -86,10 +86,11 @@ def extensions(run: dict) -> dict | None:
     or None when the run has no RoPE model.
     """
     res = run["results"]
-    if EXTENDED not in res["runs"]:
+    extended = extended_scheme(res)
+    if extended is None:
         return None
-    runs = list(res["runs"][EXTENDED].values())
-    methods = ["RoPE (no extension)"] + [EXTENSION_NAMES[e] for e in runs[0]["extensions"]]
+    runs = list(res["runs"][extended].values())
+    methods = [f"{NAMES[extended]} (no extension)"] + [EXTENSION_NAMES[e] for e in runs[0]["extensions"]]
     rows = []
     for n in res["extension_lengths"]:
         sp = spread([r["mean"][str(n)]["gap"] for r in runs])
@@ -145,10 +146,8 @@ def attention_stack(run: dict, scheme: str, multiple: int) -> dict:
         mass_parts.append(pd.DataFrame({"layer": layer + 1, "head": np.repeat(np.arange(1, cfg.n_heads + 1), mass.shape[1]),
                                         "position": np.tile(np.arange(mass.shape[1]), cfg.n_heads), "mass": mass.ravel()}))
         summary.append([(float(m[:L].mean()), float(m[L:].mean()) if m.size > L else float("nan")) for m in mass])
-    maps = {label: pd.concat(frames, ignore_index=True) for label, frames in parts.items()}
-    for frame in maps.values():  # every layer and head is sent to the browser: whole numbers in the narrowest type
-        for name in ("layer", "head", "query", "key"):
-            frame[name] = pd.to_numeric(frame[name], downcast="integer")
+    # every layer and head is sent to the browser: whole numbers in the narrowest type
+    maps = {label: narrow_ints(pd.concat(frames, ignore_index=True), skip=("weight",)) for label, frames in parts.items()}
     return {"maps": maps, "steps": steps,
             "mass": pd.concat(mass_parts, ignore_index=True), "mass_summary": summary, "note": note,
             "layers": cfg.n_layers, "heads": cfg.n_heads, "train_len": L, "length": n_long, "order": cfg.order,
