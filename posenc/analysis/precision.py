@@ -43,8 +43,8 @@ def rope_cos_sin(positions, inv_freq, mode: str) -> tuple[np.ndarray, np.ndarray
     pos = check_positions(positions, max_abs=1e9)
     inv = check_positions(inv_freq, name="inv_freq", max_abs=1e6)
     t = _TYPES["float32" if mode.startswith("float32") else mode]
-    ang = _r(np.multiply.outer(_r(pos, t), _r(inv, t)), t)  # (n, h) the rounded angle
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # inf (a position the type cannot hold) times an underflowed 0 is NaN
+        ang = _r(np.multiply.outer(_r(pos, t), _r(inv, t)), t)  # (n, h) the rounded angle
         a32 = ang.astype(np.float32)
         c, s = np.cos(a32).astype(np.float64), np.sin(a32).astype(np.float64)
     out = ml_dtypes.bfloat16 if mode == "float32 → bfloat16" else t

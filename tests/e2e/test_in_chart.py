@@ -17,6 +17,11 @@ def _why_titles(page) -> list[str]:
     return [t for t in page.evaluate(TITLES) if "layer" in t]
 
 
+def _wait_for_charts(page, count: int = 3) -> None:
+    """Until the lab's three layer/head charts have drawn their titles (Vega draws after the page is idle)."""
+    page.wait_for_function(f"() => ({TITLES})().filter(t => t.includes('layer')).length >= {count}", timeout=60_000)
+
+
 def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     sent: list[str] = []
@@ -24,7 +29,7 @@ def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, b
     page.goto(f"{live_server['url']}/lab", wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
     page.locator("input[name='url_head']").first.wait_for(state="attached", timeout=60_000)
-    page.wait_for_timeout(500)
+    _wait_for_charts(page)
     assert _why_titles(page) == ["RoPE, layer 1, head 1, L = 32", "RoPE, layer 1, head 1, 4L = 128",
                                  "head 1 of layer 1: 0.35 before L, 0.04 after"]
     visible = page.locator("form.vega-bindings:visible")
@@ -42,13 +47,14 @@ def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, b
 
     page.wait_for_timeout(1_500)  # the hand has stopped: the page tells the server (one rerun from the address bar)
     wait_for_app(page, timeout_ms=60_000)
+    _wait_for_charts(page)
     assert len(sent) > before
     assert all("layer 2, head 3" in t or "head 3 of layer 2" in t for t in _why_titles(page))
 
     page.reload(wait_until="domcontentloaded")  # the link reopens the same view
     wait_for_app(page, timeout_ms=90_000)
     page.locator("input[name='url_head']").first.wait_for(state="attached", timeout=60_000)
-    page.wait_for_timeout(500)
+    _wait_for_charts(page)
     assert _why_titles(page)[0] == "RoPE, layer 2, head 3, L = 32"
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
