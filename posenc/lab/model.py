@@ -174,8 +174,9 @@ def _softmax(s: np.ndarray, offset: int = 0) -> np.ndarray:
     """Row softmax of (..., n, n) scores in place; the causal mask's -inf entries become 0.
 
     # NOTE: stabilised by the diagonal (self) score, which the causal mask never hides, instead of
-    # the row max (a reduction over a 32-wide last axis costs three elementwise passes here); a row
-    # whose exponentials overflow is recomputed with the row max, so the result is the same softmax.
+    # the row max (a reduction over a 32-wide last axis costs three elementwise passes here).  The two
+    # agree unless an off-diagonal score exceeds the diagonal by more than ~709 (exp overflows float64):
+    # then the model has diverged, and this raises FloatingPointError rather than return a wrong softmax.
     """
     rows, n = s.shape[-2], s.shape[-1]
     idx = np.arange(rows)
