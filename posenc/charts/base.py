@@ -60,6 +60,43 @@ def downsample(M: np.ndarray, max_cells: int = HEATMAP_CELLS, *, rows: np.ndarra
     return rows[::step_r], cols[::step_c], M[::step_r, ::step_c], (step_r, step_c)
 
 
+LINE_COLUMNS = 1_000  # a line chart is at most ~1,000 px wide on a page: its envelope keeps 2 rows per column
+
+
+def envelope(frame: pd.DataFrame, x: str, y: str, *, by: str | None = None, columns: int = LINE_COLUMNS) -> pd.DataFrame:
+    """The rows of ``frame`` that draw each series' line (``y`` against ``x``) as it looks ``columns`` wide.
+
+    ``x`` is cut into ``columns`` equal intervals; in each, a series keeps the row with the smallest and
+    the row with the largest ``y`` (in their order along ``x``), and its first and last rows are kept: the
+    line passes through the same extremes in every column, so a curve that oscillates faster than a
+    column (RoPE's score against distance) keeps its band instead of aliasing as striding would.  Every
+    kept row is a row of ``frame`` (exact values at real x, for hover); a series with at most
+    2 * ``columns`` rows is kept whole.  Rows come back in the frame's order; exports keep the full frame.
+    """
+    if columns < 1:
+        raise ValueError(f"columns must be >= 1, got {columns}")
+    if frame.empty:
+        return frame
+    xs = frame[x].to_numpy(dtype=np.float64)
+    ys = frame[y].to_numpy(dtype=np.float64)
+    groups = [np.arange(len(frame))] if by is None else [np.asarray(ix) for ix in frame.groupby(by, observed=True, sort=False).indices.values()]
+    lo, hi = float(np.nanmin(xs)), float(np.nanmax(xs))
+    width = (hi - lo) / columns or 1.0
+    keep = []
+    for ix in groups:
+        if ix.size <= 2 * columns:
+            keep.append(ix)
+            continue
+        col = np.minimum(((xs[ix] - lo) / width).astype(np.int64), columns - 1)
+        order = np.lexsort((ys[ix], col))  # by column, then by y: a column's first and last are its min and max
+        c = col[order]
+        starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+        ends = np.r_[starts[1:], c.size] - 1
+        keep.append(ix[np.r_[order[starts], order[ends], 0, ix.size - 1]])
+    rows = np.unique(np.concatenate(keep))
+    return frame.iloc[rows] if rows.size < len(frame) else frame
+
+
 def matrix_frame(M: np.ndarray, rows: Sequence, cols: Sequence, *, row: str = "row", col: str = "col", value: str = "value") -> pd.DataFrame:
     """A tidy (row, col, value) frame of a 2-D array, compact dtypes (int32 / float32).
 
