@@ -59,6 +59,11 @@ def section(path: str) -> Callable[[Callable], Callable]:
     return wrap
 
 
+def in_section() -> bool:
+    """True while a section draws (its fragment holds everything it draws)."""
+    return st.session_state.get(_IN_SECTION) is not None
+
+
 def note_exercise(key: str) -> None:
     """frame.exercise calls this: remember that exercise ``key`` is drawn in the current section."""
     name = st.session_state.get(_IN_SECTION)
