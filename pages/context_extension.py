@@ -58,8 +58,7 @@ with st.container(border=True):
     mv = safe(model_view, text, ()) if text else None
     if mv is not None:
         t1, t2 = st.columns([3, 2])
-        t1.dataframe(mv["table"], hide_index=True, height=423, column_config={
-            "field": st.column_config.TextColumn("field", width="medium"), "value": st.column_config.TextColumn("value", width="large")})
+        t1.table(mv["table"].set_index("field"))
         for note in mv["model"].notes:
             t2.info(note, icon=":material/info:")
 config = text if mv is not None else ""

@@ -86,7 +86,7 @@ def test_example_model_drawn_at_its_own_settings_from_the_start():
     label = "model: meta-llama/Llama-3.1-8B · d 128, base 500000, L 8,192 → 131,072"
     assert label in set(ratio["method"])
     assert curves(at, 2).query("method == @label")["distance"].max() == 131072  # its served length
-    fields = dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))
+    fields = model_fields(at)
     assert fields["served length"] == "131,072"
     # one control re-runs every classic at the model's settings, out to its served length
     at.segmented_control(key="at").set_value("model").run()
@@ -98,10 +98,16 @@ def test_example_model_drawn_at_its_own_settings_from_the_start():
     np.testing.assert_array_equal(m, r[r.method == "Llama 3 · d 128, base 500000, L 8,192, s 8"]["ratio"].to_numpy())
 
 
+def model_fields(at) -> dict:
+    """The loaded model's field/value table (a static st.table: 13 rows, no grid needed)."""
+    table = at.table[0].value
+    return dict(zip(table.index, table["value"]))
+
+
 def test_deepseek_is_drawn_at_its_rope_width_with_its_logit_scale():
     at = open_page(PAGE, {"model": "DeepSeek-V3"})
     clean(at)
-    fields = dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))
+    fields = model_fields(at)
     assert fields["head_dim (rotated channels)"] == "192 (64)"
     assert fields["logit scale"].startswith("1.87385")
     assert any("mscale" in i.value for i in at.info)
@@ -114,7 +120,7 @@ def test_pasted_and_uploaded_configs():
     at.text_area(key="cfg_text").input(EXAMPLE_CONFIGS["Phi-3-mini-128k"]).run()
     clean(at)
     assert any(m.startswith("model: microsoft/Phi-3-mini-128k-instruct") for m in curves(at, 0)["method"])
-    fields = dict(zip(at.dataframe[0].value["field"], at.dataframe[0].value["value"]))
+    fields = model_fields(at)
     assert fields["attention factor"].startswith("1.19023807")
     at.text_area(key="cfg_text").input("").run()
     cfg = {"head_dim": 64, "rope_theta": 10000.0, "max_position_embeddings": 4096, "rope_scaling": {"type": "dynamic", "factor": 2.0}}
