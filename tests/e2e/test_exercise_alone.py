@@ -15,13 +15,24 @@ MUTATIONS = """() => { window.__charts = 0;
     .observe(el, {subtree: true, childList: true, attributes: true})); }"""
 
 
+DRAWN = "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].map(e => e.innerHTML.length)"
+
+
 def _open(browser, url):
-    page = browser.new_page(viewport={"width": 1400, "height": 4000})
+    """The page once every chart has drawn and two reads 400 ms apart agree (a chart still drawing would
+    count as redrawn)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 6000})
     page.goto(url, wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
     wait_for_charts(page, 1)
-    page.wait_for_timeout(1_500)
-    return page
+    last = None
+    for _ in range(60):
+        page.wait_for_timeout(400)
+        now = page.evaluate(DRAWN)
+        if now == last and all(now):
+            return page
+        last = now
+    raise AssertionError("the charts kept changing")
 
 
 def _reveal(page, question: str) -> None:
