@@ -32,6 +32,8 @@ FIT_FORMULAS = """<script>
   const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
   new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
   window.addEventListener("resize", later);
+  // KaTeX's fonts arrive after the first layout and widen the formula without a DOM change: fit again then
+  if (document.fonts) { document.fonts.addEventListener("loadingdone", later); document.fonts.ready.then(later); }
   later();
 })();
 </script>"""

@@ -74,6 +74,7 @@ def _open(browser, url: str, *, viewport: dict, dark: bool):
     page.get_by_text("Link to this view").first.wait_for(timeout=60_000)
     wait_for_app(page)
     page.wait_for_timeout(800)  # charts and iframes settle
+    page.evaluate("() => document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))))")
     return ctx, page
 
 
