@@ -91,7 +91,7 @@ def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
         x=alt.X("distance:Q", title="relative distance n − m (positions)"),
         y=alt.Y("relative:Q", title="value / value at distance 0"),
         color=alt.Color("series:N", title="", scale=alt.Scale(domain=series, range=[OKABE_ITO[0], OKABE_ITO[3]]),
-                        legend=alt.Legend(orient="top", labelLimit=400)),
+                        legend=alt.Legend(orient="top", labelLimit=400, columns=1)),  # stacked: fits a phone
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("distance:Q", format=","),
                  alt.Tooltip("relative:Q", title="relative", format=".4f"), alt.Tooltip("value:Q", title="raw value", format=".4f")],
     )
