@@ -119,6 +119,27 @@ def wait_for_charts(page, count: int, timeout_ms: float = 60_000) -> None:
     )
 
 
+CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].map(el => {
+  const c = el.querySelector('canvas'), s = el.querySelector('svg.marks');
+  return c ? c.toDataURL() : (s ? s.outerHTML.length + ':' + s.querySelectorAll('*').length : '');
+})"""
+
+
+def wait_for_settled_charts(page, timeout_s: float = 24.0) -> None:
+    """Wait until the app is idle, every chart on the page has drawn, and two reads of what they draw 400 ms
+    apart agree (Streamlit draws a chart once it is on screen: give the page a viewport tall enough)."""
+    wait_for_app(page)
+    wait_for_charts(page, 1)
+    last = None
+    for _ in range(int(timeout_s / 0.4)):
+        page.wait_for_timeout(400)
+        now = page.evaluate(CHARTS_DRAWN)
+        if now == last and all(now):
+            return
+        last = now
+    raise AssertionError(f"the charts kept changing for {timeout_s:g} s")
+
+
 def motion_frame(page, timeout_s: float = 30.0):
     """The iframe of a page's moving figure (posenc.ui.motion), once its script has started."""
     for _ in range(int(timeout_s * 4)):

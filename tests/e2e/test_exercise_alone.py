@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.liveserver import wait_for_app, wait_for_charts
+from tools.liveserver import wait_for_app, wait_for_settled_charts
 
 pytestmark = pytest.mark.e2e
 
@@ -15,24 +15,13 @@ MUTATIONS = """() => { window.__charts = 0;
     .observe(el, {subtree: true, childList: true, attributes: true})); }"""
 
 
-DRAWN = "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].map(e => e.innerHTML.length)"
-
-
 def _open(browser, url):
-    """The page once every chart has drawn and two reads 400 ms apart agree (a chart still drawing would
-    count as redrawn)."""
+    """The page once every chart has drawn and stopped changing (a chart still drawing would count as redrawn)."""
     page = browser.new_page(viewport={"width": 1400, "height": 6000})
     page.goto(url, wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
-    wait_for_charts(page, 1)
-    last = None
-    for _ in range(60):
-        page.wait_for_timeout(400)
-        now = page.evaluate(DRAWN)
-        if now == last and all(now):
-            return page
-        last = now
-    raise AssertionError("the charts kept changing")
+    wait_for_settled_charts(page)
+    return page
 
 
 def _reveal(page, question: str) -> None:

@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tools.liveserver import wait_for_app, wait_for_charts
+from tools.liveserver import wait_for_app, wait_for_settled_charts
 
 pytestmark = pytest.mark.e2e
 
 TALL = {"width": 1400, "height": 6000}  # every chart on screen: Streamlit draws a chart once it is in view
-DRAWN = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].map(el => {
-  const c = el.querySelector('canvas'), s = el.querySelector('svg.marks');
-  return c ? c.toDataURL() : (s ? s.outerHTML.length + ':' + s.querySelectorAll('*').length : '');
-})"""
 
 
 def _changed(a: bytes, b: bytes) -> int:
@@ -34,17 +30,9 @@ def _changed(a: bytes, b: bytes) -> int:
 
 def _settle(page) -> list[bytes]:
     """Each chart's pixels once the script is idle and the charts have stopped changing."""
-    wait_for_app(page, timeout_ms=60_000)
-    wait_for_charts(page, 1)
-    last = None
-    for _ in range(40):
-        page.wait_for_timeout(400)
-        now = page.evaluate(DRAWN)
-        if now == last and all(now):
-            charts = page.locator("[data-testid='stVegaLiteChart']")
-            return [charts.nth(i).screenshot(animations="disabled") for i in range(charts.count())]
-        last = now
-    raise AssertionError("the charts kept changing")
+    wait_for_settled_charts(page)
+    charts = page.locator("[data-testid='stVegaLiteChart']")
+    return [charts.nth(i).screenshot(animations="disabled") for i in range(charts.count())]
 
 
 # (page, number input's label): one step changes what several charts on the page draw
