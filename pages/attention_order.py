@@ -1,5 +1,7 @@
 """Attention needs order: without positions, two orderings of one bag of tokens are the same input."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.analysis.attention import attend, match_permutation, permutation_equivariance
@@ -94,6 +96,6 @@ if view is not None and story is not None:
             quiz(story["quiz"])
 
 show_code(attention_view, permutation_equivariance, match_permutation, attend, reference=attention_reference,
-          check=safe(check_attention, sentence_a, d_model) if base is not None else None)
+          check=partial(safe, check_attention, sentence_a, d_model) if base is not None else None)
 if story is not None:
     wrap_up(PATH, story["takeaway"])

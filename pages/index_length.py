@@ -1,5 +1,7 @@
 """Attempt 2: divide the index by the prompt length.  Bounded, but the same position changes with L."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.analysis.geometry import length_dependence
@@ -63,6 +65,6 @@ if view is not None:
     quiz(view["quiz"])
 
 show_code(index_length_view, index_over_length, length_dependence, reference=index_length_reference,
-          check=safe(check_index_length, view["lengths"]) if view is not None else None)
+          check=partial(safe, check_index_length, view["lengths"]) if view is not None else None)
 if view is not None:
     wrap_up(PATH, view["takeaway"])

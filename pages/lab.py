@@ -104,7 +104,7 @@ with results_box:
                   "whose band leaves this one's.")
     st.dataframe(ov["table"], hide_index=True, key="lab_table")
     for name, seeds in ov["not_learned"].items():
-        st.caption(f":material/warning: {name} did not learn the task at L (gap over 10 % of uniform − floor) at "
+        st.caption(f":material/warning: {name} did not learn the task at L (gap over {ov['learned_fraction']:.0%} of uniform − floor) at "
                    f"{len(seeds)} of {ov['seeds']} training seeds ({', '.join(map(str, seeds))}): its longer lengths measure a "
                    "model that has not learned it.")
     for name, why in ov["undefined"].items():

@@ -1,5 +1,7 @@
 """Attempt 1: add the raw index.  Unique, but unbounded."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.analysis.geometry import growth, token_embedding_norm
@@ -46,6 +48,6 @@ if view is not None:
     quiz(view["quiz"])
 
 show_code(raw_index_growth, growth, token_embedding_norm, reference=raw_index_reference,
-          check=safe(check_raw_index, view["positions"], d_model) if view is not None else None)
+          check=partial(safe, check_raw_index, view["positions"], d_model) if view is not None else None)
 if view is not None:
     wrap_up(PATH, view["takeaway"])

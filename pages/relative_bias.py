@@ -125,7 +125,7 @@ def alibi_section() -> None:
               + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
 
     show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
-              alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=safe(check_alibi_slopes, heads))
+              alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=partial(safe, check_alibi_slopes, heads))
 
 
 alibi_section()

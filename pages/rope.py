@@ -1,5 +1,7 @@
 """RoPE: rotate queries and keys; the score depends only on the offset."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.charts.base import style
@@ -136,4 +138,4 @@ if rot is not None:
                          "rotations, so only the offset enters the score.")
 
 show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
-          reference=rope_reference, check=safe(check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))
+          reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))

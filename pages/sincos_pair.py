@@ -1,5 +1,7 @@
 """Attempt 4: one sin+cos pair.  A point on the unit circle: unique within a turn, not across turns."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.analysis.geometry import closest_pair, collisions, count_close_pairs
@@ -69,6 +71,6 @@ if view is not None:
     quiz(q)
 
 show_code(circle_view, unit_circle_points, return_after_leaving, collisions, closest_pair, count_close_pairs,
-          reference=sincos_reference, check=safe(check_sincos, omega, n))
+          reference=sincos_reference, check=partial(safe, check_sincos, omega, n))
 if view is not None:
     wrap_up(PATH, view["takeaway"])

@@ -1,5 +1,7 @@
 """Attempt 3: add sin(omega t).  Bounded and smooth, but periodic: positions collide."""
 
+from functools import partial
+
 import streamlit as st
 
 from posenc.analysis.geometry import closest_pair, collisions, count_close_pairs
@@ -64,6 +66,6 @@ if view is not None:
     quiz(q)
 
 show_code(single_sine_view, single_sine, return_after_leaving, collisions, closest_pair, count_close_pairs,
-          reference=single_sine_reference, check=safe(check_single_sine, omega, n, eps))
+          reference=single_sine_reference, check=partial(safe, check_single_sine, omega, n, eps))
 if view is not None:
     wrap_up(PATH, view["takeaway"])

@@ -144,7 +144,7 @@ if wb is not None:
 
 show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example, v.shift_view,
           shift_operator, sinusoid_shift_matrix, wbv.why_base_view, wbv.measure_base, collisions, offset_profile,
-          reference=sinusoid_reference, check=safe(check_sinusoid, n, d, base, layout))
+          reference=sinusoid_reference, check=partial(safe, check_sinusoid, n, d, base, layout))
 story = safe(wbv.sinusoid_story, n, d, base, layout)
 if story is not None:
     wrap_up(PATH, story)

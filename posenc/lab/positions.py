@@ -45,16 +45,76 @@ EXTENSION_NAMES = {"pi": "PI (linear)", "ntk": "NTK-aware", "dynamic": "dynamic 
 ROPE_BASE = 10000.0  # the RoPE model's base; the extensions keep it (Llama 3's registry default is 5e5)
 
 
-def _kind(scheme) -> str:
-    """How the engine uses a registry scheme: additive, table, rotary, bias or buckets."""
+class _Engine:
+    """How the lab's engine uses one kind of registry scheme: the scheme's own trainable parameters, and the
+    arrays it adds to ``Positions`` at a length n (the causal mask is always there)."""
+
+    name = "none"
+    table = False  # a lookup table: no row past its last (stands for every lookup table of the registry)
+
+    def trainable(self, s, params: dict, *, d_model: int, n_heads: int, train_len: int) -> dict[str, tuple[int, ...]]:
+        return {}
+
+    def arrays(self, s, params: dict, pos: np.ndarray, mask: np.ndarray, *, d: int, hd: int, H: int, L: int) -> dict:
+        raise NotImplementedError
+
+
+class _Additive(_Engine):
+    name = "additive"
+
+    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
+        return {"add": s.encode(pos, d, seq_len=pos.size, **params)}
+
+
+class _Table(_Engine):
+    name, table = "table", True
+
+    def trainable(self, s, params, *, d_model, n_heads, train_len):
+        return {"pos": (train_len, d_model)}
+
+    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
+        if pos.size > L:
+            raise ValueError(f"the learned table has {L} rows (positions 0 .. {L - 1}); it has no row for position {L}")
+        return {"table_rows": L}
+
+
+class _Buckets(_Engine):
+    name = "buckets"
+
+    def trainable(self, s, params, *, d_model, n_heads, train_len):
+        return {"t5": (s.behaviour.num_buckets(**s.validate_params(params)), n_heads)}
+
+    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
+        p = s.validate_params(params)
+        return {"buckets": s.behaviour.buckets(pos, pos, **p), "num_buckets": s.behaviour.num_buckets(**p)}
+
+
+class _Bias(_Engine):
+    name = "bias"
+
+    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
+        return {"bias": mask + s.bias(pos, pos, H, **params)}  # the mask too, whatever the bias does
+
+
+class _Rotary(_Engine):
+    name = "rotary"
+
+    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
+        mq, mk = _rotary_maps(s, pos.size, hd, params)
+        return {"mq": mq, "mk": mk}
+
+
+def _engine(scheme) -> _Engine:
+    """The engine kind of a registry scheme, from what it declares (kind, a last row, bucket ids)."""
     if scheme.kind == "additive":
-        return "table" if scheme.max_len is not None else "additive"
+        return _Table() if scheme.max_len is not None else _Additive()
     if scheme.kind == "bias":
-        return "buckets" if scheme.behaviour.buckets is not None else "bias"
-    return "rotary"
+        return _Buckets() if scheme.behaviour.buckets is not None else _Bias()
+    return _Rotary()
 
 
-KIND = {name: _kind(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
+ENGINE = {name: _engine(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
+KIND = {name: engine.name for name, engine in ENGINE.items()}  # additive, table, buckets, bias or rotary
 
 
 def _takes_extensions(key: str, params: dict) -> bool:
@@ -86,12 +146,8 @@ class Positions:
 def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int) -> dict[str, tuple[int, ...]]:
     """Shapes of the scheme's own trainable parameters: {"pos": (L, d)} or {"t5": (B, H)} or {}."""
     check_choice("scheme", scheme, LAB_SCHEMES)
-    if KIND[scheme] == "table":
-        return {"pos": (train_len, d_model)}
-    if KIND[scheme] == "buckets":
-        s = get_scheme(REGISTRY_KEY[scheme])
-        return {"t5": (s.behaviour.num_buckets(**s.validate_params(PARAMS.get(scheme))), n_heads)}
-    return {}
+    return ENGINE[scheme].trainable(get_scheme(REGISTRY_KEY[scheme]), dict(PARAMS.get(scheme, {})),
+                                    d_model=d_model, n_heads=n_heads, train_len=train_len)
 
 
 def _rotary_maps(scheme, n: int, head_dim: int, params: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -132,27 +188,14 @@ def positions(
     if d % H or (d // H) % 2:
         raise ValueError(f"d_model / n_heads must be an even integer, got {d} / {H}")
     hd = d // H
-    kind = KIND[scheme]
+    engine = ENGINE[scheme]
     key, params = REGISTRY_KEY[scheme], dict(PARAMS.get(scheme, {}))
     if extension is not None:
         if scheme not in EXTENSIBLE:
             raise ValueError(f"context extensions apply to the {' and '.join(NAMES[s] for s in EXTENSIBLE)} model only, "
                              f"got scheme {scheme!r}")
         key, params = rope_extension(extension, max(1.0, n / L), L)
-    s = get_scheme(key)
     pos = np.arange(n, dtype=np.float64)
     mask = get_scheme("nope").bias(pos, pos, H)  # (H, n, n): 0 on/below the diagonal, -inf above
-    if kind == "additive":
-        return Positions(scheme, kind, n, mask, add=s.encode(pos, d, seq_len=n, **params))
-    if kind == "table":
-        if n > L:
-            raise ValueError(f"the learned table has {L} rows (positions 0 .. {L - 1}); it has no row for position {L}")
-        return Positions(scheme, kind, n, mask, table_rows=L)
-    if kind == "buckets":
-        p = s.validate_params(params)
-        return Positions(scheme, kind, n, mask, buckets=s.behaviour.buckets(pos, pos, **p),
-                         num_buckets=s.behaviour.num_buckets(**p))
-    if kind == "bias":
-        return Positions(scheme, kind, n, mask + s.bias(pos, pos, H, **params))  # the mask too, whatever the bias does
-    mq, mk = _rotary_maps(s, n, hd, params)
-    return Positions(scheme, kind, n, mask, mq=mq, mk=mk)
+    arrays = engine.arrays(get_scheme(key), params, pos, mask, d=d, hd=hd, H=H, L=L)
+    return Positions(scheme, engine.name, n, **{"bias": mask, **arrays})

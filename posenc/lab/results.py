@@ -121,7 +121,7 @@ def compare_rows(results: dict | None = None, *, at: int = 4) -> dict[str, dict]
     is (its gap at at*L) / (plain RoPE's gap at L).  Every lookup table of the registry gets the
     lab's learned table, which has no row past L.  Registry schemes the lab does not train are absent.
     """
-    from posenc.lab.positions import EXTENSION_NAMES, EXTENSIONS, KIND, NAMES, REGISTRY_KEY
+    from posenc.lab.positions import ENGINE, EXTENSION_NAMES, EXTENSIONS, NAMES, REGISTRY_KEY
     from posenc.registry import SCHEMES
 
     tables = [k for k, s in SCHEMES.items() if s.max_len is not None]
@@ -146,7 +146,7 @@ def compare_rows(results: dict | None = None, *, at: int = 4) -> dict[str, dict]
             rat["reason"] = (f"it did not learn the task at L (gap {bad['gap_at_L']:.3f} nats at seed {bad['seed']}, "
                              f"above {LEARNED_FRACTION:.0%} of the uniform-to-floor gap), so its ratio says nothing")
         # the lab's learned table stands for every lookup table of the registry (each has no row past its last)
-        keys = tables if KIND[scheme] == "table" else [REGISTRY_KEY[scheme]]
+        keys = tables if ENGINE[scheme].table else [REGISTRY_KEY[scheme]]
         for key in keys:
             out[key] = row(rat["per_seed"], g_l, g_at, rat["reason"], NAMES[scheme])
     extended = extended_scheme(res)

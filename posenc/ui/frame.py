@@ -33,11 +33,10 @@ from posenc.ui.assets import FIT_FORMULAS as _FIT_FORMULAS
 from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
 from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, PAGES, sections
+from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
 
 _FRAME = "_posenc_frame"
 _EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
-_QUIZ = "_posenc_quiz"  # {"page", "controls": {key: widget state}, "quizzes": [keys]} of the previous run
-HIDDEN = "?"
 
 FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
 
@@ -213,12 +212,13 @@ def _internals(fns: tuple[Callable, ...]) -> None:
         st.code(src, language="python")
 
 
-def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping | None = None,
+def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping | Callable[[], Mapping | None] | None = None,
               label: str = "Show the code") -> None:
     """An expander with the code behind the page.
 
     With ``reference`` (a short numpy function written for reading), the first tab shows it and
-    ``check`` -- a dict {"what", "settings", "max_diff", "ok"} computed live at the current
+    ``check`` -- a dict {"what", "settings", "max_diff", "ok"}, or a function returning it (called only
+    while the panel is open, so a closed panel computes nothing), computed live at the current
     settings -- says whether posenc's fast version equals it; the posenc functions ``fns`` that
     produced the page's numbers sit one click further, in the second tab.  Without a reference
     the expander shows ``fns`` directly.
@@ -242,6 +242,8 @@ def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping 
             st.caption("A reference implementation written to be read, not to be fast. posenc computes the same thing "
                        "faster (and checks its arguments); the check below runs both at the current settings.")
             st.code(_source(reference) or "", language="python")
+            if callable(check):
+                check = check()
             if check is not None:
                 icon = ":material/check_circle:" if check["ok"] else ":material/error:"
                 verdict = ":green[equal]" if check["ok"] else ":red[different]"
@@ -250,138 +252,6 @@ def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping 
         with full:
             st.caption("The posenc source that computed the numbers and charts above.")
             _internals(fns)
-
-
-# ----------------------------------------------------------------------------- exercises
-def _reveal_key(key: str) -> str:
-    return f"ex_{key}_reveal"
-
-
-def _control_state(bound: Mapping) -> dict:
-    """The widget state of every bound control (what the next run compares against)."""
-    return {k: st.session_state.get(k) for k in bound}
-
-
-def _reset_quizzes(path: str, only: list[str] | None = None) -> None:
-    """Turn the page's reveals off (``only``: those of these exercises) when a bound control changed
-    since the previous run; set before their toggles exist in this run."""
-    last = st.session_state.get(_QUIZ)
-    if not last or last["page"] != path:
-        return
-    if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
-        return
-    for q in last["quizzes"] if only is None else only:
-        st.session_state[_reveal_key(q)] = False
-        st.session_state[f"ex_{q}_guess"] = None
-
-
-def revealed(key: str) -> bool:
-    """True once the reader has revealed exercise ``key`` (and no control changed since)."""
-    return bool(st.session_state.get(_reveal_key(key), False))
-
-
-_ELSEWHERE = "_posenc_quiz_elsewhere"  # exercise keys whose answer a full run also showed outside the exercise
-
-
-def _shown_elsewhere(key: str) -> None:
-    st.session_state.setdefault(_ELSEWHERE, set()).add(key)
-
-
-def quiz_value(key: str, text: str) -> str:
-    """``text`` once exercise ``key`` is revealed, else "?" (for a metric or cell that holds its answer)."""
-    _shown_elsewhere(key)
-    return text if revealed(key) else HIDDEN
-
-
-def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> pd.DataFrame:
-    """``table`` with the (row position, column) ``cells`` that hold exercise ``key``'s answer
-    hidden until it is revealed: "?" in a text column, an empty cell in a number column (which
-    keeps its number format).  The table is copied."""
-    _shown_elsewhere(key)
-    if revealed(key) or not cells:
-        return table
-    out = table.copy()
-    for row, col in cells:
-        j = out.columns.get_loc(col)
-        if pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = out[col].astype(np.float64)
-            out.iloc[row, j] = np.nan
-        else:
-            out[col] = out[col].astype(object)
-            out.iloc[row, j] = HIDDEN
-    return out
-
-
-def quiz(spec: Mapping) -> None:
-    """``exercise`` from a view's quiz dict {"key", "question", "answer", "explanation", "tolerance"
-    or "options"}."""
-    exercise(spec["key"], spec["question"], answer=spec["answer"], explanation=spec["explanation"],
-             options=spec.get("options"), tolerance=spec.get("tolerance", 0.0))
-
-
-def exercise(
-    key: str,
-    question: str,
-    *,
-    answer,
-    explanation: str,
-    options: list[str] | None = None,
-    tolerance: float = 0.0,
-    default=None,
-) -> None:
-    """A "predict, then reveal" question whose answer was computed by posenc.
-
-    Numeric answers take a number input (correct within ``tolerance``); ``options`` gives a
-    multiple choice instead.  The reveal toggle is not bound to the URL, so a shared link does
-    not give the answer away, and it turns off whenever a control of the page changes.  Numbers
-    elsewhere on the page that give the answer away go through ``quiz_value(key, ...)``.
-
-    Outside a section the exercise is a fragment of its own: typing a guess or revealing reruns and
-    resends only the exercise (a whole-page rerun took 0.24-0.33 s in the browser on RoPE and the
-    sinusoid, the exercise alone 0.16-0.18 s).  An exercise whose answer the page also shows
-    (``quiz_value``, ``quiz_table``; known from earlier in this run or from an earlier run) is drawn as
-    part of the page, so revealing it redraws those numbers too; the first time, when its fragment
-    learns this only on the reader's click, it asks for a whole-page rerun.
-    """
-    frame = st.session_state.get(_FRAME)
-    if frame is not None:
-        frame["quizzes"].append(key)
-    from posenc.ui.section import in_section, note_exercise  # section imports this module
-
-    note_exercise(key)
-    args = (key, question, answer, explanation, options, tolerance, default)
-    if in_section() or key in st.session_state.get(_ELSEWHERE, ()):
-        _exercise(*args)
-    else:
-        _exercise_alone(*args)
-
-
-@st.fragment
-def _exercise_alone(key: str, *args) -> None:
-    if st.session_state.get(_FRAME) is None and key in st.session_state.get(_ELSEWHERE, ()):
-        st.rerun()  # the exercise's own rerun, and its answer shows elsewhere on the page: redraw the page
-    _exercise(key, *args)
-
-
-def _exercise(key: str, question: str, answer, explanation: str, options, tolerance: float, default) -> None:
-    with st.container(border=True):
-        st.markdown(f":material/quiz: **Predict, then reveal.** {question}")
-        if options is not None:
-            guess = st.radio("Your prediction", options, index=None, key=f"ex_{key}_guess", horizontal=True)
-        else:
-            guess = st.number_input("Your prediction", value=default, key=f"ex_{key}_guess", placeholder="type a number")
-        if st.toggle("Reveal the answer", key=_reveal_key(key)):
-            if guess is None:
-                verdict = ""
-            elif options is not None:
-                verdict = ":green[Right.] " if guess == answer else f":orange[Not quite] (you said {guess}). "
-            else:
-                ok = abs(float(guess) - float(answer)) <= tolerance
-                verdict = ":green[Right.] " if ok else f":orange[Not quite] (you said {guess:g}). "
-            shown = answer if isinstance(answer, str) else f"{answer:g}"
-            st.markdown(f"{verdict}**Answer: {shown}.** {explanation}")
-        else:
-            st.caption("The numbers on this page that give the answer away show “?” until you reveal it.")
 
 
 # ----------------------------------------------------------------------------- the end of a page

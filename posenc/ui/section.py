@@ -6,7 +6,7 @@ resends only that part, not the whole page.  What the page frame does once per r
 for a section's own rerun:
 
 - the exercises inside the section turn their reveal off when one of the page's bound controls
-  changed (``frame._reset_quizzes``, limited to this section's exercises: the others are not
+  changed (``quiz._reset_quizzes``, limited to this section's exercises: the others are not
   redrawn), and the state the next full run compares against is brought up to date;
 - the "Link to this view" box follows the address bar, which every bound control writes to
   (``frame._LIVE_LINK``).
@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from posenc.ui import controls, frame
+from posenc.ui import controls, frame, quiz
 
 _SECTIONS = "_posenc_sections"  # {section name: [exercise keys drawn in it]}, filled on full runs
 _IN_SECTION = "_posenc_in_section"
@@ -43,16 +43,16 @@ def section(path: str) -> Callable[[Callable], Callable]:
             if full_run:
                 quizzes.clear()
             else:  # the frame's own reset, limited to the exercises this section redraws
-                frame._reset_quizzes(path, only=quizzes)
+                quiz._reset_quizzes(path, only=quizzes)
             st.session_state[_IN_SECTION] = name
             try:
                 fn(*args, **kwargs)
             finally:
                 st.session_state.pop(_IN_SECTION, None)
                 if not full_run:
-                    last = st.session_state.get(frame._QUIZ)
+                    last = st.session_state.get(quiz._QUIZ)
                     if last and last["page"] == path:
-                        last["controls"] = frame._control_state(controls.bound_values())
+                        last["controls"] = quiz._control_state(controls.bound_values())
 
         return run
 

@@ -15,7 +15,7 @@ from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENSION_NAMES, NAMES
-from posenc.lab.results import extended_scheme, learned_check, spread
+from posenc.lab.results import LEARNED_FRACTION, extended_scheme, learned_check, spread
 
 ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
 HEATMAP_CELLS = 16_384
@@ -31,7 +31,7 @@ def overview(run: dict) -> dict:
     Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds), "table": wide
     DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,
     "floor", "uniform", "bayes_at_L", "n_learned", "n_models", "not_learned": {name: [seeds]} (gap at L over
-    10 % of uniform − floor), "undefined": {name: reason},
+    "learned_fraction" of uniform − floor), "undefined": {name: reason},
     "train_len", "order", "vocab", "names" (display order), "seeds", "steps", "seconds_per_run" (wall, train + evaluate)}.
     """
     res = run["results"]
@@ -56,6 +56,7 @@ def overview(run: dict) -> dict:
     bayes_L = float(np.mean(res["bayes_by_position"][:L]))
     return {"frame": frame, "table": pd.DataFrame(table), "checks": checks, "floor": res["floor"], "uniform": res["uniform"],
             "bayes_at_L": bayes_L, "n_learned": int(checks["learned"].sum()), "n_models": len(checks),
+            "learned_fraction": LEARNED_FRACTION,
             "not_learned": {name: [int(x) for x in g["seed"]] for name, g in checks[~checks["learned"]].groupby("scheme", sort=False)},
             "undefined": {NAMES[s]: why for s, why in res["undefined"].items()}, "train_len": L,
             "order": res["config"]["order"], "vocab": res["config"]["vocab"], "names": names,

@@ -1,0 +1,156 @@
+"""Exercises ("predict, then reveal") and the numbers on a page that would give their answer away.
+
+An exercise's answer is computed by posenc; its reveal toggle is not bound to the URL (a shared link
+does not give the answer away) and turns off whenever a bound control of the page changes
+(``_reset_quizzes``, called by the page frame and by sections).  ``posenc.ui.frame`` re-exports the
+public functions, which is where pages import them from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+_QUIZ = "_posenc_quiz"  # {"page", "controls": {key: widget state}, "quizzes": [keys]} of the previous run
+HIDDEN = "?"
+
+
+def _full_run_frame() -> dict | None:
+    """The page frame's state while a full run draws (None in a fragment's own rerun)."""
+    from posenc.ui.frame import _FRAME  # frame imports this module
+
+    return st.session_state.get(_FRAME)
+
+
+def _reveal_key(key: str) -> str:
+    return f"ex_{key}_reveal"
+
+
+def _control_state(bound: Mapping) -> dict:
+    """The widget state of every bound control (what the next run compares against)."""
+    return {k: st.session_state.get(k) for k in bound}
+
+
+def _reset_quizzes(path: str, only: list[str] | None = None) -> None:
+    """Turn the page's reveals off (``only``: those of these exercises) when a bound control changed
+    since the previous run; set before their toggles exist in this run."""
+    last = st.session_state.get(_QUIZ)
+    if not last or last["page"] != path:
+        return
+    if {k: st.session_state.get(k) for k in last["controls"]} == last["controls"]:
+        return
+    for q in last["quizzes"] if only is None else only:
+        st.session_state[_reveal_key(q)] = False
+        st.session_state[f"ex_{q}_guess"] = None
+
+
+def revealed(key: str) -> bool:
+    """True once the reader has revealed exercise ``key`` (and no control changed since)."""
+    return bool(st.session_state.get(_reveal_key(key), False))
+
+
+_ELSEWHERE = "_posenc_quiz_elsewhere"  # exercise keys whose answer a full run also showed outside the exercise
+
+
+def _shown_elsewhere(key: str) -> None:
+    st.session_state.setdefault(_ELSEWHERE, set()).add(key)
+
+
+def quiz_value(key: str, text: str) -> str:
+    """``text`` once exercise ``key`` is revealed, else "?" (for a metric or cell that holds its answer)."""
+    _shown_elsewhere(key)
+    return text if revealed(key) else HIDDEN
+
+
+def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> pd.DataFrame:
+    """``table`` with the (row position, column) ``cells`` that hold exercise ``key``'s answer
+    hidden until it is revealed: "?" in a text column, an empty cell in a number column (which
+    keeps its number format).  The table is copied."""
+    _shown_elsewhere(key)
+    if revealed(key) or not cells:
+        return table
+    out = table.copy()
+    for row, col in cells:
+        j = out.columns.get_loc(col)
+        if pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].astype(np.float64)
+            out.iloc[row, j] = np.nan
+        else:
+            out[col] = out[col].astype(object)
+            out.iloc[row, j] = HIDDEN
+    return out
+
+
+def quiz(spec: Mapping) -> None:
+    """``exercise`` from a view's quiz dict {"key", "question", "answer", "explanation", "tolerance"
+    or "options"}."""
+    exercise(spec["key"], spec["question"], answer=spec["answer"], explanation=spec["explanation"],
+             options=spec.get("options"), tolerance=spec.get("tolerance", 0.0))
+
+
+def exercise(
+    key: str,
+    question: str,
+    *,
+    answer,
+    explanation: str,
+    options: list[str] | None = None,
+    tolerance: float = 0.0,
+    default=None,
+) -> None:
+    """A "predict, then reveal" question whose answer was computed by posenc.
+
+    Numeric answers take a number input (correct within ``tolerance``); ``options`` gives a
+    multiple choice instead.  The reveal toggle is not bound to the URL, so a shared link does
+    not give the answer away, and it turns off whenever a control of the page changes.  Numbers
+    elsewhere on the page that give the answer away go through ``quiz_value(key, ...)``.
+
+    Outside a section the exercise is a fragment of its own: typing a guess or revealing reruns and
+    resends only the exercise (a whole-page rerun took 0.24-0.33 s in the browser on RoPE and the
+    sinusoid, the exercise alone 0.16-0.18 s).  An exercise whose answer the page also shows
+    (``quiz_value``, ``quiz_table``; known from earlier in this run or from an earlier run) is drawn as
+    part of the page, so revealing it redraws those numbers too; the first time, when its fragment
+    learns this only on the reader's click, it asks for a whole-page rerun.
+    """
+    frame = _full_run_frame()
+    if frame is not None:
+        frame["quizzes"].append(key)
+    from posenc.ui.section import in_section, note_exercise  # section imports this module
+
+    note_exercise(key)
+    args = (key, question, answer, explanation, options, tolerance, default)
+    if in_section() or key in st.session_state.get(_ELSEWHERE, ()):
+        _exercise(*args)
+    else:
+        _exercise_alone(*args)
+
+
+@st.fragment
+def _exercise_alone(key: str, *args) -> None:
+    if _full_run_frame() is None and key in st.session_state.get(_ELSEWHERE, ()):
+        st.rerun()  # the exercise's own rerun, and its answer shows elsewhere on the page: redraw the page
+    _exercise(key, *args)
+
+
+def _exercise(key: str, question: str, answer, explanation: str, options, tolerance: float, default) -> None:
+    with st.container(border=True):
+        st.markdown(f":material/quiz: **Predict, then reveal.** {question}")
+        if options is not None:
+            guess = st.radio("Your prediction", options, index=None, key=f"ex_{key}_guess", horizontal=True)
+        else:
+            guess = st.number_input("Your prediction", value=default, key=f"ex_{key}_guess", placeholder="type a number")
+        if st.toggle("Reveal the answer", key=_reveal_key(key)):
+            if guess is None:
+                verdict = ""
+            elif options is not None:
+                verdict = ":green[Right.] " if guess == answer else f":orange[Not quite] (you said {guess}). "
+            else:
+                ok = abs(float(guess) - float(answer)) <= tolerance
+                verdict = ":green[Right.] " if ok else f":orange[Not quite] (you said {guess:g}). "
+            shown = answer if isinstance(answer, str) else f"{answer:g}"
+            st.markdown(f"{verdict}**Answer: {shown}.** {explanation}")
+        else:
+            st.caption("The numbers on this page that give the answer away show “?” until you reveal it.")
