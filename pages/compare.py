@@ -8,6 +8,7 @@ from posenc.analysis.scores import translation_invariance
 from posenc.analysis.tables import measure_table
 from posenc.charts.base import style
 from posenc.charts.compare import measured_dots, wishlist_table
+from posenc.lab.experiment import LONGER, LabConfig
 from posenc.lab.results import EXTRAPOLATES_RATIO
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
@@ -19,7 +20,8 @@ PATH = "pages/compare.py"
 LENGTHS = [64, 128, 256, 512, 1024]
 LAB_RULE = (f"Measured in the Extrapolation lab, not at the controls above: tiny causal transformers trained at L = 32 on a "
             f"Markov source, 3 seeds. Ratio = (loss − floor at 4L) ÷ (loss − floor at L); ✓ when it is at most "
-            f"{EXTRAPOLATES_RATIO:g}. A scheme that did not learn the task at L gets no verdict.")
+            f"{EXTRAPOLATES_RATIO:g}. A scheme that did not learn the task at L in {LabConfig().steps:,} steps is measured from "
+            f"the lab's run with {LONGER}× the steps if it learned there, and gets no verdict otherwise.")
 
 header(
     PATH,

@@ -48,7 +48,7 @@ with custom_box:
     order = controls.number("order k", "k", default=DEFAULT.order, lo=1, hi=3, container=c[1], help="V^k at most 4096")
     train_len = controls.choice("training length L", "L", ["8", "16", "32", "64"], default=str(DEFAULT.train_len), style="select", container=c[2])
     n_seeds = controls.number("seeds", "seeds", default=DEFAULT.n_seeds, lo=1, hi=3, container=c[3])
-    steps = controls.choice("steps", "steps", ["250", "500", "1000", "2000"], default=str(DEFAULT.steps), style="select", container=c[4])
+    steps = controls.choice("steps", "steps", ["250", "500", "1000", "2000", "4000"], default=str(DEFAULT.steps), style="select", container=c[4])
     picked = controls.multi("schemes", "schemes", list(LAB_SCHEMES), default=list(LAB_SCHEMES), format_func=NAMES.get)
     cfg = LabConfig(vocab=vocab, order=order, train_len=int(train_len), n_seeds=n_seeds, steps=int(steps),
                     schemes=tuple(s for s in LAB_SCHEMES if s in picked) or DEFAULT.schemes)
@@ -106,9 +106,17 @@ with results_box:
     for name, seeds in ov["not_learned"].items():
         st.caption(f":material/warning: {name} did not learn the task at L (gap over {ov['learned_fraction']:.0%} of uniform − floor) at "
                    f"{len(seeds)} of {ov['seeds']} training seeds ({', '.join(map(str, seeds))}): its longer lengths measure a "
-                   "model that has not learned it.")
+                   "model that has not learned it." + (" It is trained longer below." if ov["longer"] and name in ov["longer"]["names"] else ""))
     for name, why in ov["undefined"].items():
         st.caption(f":material/block: {name}: {why}.")
+    if (more := ov["longer"]) is not None:
+        st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
+                    f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "
+                    f"{ov['steps']:,} steps. Dashed in the chart above.")
+        st.dataframe(more["table"], hide_index=True, key="lab_longer_table")
+        st.caption(f"Learned the task with {more['steps']:,} steps: {more['n_learned']} of {more['n_models']} models. Made by the "
+                   "same command, which trains again whatever did not learn; its extrapolation ratio is the one the Compare "
+                   "table shows. Falsified by a seed of the follow-up whose gap at L is over the same 10 % line.")
     pv = _view("by_position", key, (), _run=run)
     chart(style(position_chart(pv["frame"], ov["names"], train_len=L)), key="lab_positions", data=pv["frame"],
           caption=f"Gap per position at {pv['length']} tokens (mean over seeds; the learned table stops at L; {settings}). "

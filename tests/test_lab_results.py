@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from posenc.lab.experiment import LabConfig, run_experiment
+from posenc.lab.experiment import LONGER, LabConfig, longer_config, run_experiment
 from posenc.lab.positions import LAB_SCHEMES
-from posenc.lab.results import extrapolation_ratios, learned_check, load_shipped
+from posenc.lab.results import compare_rows, extrapolation_ratios, learned_check, load_shipped, ratio
 
 SHIPPED = load_shipped()["results"]
+LONGER_RUN = load_shipped()["longer"]
 
 
 def _numbers(run: dict) -> dict:
@@ -48,7 +50,8 @@ def test_every_model_but_the_raw_index_learned_the_task():
     """Gap at L within 10 % of the gap between a uniform guess and the floor, per scheme and seed.
 
     The raw index (e'_t = e_t + t 1, unscaled, as the article defines it) fails at every seed; the
-    README says why.  If it ever learns, this test fails so that the README gets corrected.
+    README says why, and the follow-up run trains it longer.  If it ever learns, this test fails so that
+    the README gets corrected.
     """
     rows = learned_check(SHIPPED)
     assert len(rows) == len(LAB_SCHEMES) * 3
@@ -80,3 +83,50 @@ def test_gap_is_loss_minus_bayes_and_nonnegative():
     # the Bayes loss on the evaluation contexts is close to the exact floor past the first k positions
     k = SHIPPED["config"]["order"]
     assert np.mean(SHIPPED["bayes_by_position"][k:]) == pytest.approx(SHIPPED["floor"], abs=0.02)
+
+
+def test_the_follow_up_trains_exactly_the_unlearned_schemes_longer_with_every_other_setting_equal():
+    cfg = LabConfig.from_dict(LONGER_RUN["config"])
+    assert cfg == longer_config(LabConfig(), SHIPPED) == replace(LabConfig(), schemes=("raw_index",), steps=LONGER * 1000)
+    assert LONGER_RUN["floor"] == SHIPPED["floor"] and LONGER_RUN["lengths"] == SHIPPED["lengths"]
+    assert all(set(r) == {"0", "1", "2"} for r in LONGER_RUN["runs"].values())
+
+
+def test_trained_longer_the_raw_index_learns_the_task():
+    """Measured, not assumed: if a regenerated follow-up has a seed over the 10 % line, this fails."""
+    rows = learned_check(LONGER_RUN)
+    assert [r["scheme"] for r in rows] == ["raw_index"] * 3
+    assert all(r["learned"] for r in rows), rows
+
+
+def test_longer_config_is_none_when_every_model_learned():
+    learned_only = {**SHIPPED, "runs": {s: r for s, r in SHIPPED["runs"].items() if s != "raw_index"}}
+    cfg = replace(LabConfig(), schemes=tuple(s for s in LAB_SCHEMES if s != "raw_index"))
+    assert longer_config(cfg, learned_only) is None
+
+
+def test_the_compare_row_of_an_unlearned_scheme_comes_from_the_follow_up():
+    rows = compare_rows()
+    raw = rows["raw_index"]
+    want = ratio(LONGER_RUN, "raw_index")
+    assert raw["reason"] is None and raw["ratio"] == pytest.approx(want["ratio"], rel=1e-12)
+    assert "4,000 steps" in raw["measured_as"] and "did not learn" in raw["measured_as"]
+    assert rows["rope"]["measured_as"] == "RoPE"
+    # without the follow-up the row says why it has no verdict
+    bare = compare_rows(SHIPPED)["raw_index"]
+    assert bare["extrapolates"] is None and "did not learn the task" in bare["reason"]
+
+
+def test_the_provenance_file_carries_the_follow_up(tmp_path):
+    from posenc.lab.__main__ import _table, provenance
+    from posenc.lab.results import DATA, LONGER_FILE, save
+
+    shipped = (DATA / "README.md").read_text(encoding="utf-8")
+    assert _table(SHIPPED) in shipped and _table(LONGER_RUN) in shipped and "Learned the task there: 3 of 3 models." in shipped
+    text = provenance(SHIPPED, "python -m posenc.lab", 1.0, None)
+    assert "there is no follow-up run" in text
+    # save writes the follow-up file, and removes a stale one when there is none
+    save(SHIPPED, {}, tmp_path, longer=LONGER_RUN)
+    assert (tmp_path / LONGER_FILE.name).exists()
+    save(SHIPPED, {}, tmp_path, longer=None)
+    assert not (tmp_path / LONGER_FILE.name).exists() and (tmp_path / "lab_results.json").exists()

@@ -31,6 +31,25 @@ def test_overview_numbers_are_the_results():
     assert list(ov["table"]["scheme"]) == [NAMES[s] for s in LAB_SCHEMES]
 
 
+def test_overview_carries_the_follow_up_run_dashed_in_the_gap_chart():
+    ov = views.overview(RUN)
+    more = ov["longer"]
+    assert more["steps"] == RUN["longer"]["config"]["steps"] and more["names"] == ["Raw index"]
+    assert more["n_models"] == 3 and list(more["table"]["scheme"]) == ["Raw index"]
+    f = ov["frame"]
+    assert set(f["budget"]) == {"1,000 steps", "4,000 steps"}
+    late = f[(f["budget"] == "4,000 steps")]
+    want = spread([r["mean"]["128"]["gap"] for r in RUN["longer"]["runs"]["raw_index"].values()])
+    assert list(late["scheme"].astype(str).unique()) == ["Raw index"]
+    assert late[late["length"] == 128]["gap"].iloc[0] == want["mean"]
+    spec = charts.gap_chart(f, ov["names"]).to_dict()
+    assert spec["layer"][1]["encoding"]["strokeDash"]["scale"]["domain"] == ["1,000 steps", "4,000 steps"]
+    # a run without a follow-up (a custom run) has none, and its chart draws no dashes
+    plain = views.overview({"results": RUN["results"], "weights": RUN["weights"]})
+    assert plain["longer"] is None and set(plain["frame"]["budget"]) == {"1,000 steps"}
+    assert "strokeDash" not in charts.gap_chart(plain["frame"], plain["names"]).to_dict()["layer"][1]["encoding"]
+
+
 def test_by_position_and_extensions():
     pv = views.by_position(RUN)
     f = pv["frame"]

@@ -32,7 +32,11 @@ def _rule(at: float, label: str) -> alt.LayerChart:
 
 @memo
 def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -> alt.LayerChart:
-    """Mean gap (loss - floor) against evaluation length, one line per scheme, min-max band over seeds."""
+    """Mean gap (loss - floor) against evaluation length, one line per scheme, min-max band over seeds.
+
+    A frame with a "budget" column of more than one value (the follow-up run of schemes trained longer)
+    dashes each budget differently, first budget solid.
+    """
     _check(frame, "gap chart")
     scale = alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)])
     color = alt.Color("scheme:N", title="scheme", scale=scale)
@@ -44,7 +48,18 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     base = alt.Chart(frame, height=height)
     band = base.mark_area(opacity=0.15).encode(x=x, y=alt.Y("lo:Q", scale=alt.Scale(type="log")), y2="hi:Q",
                                               fill=alt.Fill("scheme:N", legend=None, scale=scale))
-    line = base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips)
+    enc = {"x": x, "y": y, "color": color, "tooltip": tips}
+    if "budget" in frame and frame["budget"].nunique() > 1:
+        budgets = list(dict.fromkeys(frame["budget"]))
+        tips.append(alt.Tooltip("budget:N", title="training"))
+        band = band.encode(detail="budget:N")
+        points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color,
+                                                               detail="budget:N", tooltip=tips)
+        dash = alt.StrokeDash("budget:N", title="training", scale=alt.Scale(domain=budgets, range=[[1, 0], [6, 3]]),
+                              legend=alt.Legend(orient="top", direction="horizontal", symbolStrokeWidth=2))
+        line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
+        return alt.layer(band, line, points).resolve_scale(fill="independent").properties(width="container")
+    line = base.mark_line(point=True).encode(**enc)
     return alt.layer(band, line).resolve_scale(fill="independent").properties(width="container")
 
 

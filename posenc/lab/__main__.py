@@ -1,7 +1,8 @@
 """`python -m posenc.lab`: train the default configuration and write the shipped results.
 
 Writes posenc/lab/data/lab_results.json, lab_weights.npz and README.md (provenance: command,
-settings, seeds, date, versions, wall time).  ``--schemes rope,t5`` limits the run (for a look,
+settings, seeds, date, versions, wall time), and lab_longer.json: the schemes that did not learn the
+task at some seed, trained again with experiment.LONGER x the steps (experiment.longer_config).  ``--schemes rope,t5`` limits the run (for a look,
 not for shipping); ``--out DIR`` writes elsewhere.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from posenc.lab.experiment import LabConfig, run_experiment
+from posenc.lab.experiment import LONGER, LabConfig, longer_config, run_experiment
 from posenc.lab.positions import LAB_SCHEMES, NAMES
 from posenc.lab.results import DATA, extended_scheme, learned_check, save, spread
 
@@ -47,7 +48,19 @@ def _table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def provenance(results: dict, command: str, seconds: float) -> str:
+def _longer_section(longer: dict | None, results: dict) -> str:
+    if longer is None:
+        return "Every model learned the task: there is no follow-up run (`lab_longer.json`)."
+    checks = learned_check(longer)
+    names = ", ".join(NAMES[s] for s in longer["runs"])
+    return f"""- `lab_longer.json` (same format): {names}, which did not learn the task at some seed, trained again with
+  {LONGER} x the steps ({longer["config"]["steps"]}; every other setting equal, by `experiment.longer_config`).
+  Learned the task there: {sum(c["learned"] for c in checks)} of {len(checks)} models.
+
+{_table(longer)}"""
+
+
+def provenance(results: dict, command: str, seconds: float, longer: dict | None = None) -> str:
     import scipy
 
     cfg = results["config"]
@@ -72,6 +85,10 @@ Learned the task (gap at L ≤ 10 % of the uniform-to-floor gap): {learned} of {
 Gap = loss − Bayes loss on the same contexts (nats), mean (min–max) over seeds:
 
 {_table(results)}
+
+## The follow-up run
+
+{_longer_section(longer, results)}
 """
 
 
@@ -90,12 +107,19 @@ def main(argv=None) -> int:
                   f"{info['loss']:.4f} ({time.perf_counter() - t0:.0f} s)", flush=True)
 
     results, weights = run_experiment(cfg, progress=progress)
+    again = longer_config(cfg, results)
+    longer = None
+    if again is not None:
+        print(f"not learned at {cfg.steps} steps: {', '.join(again.schemes)}; training them with {again.steps}", flush=True)
+        longer, _ = run_experiment(again, progress=progress)
     seconds = time.perf_counter() - t0
     out = Path(args.out)
-    save(results, weights, out)
+    save(results, weights, out, longer=longer)
     command = "python -m posenc.lab" + ("" if schemes == LAB_SCHEMES else f" --schemes {args.schemes}")
-    (out / "README.md").write_text(provenance(results, command, seconds), encoding="utf-8")
+    (out / "README.md").write_text(provenance(results, command, seconds, longer), encoding="utf-8")
     print(_table(results))
+    if longer is not None:
+        print(_table(longer))
     print(f"wrote {out} in {seconds:.0f} s")
     return 0
 

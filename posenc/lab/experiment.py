@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
@@ -19,12 +19,14 @@ from posenc._validate import check_choice, check_int
 from posenc.lab.evaluate import eval_sequences, position_losses
 from posenc.lab.model import ModelConfig
 from posenc.lab.positions import EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, NAMES
+from posenc.lab.results import learned_check
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import TrainConfig, train
 
 MULTIPLES = (1, 2, 4, 8)  # evaluation lengths, in units of the training length L
 EXTENSION_MULTIPLES = (4, 8)  # where RoPE's test-time extensions are evaluated
 FORMAT = 1  # version of the results dict
+LONGER = 4  # a scheme that did not learn the task at a budget is trained again with LONGER x the steps
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,18 @@ class LabConfig:
         d = dict(d)
         d["schemes"] = tuple(d["schemes"])
         return LabConfig(**d)
+
+
+def longer_config(cfg: LabConfig, results: dict) -> LabConfig | None:
+    """The follow-up experiment: the schemes of ``results`` (run at ``cfg``) that did not learn the task at
+    some seed, trained again with ``LONGER`` x the steps and every other setting equal; None if all learned.
+
+    Which schemes get it is read off the results (results.learned_check), never chosen by hand.
+    """
+    failed = {r["scheme"] for r in learned_check(results) if not r["learned"]}
+    if not failed:
+        return None
+    return replace(cfg, schemes=tuple(s for s in cfg.schemes if s in failed), steps=LONGER * cfg.steps)
 
 
 def _mean(r: dict) -> dict:

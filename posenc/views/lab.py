@@ -25,18 +25,9 @@ def _cat(values, order) -> pd.Categorical:
     return pd.Categorical(values, categories=list(order))
 
 
-def overview(run: dict) -> dict:
-    """Mean gap per scheme and length (min-max band), the README table, the "learned it" check.
-
-    Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds), "table": wide
-    DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,
-    "floor", "uniform", "bayes_at_L", "n_learned", "n_models", "not_learned": {name: [seeds]} (gap at L over
-    "learned_fraction" of uniform − floor), "undefined": {name: reason},
-    "train_len", "order", "vocab", "names" (display order), "seeds", "steps", "seconds_per_run" (wall, train + evaluate)}.
-    """
-    res = run["results"]
+def _gap_rows(res: dict, budget: str) -> tuple[list[dict], list[dict]]:
+    """Long rows (scheme, length, multiple, gap, lo, hi, std, seeds, budget) and the wide table's lines."""
     L = res["config"]["train_len"]
-    names = [NAMES[s] for s in res["runs"]]
     rows, table = [], []
     for s, runs in res["runs"].items():
         line = {"scheme": NAMES[s]}
@@ -47,12 +38,47 @@ def overview(run: dict) -> dict:
             line[f"{label} = {n}"] = "no row past L" if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})"
             if sp["n"]:
                 rows.append({"scheme": NAMES[s], "length": n, "multiple": n // L, "gap": sp["mean"], "lo": sp["min"],
-                             "hi": sp["max"], "std": sp["std"], "seeds": sp["n"]})
+                             "hi": sp["max"], "std": sp["std"], "seeds": sp["n"], "budget": budget})
         table.append(line)
-    frame = pd.DataFrame(rows)
-    frame["scheme"] = _cat(frame["scheme"], names)
+    return rows, table
+
+
+def _checks(res: dict) -> pd.DataFrame:
     checks = pd.DataFrame(learned_check(res))
     checks["scheme"] = [NAMES[s] for s in checks["scheme"]]
+    return checks
+
+
+def _steps(res: dict) -> str:
+    return f"{res['config']['steps']:,} steps"
+
+
+def overview(run: dict) -> dict:
+    """Mean gap per scheme and length (min-max band), the README table, the "learned it" check.
+
+    Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds, budget), "table": wide
+    DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,
+    "floor", "uniform", "bayes_at_L", "n_learned", "n_models", "not_learned": {name: [seeds]} (gap at L over
+    "learned_fraction" of uniform − floor), "undefined": {name: reason},
+    "train_len", "order", "vocab", "names" (display order), "seeds", "steps", "seconds_per_run" (wall, train + evaluate),
+    "longer": None, or for a run that carries a follow-up (run["longer"]: the schemes that did not learn, trained
+    with more steps) {"table", "checks", "n_learned", "n_models", "steps", "names"}; its rows are in "frame" too,
+    with "budget" = its step count ("budget" tells the two apart)}.
+    """
+    res = run["results"]
+    L = res["config"]["train_len"]
+    names = [NAMES[s] for s in res["runs"]]
+    rows, table = _gap_rows(res, _steps(res))
+    longer = None
+    if run.get("longer") is not None:
+        more, more_table = _gap_rows(run["longer"], _steps(run["longer"]))
+        rows += more
+        lc = _checks(run["longer"])
+        longer = {"table": pd.DataFrame(more_table), "checks": lc, "n_learned": int(lc["learned"].sum()), "n_models": len(lc),
+                  "steps": run["longer"]["config"]["steps"], "names": [NAMES[s] for s in run["longer"]["runs"]]}
+    frame = pd.DataFrame(rows)
+    frame["scheme"] = _cat(frame["scheme"], names)
+    checks = _checks(res)
     bayes_L = float(np.mean(res["bayes_by_position"][:L]))
     return {"frame": frame, "table": pd.DataFrame(table), "checks": checks, "floor": res["floor"], "uniform": res["uniform"],
             "bayes_at_L": bayes_L, "n_learned": int(checks["learned"].sum()), "n_models": len(checks),
@@ -61,7 +87,8 @@ def overview(run: dict) -> dict:
             "undefined": {NAMES[s]: why for s, why in res["undefined"].items()}, "train_len": L,
             "order": res["config"]["order"], "vocab": res["config"]["vocab"], "names": names,
             "seeds": res["config"]["n_seeds"], "steps": res["config"]["steps"],
-            "seconds_per_run": float(np.mean([t["train"] + t["evaluate"] for t in res["seconds"].values()]))}
+            "seconds_per_run": float(np.mean([t["train"] + t["evaluate"] for t in res["seconds"].values()])),
+            "longer": longer}
 
 
 def by_position(run: dict) -> dict:

@@ -8,6 +8,7 @@ from apphelpers import APP, assert_clean, chart_frame, charts, open_page, payloa
 from streamlit.testing.v1 import AppTest
 
 import posenc
+from posenc.lab.results import compare_rows
 from posenc.registry import SCHEMES
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
 
@@ -47,6 +48,12 @@ def test_defaults_every_column_measured_and_linked():
     # every row links to its page (LinkColumn with the url_path), and a page_link per page
     for key, row in df.iterrows():
         assert row["page"] == PAGE_BY_PATH[SCHEME_PAGE[key]].url_path
+    # the lab's columns: the raw index (no learning in 1,000 steps) is measured from the 4x longer follow-up
+    lab_rows = compare_rows()
+    for key in ("raw_index", "rope", "alibi"):
+        assert df.loc[key, "extrapolation_ratio"] == pytest.approx(lab_rows[key]["ratio"], rel=1e-12)
+        assert df.loc[key, "extrapolation_note"] == f"trained as {lab_rows[key]['measured_as']}"
+    assert "4,000 steps" in df.loc["raw_index", "extrapolation_note"]
     links = at.get("page_link")
     lab = [pl for pl in links if pl.proto.label == "Open the Extrapolation lab"]
     assert len(lab) == 1 and lab[0].proto.page_script_hash  # the extrapolation column links to the lab
