@@ -400,7 +400,7 @@ def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
         ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
         ("defined_at_4L", "defined at 4L", "also measured", lambda r: "defined at every position" if r["defined_at_4L"] else "no row past the table"),
         ("extrapolates", "extrapolates (lab)", "also measured",
-         lambda r: (f"gap at 4L / gap at L = {r['extrapolation_ratio']:.3g}" if r["extrapolates"] is not None
+         lambda r: (f"gap at 4L / gap at L = {r['extrapolation_ratio']:.3g}; {r['extrapolation_note']}" if r["extrapolates"] is not None
                     else str(r["extrapolation_note"]))),
     ]
     recs = []
