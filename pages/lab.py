@@ -116,7 +116,7 @@ with results_box:
         st.dataframe(more["table"], hide_index=True, key="lab_longer_table")
         st.caption(f"Learned the task with {more['steps']:,} steps: {more['n_learned']} of {more['n_models']} models. Made by the "
                    "same command, which trains again whatever did not learn; its extrapolation ratio is the one the Compare "
-                   "table shows. Falsified by a seed of the follow-up whose gap at L is over the same 10 % line.")
+                   f"table shows. Falsified by a seed of the follow-up whose gap at L is over the same {ov['learned_fraction']:.0%} line.")
     pv = _view("by_position", key, (), _run=run)
     chart(style(position_chart(pv["frame"], ov["names"], train_len=L)), key="lab_positions", data=pv["frame"],
           caption=f"Gap per position at {pv['length']} tokens (mean over seeds; the learned table stops at L; {settings}). "

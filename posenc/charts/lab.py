@@ -48,19 +48,17 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     base = alt.Chart(frame, height=height)
     band = base.mark_area(opacity=0.15).encode(x=x, y=alt.Y("lo:Q", scale=alt.Scale(type="log")), y2="hi:Q",
                                               fill=alt.Fill("scheme:N", legend=None, scale=scale))
-    enc = {"x": x, "y": y, "color": color, "tooltip": tips}
-    if "budget" in frame and frame["budget"].nunique() > 1:
-        budgets = list(dict.fromkeys(frame["budget"]))
-        tips.append(alt.Tooltip("budget:N", title="training"))
-        band = band.encode(detail="budget:N")
-        points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color,
-                                                               detail="budget:N", tooltip=tips)
-        dash = alt.StrokeDash("budget:N", title="training", scale=alt.Scale(domain=budgets, range=[[1, 0], [6, 3]]),
-                              legend=alt.Legend(orient="top", direction="horizontal", symbolStrokeWidth=2))
-        line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
-        return alt.layer(band, line, points).resolve_scale(fill="independent").properties(width="container")
-    line = base.mark_line(point=True).encode(**enc)
-    return alt.layer(band, line).resolve_scale(fill="independent").properties(width="container")
+    budgets = list(dict.fromkeys(frame["budget"])) if "budget" in frame else []
+    if len(budgets) < 2:
+        return alt.layer(band, base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips)).resolve_scale(
+            fill="independent").properties(width="container")
+    # two budgets: dashed by budget (a line mark alone, so the dash legend draws lines), the points on their own layer
+    tips.append(alt.Tooltip("budget:N", title="training"))
+    dash = alt.StrokeDash("budget:N", title="training", scale=alt.Scale(domain=budgets, range=[[1, 0], [6, 3]]),
+                          legend=alt.Legend(orient="top", direction="horizontal", symbolStrokeWidth=2))
+    line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
+    points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, detail="budget:N", tooltip=tips)
+    return alt.layer(band.encode(detail="budget:N"), line, points).resolve_scale(fill="independent").properties(width="container")
 
 
 @memo

@@ -18,7 +18,7 @@ import numpy as np
 
 from posenc.lab.experiment import LONGER, LabConfig, longer_config, run_experiment
 from posenc.lab.positions import LAB_SCHEMES, NAMES
-from posenc.lab.results import DATA, extended_scheme, learned_check, save, spread
+from posenc.lab.results import DATA, extended_scheme, gaps, learned_check, save, spread_text
 
 
 def _table(results: dict) -> str:
@@ -26,24 +26,14 @@ def _table(results: dict) -> str:
     L = results["config"]["train_len"]
     head = "| scheme | " + " | ".join(f"{n // L}L = {n}" if n != L else f"L = {n}" for n in results["lengths"]) + " |"
     lines = [head, "|---|" + "---|" * len(results["lengths"])]
-    for s, runs in results["runs"].items():
-        cells = []
-        for n in results["lengths"]:
-            vals = [r["mean"][str(n)]["gap"] if r["mean"][str(n)] is not None else None for r in runs.values()]
-            sp = spread(vals)
-            cells.append("no row past L" if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})")
-        lines.append(f"| {NAMES[s]} | " + " | ".join(cells) + " |")
+    for s in results["runs"]:
+        lines.append(f"| {NAMES[s]} | " + " | ".join(spread_text(gaps(results, s, n)) for n in results["lengths"]) + " |")
     extended = extended_scheme(results)
     if extended is not None:
         runs = list(results["runs"][extended].values())
         for ext in runs[0]["extensions"]:
-            cells = []
-            for n in results["lengths"]:
-                if str(n) not in runs[0]["extensions"][ext]:
-                    cells.append("—")
-                    continue
-                sp = spread([r["extensions"][ext][str(n)]["gap"] for r in runs])
-                cells.append(f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})")
+            cells = [spread_text([r["extensions"][ext][str(n)]["gap"] for r in runs]) if str(n) in runs[0]["extensions"][ext]
+                     else "—" for n in results["lengths"]]
             lines.append(f"| {NAMES[extended]} + {ext} (test time) | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

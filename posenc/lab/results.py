@@ -65,6 +65,13 @@ def spread(values) -> dict:
     return {"mean": float(a.mean()), "min": float(a.min()), "max": float(a.max()), "std": float(a.std()), "n": int(a.size)}
 
 
+def spread_text(values, undefined: str = "no row past L") -> str:
+    """"mean (min–max)" of the finite values to 3 decimals, as the README and the page print a cell; ``undefined``
+    when there are none."""
+    sp = spread(values)
+    return undefined if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})"
+
+
 def gaps(results: dict, scheme: str, n: int) -> list[float | None]:
     """Mean gap (loss - Bayes loss) at length n for each seed; None where undefined."""
     out = []
@@ -130,18 +137,16 @@ def compare_rows(results: dict | None = None, *, at: int = 4, longer: dict | Non
     is (its gap at at*L) / (plain RoPE's gap at L).  Every lookup table of the registry gets the
     lab's learned table, which has no row past L.  Registry schemes the lab does not train are absent.
     A scheme that did not learn the task takes its row from ``longer`` (the follow-up run with more steps;
-    default with the shipped results: the shipped one) if it learned there at every seed.
+    with the shipped results it defaults to the shipped one) if it learned there at every seed.
     """
     from posenc.lab.positions import ENGINE, EXTENSION_NAMES, EXTENSIONS, NAMES, REGISTRY_KEY
     from posenc.registry import SCHEMES
 
     tables = [k for k, s in SCHEMES.items() if s.max_len is not None]
 
-    if results is None:
-        shipped = load_shipped()
-        res, longer = shipped["results"], shipped["longer"]
-    else:
-        res = results
+    res = load_shipped()["results"] if results is None else results
+    if results is None and longer is None:
+        longer = load_shipped()["longer"]
     L = res["config"]["train_len"]
     out: dict[str, dict] = {}
     relearned = set()

@@ -15,7 +15,7 @@ from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENSION_NAMES, NAMES
-from posenc.lab.results import LEARNED_FRACTION, extended_scheme, learned_check, spread
+from posenc.lab.results import LEARNED_FRACTION, extended_scheme, gaps, learned_check, spread, spread_text
 
 ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
 HEATMAP_CELLS = 16_384
@@ -29,14 +29,12 @@ def _gap_rows(res: dict, budget: str) -> tuple[list[dict], list[dict]]:
     """Long rows (scheme, length, multiple, gap, lo, hi, std, seeds, budget) and the wide table's lines."""
     L = res["config"]["train_len"]
     rows, table = [], []
-    for s, runs in res["runs"].items():
+    for s in res["runs"]:
         line = {"scheme": NAMES[s]}
         for n in res["lengths"]:
-            vals = [r["mean"][str(n)]["gap"] if r["mean"][str(n)] is not None else None for r in runs.values()]
-            sp = spread(vals)
-            label = f"{n // L}L" if n != L else "L"
-            line[f"{label} = {n}"] = "no row past L" if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})"
-            if sp["n"]:
+            vals = gaps(res, s, n)
+            line[f"{n // L}L = {n}" if n != L else f"L = {n}"] = spread_text(vals)
+            if (sp := spread(vals))["n"]:
                 rows.append({"scheme": NAMES[s], "length": n, "multiple": n // L, "gap": sp["mean"], "lo": sp["min"],
                              "hi": sp["max"], "std": sp["std"], "seeds": sp["n"], "budget": budget})
         table.append(line)
