@@ -14,15 +14,19 @@ CSS = """<style>
 </style>"""
 
 # A formula wider than its column scales down to fit (at least to 55 % of its size; past that it
-# scrolls inside its own box): measured in the browser, re-run on resize and on every redraw.
+# scrolls inside its own box): measured in the browser, re-run on resize, on every redraw, when a font
+# arrives, and when a formula or its box changes size (a ResizeObserver: a scrollbar appearing narrows the
+# column without a window resize; a late KaTeX font widens the formula without a DOM change).
 FIT_FORMULAS = """<script>
 (() => {
   if (window.__posencFit) return;
   window.__posencFit = true;
+  let sizes = null;  // every formula and its box, watched: a font arriving or a column narrowing refits it
   const fit = () => {
     for (const box of document.querySelectorAll(".katex-display")) {
       const tex = box.firstElementChild, column = box.closest("[data-testid='stMarkdown']");
       if (!tex || !column) continue;
+      if (sizes) { sizes.observe(box); sizes.observe(tex); }
       tex.style.fontSize = "";
       const room = column.clientWidth - 12, need = tex.scrollWidth, px = parseFloat(getComputedStyle(tex).fontSize);
       if (need > room && room > 0) tex.style.fontSize = (px * Math.max(0.55, room / need)).toFixed(2) + "px";
@@ -30,6 +34,7 @@ FIT_FORMULAS = """<script>
   };
   let queued = false;
   const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
+  if (window.ResizeObserver) sizes = new ResizeObserver(later);
   new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
   window.addEventListener("resize", later);
   // KaTeX's fonts arrive after the first layout and widen the formula without a DOM change: fit again then
