@@ -130,8 +130,11 @@ def main(argv=None) -> int:
                 for r in results["interact"]["pages"]]
         out.append(table("8. What a person feels: first paint and one step of each control (headless Chromium, median)",
                          flat, list(flat[0]) if flat else []))
-        out.append(table("8b. Cold server and the goals", [{k: v for k, v in results["interact"].items() if k not in ("pages",)}],
-                         [k for k in results["interact"] if k != "pages"]))
+        summary = {k: v for k, v in results["interact"].items() if k not in ("pages", "floor")}
+        for k, v in results["interact"].get("floor", {}).items():
+            if k != "tries":  # the floor page (bench/floor_app.py): Streamlit's own cost for a one-chart step
+                summary[f"floor_{k}"] = v
+        out.append(table("8b. Cold server, the floor (one slider, one chart) and the goals", [summary], list(summary)))
     if "motion" in only:
         from bench.motion import motion
 

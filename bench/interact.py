@@ -11,6 +11,10 @@ again; a select or toggle alternates): the first try reaches a value no run has 
 (``first_s``, a cache miss), the later ones return to values already computed (``repeat_s``, what
 dragging back and forth costs).  The worst control of each page is reported with its name.
 
+The floor (``bench/floor_app.py``, on its own server, timed the same way): one slider, one metric and
+one 500-point line chart -- what Streamlit itself costs on this machine for a step that redraws one
+chart, so a page's figure can be read as the floor plus the page's own work.
+
 How "repainted" is detected: a watcher in the page records the last time anything under the main
 area changed -- a DOM mutation (text, elements, attributes), or the pixels of any chart canvas
 (a 48 x 48 thumbnail of it, hashed every ``POLL_MS``) -- and the measurement ends once the script is idle and nothing has changed
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
@@ -189,6 +194,24 @@ def step_time(page, kind: str, i: int, back: bool = False) -> float | None:
     return _settle(page, t0) / 1000
 
 
+FLOOR_APP = Path(__file__).with_name("floor_app.py")
+
+
+def floor(browser, repeats: int = 6) -> dict:
+    """First paint and slider step of ``bench/floor_app.py`` (one slider, one metric, one 500-point line chart),
+    on its own server, timed exactly like a page: Streamlit's own cost here for a step that redraws one chart."""
+    proc, base, _ = start_server(app=FLOOR_APP)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        first_paint(page, base + "/")  # warm
+        paints = [first_paint(page, base + "/") for _ in range(3)]
+        tries = [step_time(page, "slider", 0, back=bool(r % 2)) for r in range(repeats)]
+        page.close()
+    finally:
+        stop_server(proc)
+    return {"first_paint_s": statistics.median(paints), "step_s": statistics.median(tries), "tries": tries}
+
+
 def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True) -> dict:
     """First paint and every control's step time per page (medians), the worst control per page,
     and a cold server's first painted page."""
@@ -242,8 +265,12 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     "worst_control": worst["control"] if worst else None,
                     "steps": steps,
                 })
-        finally:
             stop_server(proc)
+            proc = None
+            out["floor"] = floor(browser, repeats=2 * repeats)
+        finally:
+            if proc is not None:
+                stop_server(proc)
             browser.close()
     rows = out["pages"]
     out["goals"] = {

@@ -65,7 +65,8 @@ def main() -> int:
         print("restart:", json.dumps(r["load"].get("restart")), "\n")
     if "interact" in r:
         print(interact_table(r["interact"]), "\n")
-        print("cold:", r["interact"].get("cold_server_to_first_paint_s"), "goals:", json.dumps(r["interact"].get("goals")), "\n")
+        print("cold:", r["interact"].get("cold_server_to_first_paint_s"), "floor:", json.dumps(r["interact"].get("floor")),
+              "goals:", json.dumps(r["interact"].get("goals")), "\n")
     for k in ("memory", "soak"):
         if k in r:
             print(k, json.dumps({a: b for a, b in r[k].items() if a != "series_mb"}, indent=1), "\n")

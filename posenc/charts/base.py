@@ -26,6 +26,9 @@ SEQUENTIAL = "viridis"
 # Text drawn straight on the chart background must read in the light and the dark theme (the
 # export is light): this grey has contrast 4.5:1 on white and 4.2:1 on Streamlit's dark background.
 NEUTRAL_TEXT = "#767676"
+# The width follows the page column; the height is the plot's own, with axes and a legend under it added
+# around it (Streamlit's default "fit" would squeeze them into the height instead).
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 MAX_MARKS = 65_536  # hard ceiling per chart (the Streamlit notes measured 3 s to draw this many)
 HEATMAP_CELLS = 16_384  # what a heatmap aims for by default (~200 kB of Arrow)
 FONT = {"label": 13, "title": 14, "header": 16}

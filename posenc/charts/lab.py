@@ -9,12 +9,18 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap, pick, pick_text
+from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap, pick, pick_text
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 # one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
 SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black vanishes on the dark theme
+
+
+def _scheme_legend() -> alt.Legend:
+    """The scheme legend under the plot, as many columns as fit (one per ~140 px of plot width): at the
+    side it took half a phone's width and ran into the axis title."""
+    return alt.Legend(orient="bottom", columns={"expr": "max(1, floor(width / 140))"}, symbolType="stroke", symbolStrokeWidth=3)
 
 
 def _check(df: pd.DataFrame, what: str) -> None:
@@ -39,7 +45,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     """
     _check(frame, "gap chart")
     scale = alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)])
-    color = alt.Color("scheme:N", title="scheme", scale=scale)
+    color = alt.Color("scheme:N", title="scheme", scale=scale, legend=_scheme_legend())
     x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)", scale=alt.Scale(type="log", base=2),
               axis=alt.Axis(values=sorted(frame["length"].unique().tolist())))
     y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=alt.Scale(type="log"))
@@ -51,21 +57,23 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     budgets = list(dict.fromkeys(frame["budget"])) if "budget" in frame else []
     if len(budgets) < 2:
         return alt.layer(band, base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips)).resolve_scale(
-            fill="independent").properties(width="container")
+            fill="independent").properties(width="container", autosize=FIT_X)
     # two budgets: dashed by budget (a line mark alone, so the dash legend draws lines), the points on their own layer
     tips.append(alt.Tooltip("budget:N", title="training"))
     dash = alt.StrokeDash("budget:N", title="training", scale=alt.Scale(domain=budgets, range=[[1, 0], [6, 3]]),
                           legend=alt.Legend(orient="top", direction="horizontal", symbolStrokeWidth=2))
     line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
     points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, detail="budget:N", tooltip=tips)
-    return alt.layer(band.encode(detail="budget:N"), line, points).resolve_scale(fill="independent").properties(width="container")
+    return alt.layer(band.encode(detail="budget:N"), line, points).resolve_scale(fill="independent").properties(
+        width="container", autosize=FIT_X)
 
 
 @memo
 def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int, height: int = 320) -> alt.LayerChart:
     """Gap per position (mean over seeds), one line per scheme, the training length marked."""
     _check(frame, "position chart")
-    color = alt.Color("scheme:N", title="scheme", scale=alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)]))
+    color = alt.Color("scheme:N", title="scheme", scale=alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)]),
+                      legend=_scheme_legend())
     line = alt.Chart(frame, height=height).mark_line(strokeWidth=1.5).encode(
         x=alt.X("position:Q", title="position (0 = first token)"),
         y=alt.Y("gap:Q", title="loss − Bayes loss at the position (nats)"),
@@ -73,7 +81,7 @@ def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int,
         tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("position:Q"), alt.Tooltip("gap:Q", format=".4f"),
                  alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")],
     )
-    return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container")
+    return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container", autosize=FIT_X)
 
 
 @memo

@@ -10,14 +10,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import DIVERGING, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
+from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
-# The width follows the page column; the height is the plot's own, with axes and the legend under it
-# added around it (Streamlit's default "fit" would squeeze them into the height instead).
-FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
 @memo

@@ -7,12 +7,8 @@ import math
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import DIVERGING, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SEQUENTIAL, lines
+from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SEQUENTIAL, lines
 from posenc.charts.memo import memo
-
-# The width follows the page column; the height is the plot's own, with axis labels, titles and
-# legends added around it (Vega-Lite's default "fit" would squeeze them into the height instead).
-FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
 @memo

@@ -142,8 +142,8 @@ def _fmt(value, limit: int = 40) -> str:
 def _url_str(v) -> str:
     if isinstance(v, bool):
         return str(v).lower()
-    if isinstance(v, float):
-        return f"{v:g}" if abs(v) < 1e15 else repr(v)
+    if isinstance(v, float):  # exact: a link reopens the same value (":g" wrote 1000001 as 1e+06)
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
     return str(v)
 
 
