@@ -265,12 +265,11 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     "worst_control": worst["control"] if worst else None,
                     "steps": steps,
                 })
+        finally:
             stop_server(proc)
-            proc = None
+        try:
             out["floor"] = floor(browser, repeats=2 * repeats)
         finally:
-            if proc is not None:
-                stop_server(proc)
             browser.close()
     rows = out["pages"]
     out["goals"] = {

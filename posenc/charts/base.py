@@ -135,6 +135,12 @@ def narrow_ints(df: pd.DataFrame, *, skip: Sequence[str] = ()) -> pd.DataFrame:
 PARAM_PREFIX = "url_"  # a chart parameter url_<key> is the page's link parameter <key> (see posenc.ui.assets.CLIENT_PARAMS)
 
 
+def columns_that_fit(item_px: int) -> dict:
+    """A legend's ``columns`` as a Vega expression: as many entries side by side as the plot's width holds at
+    ``item_px`` each (at least one), so a legend under a chart wraps on a phone instead of running off it."""
+    return {"expr": f"max(1, floor(width / {int(item_px)}))"}
+
+
 def url_param(key: str, label: str, options: Sequence[int], value: int) -> alt.Parameter:
     """A chart parameter picked with radio buttons under the chart: choosing among data the chart already
     holds (a layer, a head) repaints in the browser, with no server round trip.  Named ``url_<key>``: the

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, lines
+from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, lines
 from posenc.charts.memo import memo
 from posenc.charts.raster import MASKED, RASTER_CELLS, frame_heatmap, palette_of
 
@@ -98,19 +98,19 @@ def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
                       glyph=ok.map({True: "✓", False: "✗"}).fillna("–"))
     order = list(dict.fromkeys(df["property"]))
     rows = list(dict.fromkeys(df["scheme"]))
+    narrow = f"width / {len(order)} < 100"  # a column narrower than a header
     base = alt.Chart(df, height=alt.Step(24), width=alt.Step(124)).encode(  # 124 px: "length-invariant" whole
         # the page column sets the width: where a column is narrower than its header (a phone), headers turn upright
         x=alt.X("property:N", sort=order, title=None, axis=alt.Axis(
-            orient="top", labelLimit=120, labelAngle={"expr": f"width / {len(order)} < 100 ? -90 : 0"},
-            labelAlign={"expr": f"width / {len(order)} < 100 ? 'left' : 'center'"},
-            labelBaseline={"expr": f"width / {len(order)} < 100 ? 'middle' : 'bottom'"})),
+            orient="top", labelLimit=120, labelAngle={"expr": f"{narrow} ? -90 : 0"},
+            labelAlign={"expr": f"{narrow} ? 'left' : 'center'"}, labelBaseline={"expr": f"{narrow} ? 'middle' : 'bottom'"})),
         y=alt.Y("scheme:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260)),
         tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("property:N"), alt.Tooltip("mark:N", title="measured"),
                  alt.Tooltip("detail:N", title="measurement")],
     )
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
         color=alt.Color("mark:N", title="", scale=alt.Scale(domain=["✓ yes", "✗ no", "– not measured"], range=[YES, NO, MASKED]),
-                        legend=alt.Legend(orient="bottom", columns={"expr": "max(1, floor(width / 120))"})))
+                        legend=alt.Legend(orient="bottom", columns=columns_that_fit(120))))
     text = base.mark_text(color="white", fontSize=15, fontWeight="bold").encode(text="glyph:N")
     return alt.layer(cells, text)
 

@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SEQUENTIAL, heatmap, pick, pick_text
+from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
@@ -20,7 +20,7 @@ SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black va
 def _scheme_legend() -> alt.Legend:
     """The scheme legend under the plot, as many columns as fit (one per ~140 px of plot width): at the
     side it took half a phone's width and ran into the axis title."""
-    return alt.Legend(orient="bottom", columns={"expr": "max(1, floor(width / 140))"}, symbolType="stroke", symbolStrokeWidth=3)
+    return alt.Legend(orient="bottom", columns=columns_that_fit(140), symbolType="stroke", symbolStrokeWidth=3)
 
 
 def _check(df: pd.DataFrame, what: str) -> None:
