@@ -49,71 +49,110 @@ def _orig(cfg: Mapping, block: Mapping, max_pos: int | None, rope_type: str, not
     raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (the trained length) or max_position_embeddings")
 
 
-def scaling_block(cfg: Mapping, block: Mapping, rope_type: str, max_pos: int | None, notes: list[str]):
-    """(scaling dict or None, factor, trained length or None)."""
-    if rope_type == "default":
-        return None, 1.0, max_pos
-    extras = _EXTRA_KEYS.get(rope_type, set())
-    ignored = sorted(set(block) - _COMMON_KEYS - extras)
-    if ignored:
-        notes.append(f"ignored keys in the rope block: {shown(', '.join(map(str, ignored)), 120)}")
-    factor = _number("factor", block["factor"], lo=1.0, hi=1e6) if block.get("factor") is not None else None
-    out: dict[str, Any] = {"rope_type": rope_type}
-    if rope_type in ("linear", "ntk", "dynamic", "llama3") and factor is None:
-        raise ValueError(f"rope_type {rope_type!r} needs a 'factor' (a number >= 1)")
-    if rope_type == "proportional":
-        p = block.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0))
-        out.update(partial_rotary_factor=_number("partial_rotary_factor", p, lo=0.0, hi=1.0), factor=factor or 1.0)
-        return out, factor or 1.0, max_pos
-    if rope_type in ("linear", "ntk"):
-        out["factor"] = factor
-        if block.get("original_max_position_embeddings") is not None or cfg.get("original_max_position_embeddings") is not None:
-            trained = _orig(cfg, block, max_pos, rope_type, notes)
-        elif max_pos is not None:
-            trained = max(1, int(round(max_pos / factor)))
-            notes.append(f"trained length estimated as max_position_embeddings / factor = {max_pos:,} / {factor:g} = {trained:,}")
-        else:
-            trained = None
-        if trained is not None:
-            out["original_max_position_embeddings"] = trained  # not read by the core for these two types
-        return out, factor, trained
-    if rope_type == "dynamic":
-        if max_pos is None:
-            raise ValueError("rope_type 'dynamic' needs max_position_embeddings: transformers uses it as the trained length")
-        given = block.get("original_max_position_embeddings")
-        if given is not None and given != max_pos:
-            notes.append(f"transformers ignores original_max_position_embeddings ({shown(given, 20)}) for 'dynamic' and uses "
-                         f"max_position_embeddings ({max_pos:,}) as the trained length; so does this page")
-        out.update(factor=factor, original_max_position_embeddings=max_pos)
-        return out, factor, max_pos
+def _by_factor(cfg, block, rope_type, max_pos, factor, notes) -> tuple[dict, int | None]:
+    """linear, ntk: the factor alone scales; the trained length is the block's, or max_position_embeddings / factor."""
+    out: dict[str, Any] = {"factor": factor}
+    if block.get("original_max_position_embeddings") is not None or cfg.get("original_max_position_embeddings") is not None:
+        trained = _orig(cfg, block, max_pos, rope_type, notes)
+    elif max_pos is not None:
+        trained = max(1, int(round(max_pos / factor)))
+        notes.append(f"trained length estimated as max_position_embeddings / factor = {max_pos:,} / {factor:g} = {trained:,}")
+    else:
+        trained = None
+    if trained is not None:
+        out["original_max_position_embeddings"] = trained  # not read by the core for these two types
+    return out, trained
+
+
+def _dynamic(cfg, block, rope_type, max_pos, factor, notes) -> tuple[dict, int]:
+    """dynamic: transformers takes max_position_embeddings as the trained length."""
+    if max_pos is None:
+        raise ValueError("rope_type 'dynamic' needs max_position_embeddings: transformers uses it as the trained length")
+    given = block.get("original_max_position_embeddings")
+    if given is not None and given != max_pos:
+        notes.append(f"transformers ignores original_max_position_embeddings ({shown(given, 20)}) for 'dynamic' and uses "
+                     f"max_position_embeddings ({max_pos:,}) as the trained length; so does this page")
+    return {"factor": factor, "original_max_position_embeddings": max_pos}, max_pos
+
+
+def _proportional(cfg, block, rope_type, max_pos, factor, notes) -> tuple[dict, int | None]:
+    """proportional (Gemma 4): a share of the pairs rotates; no trained length of its own."""
+    p = block.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0))
+    return {"partial_rotary_factor": _number("partial_rotary_factor", p, lo=0.0, hi=1.0), "factor": factor or 1.0}, max_pos
+
+
+def _from_trained(cfg, block, rope_type, max_pos, factor, notes) -> tuple[dict, int]:
+    """yarn, llama3, longrope: a trained length (original_max_position_embeddings), a factor (or served / trained)
+    and the type's own keys."""
     orig = _orig(cfg, block, max_pos, rope_type, notes)
     if factor is None:
         if max_pos is None:
             raise ValueError(f"rope_type {rope_type!r} needs a 'factor' (or max_position_embeddings to derive it)")
         factor = _number("max_position_embeddings / original_max_position_embeddings", max_pos / orig, lo=1.0, hi=1e6)
         notes.append(f"factor is missing; using max_position_embeddings / original = {max_pos:,} / {orig:,} = {factor:g} as transformers does")
-    elif rope_type == "yarn" and max_pos is not None and not any(math.isclose(max_pos / orig, v) for v in (1.0, factor)):
-        notes.append(f"factor {factor:g} differs from max_position_embeddings / original = {max_pos / orig:g}; "
-                     "transformers warns and uses the factor")
-    out.update(factor=factor, original_max_position_embeddings=orig)
-    for k in sorted(extras):
+    out: dict[str, Any] = {"factor": factor, "original_max_position_embeddings": orig}
+    for k in sorted(_EXTRA_KEYS.get(rope_type, ())):
         if block.get(k) is None:
             continue
         if k in ("beta_fast", "beta_slow") and block[k] == 0:
             notes.append(f"{k} = 0 is read as the default, as transformers does (`or`)")
             continue
         out[k] = block[k]
-    if rope_type == "llama3" and not {"low_freq_factor", "high_freq_factor"} <= set(out):
-        raise ValueError("rope_type 'llama3' needs low_freq_factor and high_freq_factor (Llama 3.1 uses 1 and 4)")
-    if rope_type not in ("yarn",) and max_pos is not None and max_pos != int(round(orig * factor)):
+    return out, orig
+
+
+def _served_note(max_pos, orig: int, factor: float, notes) -> None:
+    if max_pos is not None and max_pos != int(round(orig * factor)):
         notes.append(f"max_position_embeddings (the served length) is {max_pos:,}, while factor x trained length = "
                      f"{factor:g} x {orig:,} = {int(round(orig * factor)):,}; the page extends to the served length")
-    if rope_type == "longrope" and "short_mscale" in out:
+
+
+def _yarn(cfg, block, rope_type, max_pos, factor, notes):
+    out, orig = _from_trained(cfg, block, rope_type, max_pos, factor, notes)
+    if factor is not None and max_pos is not None and not any(math.isclose(max_pos / orig, v) for v in (1.0, factor)):
+        notes.append(f"factor {factor:g} differs from max_position_embeddings / original = {max_pos / orig:g}; "
+                     "transformers warns and uses the factor")
+    return out, orig
+
+
+def _llama3(cfg, block, rope_type, max_pos, factor, notes):
+    out, orig = _from_trained(cfg, block, rope_type, max_pos, factor, notes)
+    if not {"low_freq_factor", "high_freq_factor"} <= set(out):
+        raise ValueError("rope_type 'llama3' needs low_freq_factor and high_freq_factor (Llama 3.1 uses 1 and 4)")
+    _served_note(max_pos, orig, out["factor"], notes)
+    return out, orig
+
+
+def _longrope(cfg, block, rope_type, max_pos, factor, notes):
+    out, orig = _from_trained(cfg, block, rope_type, max_pos, factor, notes)
+    _served_note(max_pos, orig, out["factor"], notes)
+    if "short_mscale" in out:
         notes.append(f"Phi-3.5-MoE style short_mscale / long_mscale ({shown(out['short_mscale'], 20)} / {shown(out.get('long_mscale'), 20)}) "
                      "multiply cos and sin instead of sqrt(1 + ln s / ln L); transformers 5.24's PhimoeRotaryEmbedding.forward "
                      "keeps the short factors past the trained length while the model's own code switches to the long ones, "
                      "which is what is drawn")
-    return out, factor, orig
+    return out, orig
+
+
+# How each rope_type's block is read (one reader per type, as scaling.ROPE_INIT_FUNCTIONS computes one per type),
+# and whether the type needs a "factor" in the block (the others derive it or default it).
+_READERS = {"linear": _by_factor, "ntk": _by_factor, "dynamic": _dynamic, "proportional": _proportional,
+            "yarn": _yarn, "llama3": _llama3, "longrope": _longrope}
+_NEEDS_FACTOR = {"linear", "ntk", "dynamic", "llama3"}
+
+
+def scaling_block(cfg: Mapping, block: Mapping, rope_type: str, max_pos: int | None, notes: list[str]):
+    """(scaling dict or None, factor, trained length or None)."""
+    if rope_type not in _READERS:  # "default": no scaling
+        return None, 1.0, max_pos
+    ignored = sorted(set(block) - _COMMON_KEYS - _EXTRA_KEYS.get(rope_type, set()))
+    if ignored:
+        notes.append(f"ignored keys in the rope block: {shown(', '.join(map(str, ignored)), 120)}")
+    factor = _number("factor", block["factor"], lo=1.0, hi=1e6) if block.get("factor") is not None else None
+    if rope_type in _NEEDS_FACTOR and factor is None:
+        raise ValueError(f"rope_type {rope_type!r} needs a 'factor' (a number >= 1)")
+    out, trained = _READERS[rope_type](cfg, block, rope_type, max_pos, factor, notes)
+    return {"rope_type": rope_type, **out}, out.get("factor", factor), trained
 
 
 def local_layers(cfg: Mapping, local_block: dict | None, head_dim: int, notes: list[str], rope_type_of) -> dict | None:
