@@ -126,7 +126,7 @@ def main(argv=None) -> int:
 
         results["interact"] = interact()
         flat = [{k: r[k] for k in ("page", "first_paint_s", "controls", "median_step_s", "median_first_step_s", "median_repeat_step_s",
-                                   "worst_step_s", "worst_control")}
+                                   "worst_step_s", "worst_control", "driver_lead_s")}
                 for r in results["interact"]["pages"]]
         out.append(table("8. What a person feels: first paint and one step of each control (headless Chromium, median)",
                          flat, list(flat[0]) if flat else []))

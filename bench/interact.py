@@ -40,6 +40,14 @@ TIMEOUT_MS = 60_000
 WATCHER = """
 () => {
   if (window.__posenc_watch) { return; }
+  // The moment of the input: the last pointer press or key press (a select's second click, the one that
+  // chooses), or a change when there was neither (a select option chosen by script).  A step is timed from
+  // it, not from when the driver began to look for the control (that took the driver 0.1-0.2 s here).
+  window.__posenc_input = null;
+  for (const type of ["pointerdown", "keydown"]) {
+    document.addEventListener(type, () => { window.__posenc_input = performance.now(); }, true);
+  }
+  document.addEventListener("change", () => { if (window.__posenc_input === null) window.__posenc_input = performance.now(); }, true);
   const main = document.querySelector("[data-testid='stMain']") || document.body;
   window.__posenc_last = performance.now();
   new MutationObserver(() => { window.__posenc_last = performance.now(); })
@@ -122,7 +130,19 @@ def controls(page) -> list[tuple[str, str, int]]:
 IN_CHART = "form.vega-bindings .vega-bind"  # a chart parameter's buttons (posenc.charts.base.url_param)
 SYNC_MS = 900  # an in-chart choice tells the server this long after the hand stops (posenc.ui.assets.CLIENT_PARAMS)
 
-_FORWARD: dict = {}  # (page, slider index) -> the key its last forward step pressed
+_FORWARD: dict = {}  # (page, kind, index) -> the key its last forward step pressed
+
+
+def _arrow(page, thumb, which: tuple, back: bool) -> None:
+    """One arrow key on a slider's thumb: forward away from its end, ``back`` the other way from the last forward."""
+    where = (page.url.split("?")[0], *which)
+    if back:
+        key = "ArrowRight" if _FORWARD.get(where) == "ArrowLeft" else "ArrowLeft"
+    else:
+        at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
+        key = _FORWARD[where] = "ArrowLeft" if at_max else "ArrowRight"
+    thumb.focus()
+    thumb.press(key)
 
 
 def _step(page, kind: str, i: int, back: bool = False) -> bool:
@@ -134,14 +154,7 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
     box = page.locator(f"[data-testid='stMain'] {sel}").nth(i)
     box.scroll_into_view_if_needed()
     if kind == "slider":
-        thumb = box.locator("input[type='range'], [role='slider']").first
-        if back:  # the other way from the last forward step of this control
-            key = "ArrowRight" if _FORWARD.get((page.url.split("?")[0], i)) == "ArrowLeft" else "ArrowLeft"
-        else:
-            at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
-            key = _FORWARD[(page.url.split("?")[0], i)] = "ArrowLeft" if at_max else "ArrowRight"
-        thumb.focus()
-        thumb.press(key)
+        _arrow(page, box.locator("input[type='range'], [role='slider']").first, (kind, i), back)
     elif kind == "select":
         box.locator("input, [role='combobox']").first.click()
         options = page.locator("[role='option']")
@@ -163,12 +176,24 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
         if not idle:
             return False
         items.nth(idle[0]).click()
-    elif kind == "in-chart":
-        radios = box.locator("input[type='radio']")
-        idle = [j for j in range(radios.count()) if not radios.nth(j).is_checked()]
-        if not idle:
+    elif kind == "in-chart":  # radio buttons, a slider (input range: one arrow key, like a slider) or a select
+        radios, rng, sel = box.locator("input[type='radio']"), box.locator("input[type='range']"), box.locator("select")
+        if radios.count():
+            idle = [j for j in range(radios.count()) if not radios.nth(j).is_checked()]
+            if not idle:
+                return False
+            radios.nth(idle[0]).check()
+        elif rng.count():
+            _arrow(page, rng.first, (kind, i), back)
+        elif sel.count():
+            values = sel.first.evaluate("e => [...e.options].map(o => o.value)")
+            now = sel.first.input_value()
+            others = [v for v in values if v != now]
+            if not others:
+                return False
+            sel.first.select_option(others[0])
+        else:
             return False
-        radios.nth(idle[0]).check()
     elif kind == "toggle":
         box.locator("label").first.click()
     else:
@@ -179,19 +204,28 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
     return True
 
 
+LEADS: list[float] = []  # seconds from the driver's start of each step to the input itself (what the figures leave out)
+
+
 def step_time(page, kind: str, i: int, back: bool = False) -> float | None:
-    """Seconds from one step of control i to the settled repaint (None if it cannot move)."""
+    """Seconds from the input of one step of control i (the key or pointer press, in the page's clock) to the
+    settled repaint (None if it cannot move).  The driver's own time before the press -- finding the control,
+    scrolling it into view, opening a select -- is kept in ``LEADS``, not in the figure."""
     page.evaluate(WATCHER)
     wait_for_app(page, timeout_ms=TIMEOUT_MS)
-    t0 = page.evaluate("() => performance.now()")
+    t0 = page.evaluate("() => { window.__posenc_input = null; return performance.now(); }")
     if not _step(page, kind, i, back):
         return None
     if kind == "in-chart":  # repainted in the browser: the last change before the page tells the server
         page.wait_for_timeout(SYNC_MS - 100 - (page.evaluate("() => performance.now()") - t0))
-        repaint = page.evaluate("() => window.__posenc_last") - t0
+        last = page.evaluate("() => window.__posenc_last")
         _settle(page, t0)  # then let the server's rerun finish before the next control
-        return max(repaint, 0.0) / 1000
-    return _settle(page, t0) / 1000
+    else:
+        last = _settle(page, t0) + t0
+    pressed = page.evaluate("() => window.__posenc_input")
+    start = t0 if pressed is None else pressed
+    LEADS.append((start - t0) / 1000)
+    return max(last - start, 0.0) / 1000
 
 
 FLOOR_APP = Path(__file__).with_name("floor_app.py")
@@ -234,7 +268,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 url = f"{base}/{info.url_path}"
                 first_paint(page, url)  # warm the caches once
                 paints = [first_paint(page, url) for _ in range(repeats)]
-                steps = []
+                steps, leads = [], len(LEADS)
                 for kind, label, i in controls(page):
                     times = []
                     for r in range(repeats):  # forward (a new value: cold), back (seen: warm), forward (warm), ...
@@ -262,6 +296,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     "median_repeat_step_s": statistics.median([s["repeat_s"] for s in timed if s["repeat_s"] is not None])
                     if any(s["repeat_s"] is not None for s in timed) else None,
                     "worst_step_s": worst["median_s"] if worst else None,
+                    "driver_lead_s": statistics.median(LEADS[leads:]) if LEADS[leads:] else None,
                     "worst_control": worst["control"] if worst else None,
                     "steps": steps,
                 })

@@ -10,7 +10,7 @@ from posenc.charts.story import token_heatmap
 from posenc.registry import SCHEMES
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, wrap_up
+from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, table, wrap_up
 from posenc.views.attention import attention_story, attention_view, format_difference, format_tokens
 from posenc.views.reference import attention_reference, check_attention
 
@@ -68,7 +68,8 @@ if base is not None:
     m3.metric("max |scores B − P·scores A·Pᵀ| (no positions)", format_difference(base["max_diff_logits"]))
     slot = pair(base, "bag", "(no positions)")
     if slot is not None:
-        slot.dataframe(base["perm_table"], hide_index=True)
+        with slot:
+            table(base["perm_table"])
         slot.markdown(
             "**The permutation.** Each token of A sits somewhere in B; re-ordering A's rows and columns by this "
             "table gives B's matrix exactly (the heatmap on the left is B minus that re-ordering). This tiny attention "

@@ -9,7 +9,7 @@ from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_conf
 from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, quiz_value, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, table
 from posenc.ui.section import section
 from posenc.views.extension import extension_detail, model_view
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
@@ -113,11 +113,9 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
               caption=f"Entropy of one query's attention over n keys ({lr['n_entropy']} queries; keys past 64 sampled 256 per "
                       "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
     if fid is not None and lr is not None and bands is not None:
-        st.dataframe(summary_table(fid, lr, bands), hide_index=True, column_config={
-            "Extrapolation lab": st.column_config.LinkColumn("Extrapolation lab", display_text="measured there"),
-            "short-range max |Δ|": st.column_config.NumberColumn(format="%.4f"), "logit scale": st.column_config.NumberColumn(format="%.4f"),
-            "fast pairs changed by": st.column_config.NumberColumn(format="%.4f"),
-            "entropy at target − at L (nats)": st.column_config.NumberColumn(format="%.3f")})
+        table(summary_table(fid, lr, bands), links={"Extrapolation lab": "measured there"}, missing="—",
+              formats={"short-range max |Δ|": ".4f", "logit scale": ".4f", "fast pairs changed by": ".4f",
+                       "entropy at target − at L (nats)": ".3f"})
         st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "
                    "from L to the target. Fine-tuning: what each method's paper did; the Extrapolation lab measures trained models.")
 

@@ -10,7 +10,7 @@ from posenc.charts.story import index_values_chart, step_chart
 from posenc.schemes.naive import index_over_length
 from posenc.ui import controls, md
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, quiz, show_code, wrap_up
+from posenc.ui.frame import chart, header, quiz, show_code, table, wrap_up
 from posenc.views.reference import check_index_length, index_length_reference
 from posenc.views.story import MAX_SENTENCES, index_length_view
 
@@ -54,9 +54,9 @@ if view is not None:
     with right:
         chart(style(step_chart(view["steps"], summary)), key="index_steps", data=view["steps"],
               caption="Step between neighbouring tokens, 1/L, for L = 2 … 64; dots mark your sentences.")
-    st.dataframe(summary.drop(columns=["slot"]).rename(columns={
-        "text": "words", "first": "token 1: 1/L", "step": "step 1/L", "last": "token L: L/L", "at_position": f"chosen token t = {t}: t/L"}),
-        hide_index=True, column_config={"words": st.column_config.TextColumn(width="large")})
+    table(summary.drop(columns=["slot"]), labels={"text": "words", "first": "token 1: 1/L", "step": "step 1/L", "last": "token L: L/L",
+                                                  "at_position": f"chosen token t = {t}: t/L"},
+          formats={"first": ".4g", "step": ".4g", "last": ".4g", "at_position": ".4g"}, missing="—")
     st.markdown(
         "So the model cannot learn *what position 1 looks like*: it looks different in every prompt. Worse, "
         "the signal is still a discrete step dressed up as a float, it is absolute, and the distance between "

@@ -11,7 +11,7 @@ from posenc.charts.learned import norms_chart, similarity_chart, spectrum_chart,
 from posenc.schemes.learned import learned_lookup, minilm_table, random_table
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, exercise, header, show_code, table
 from posenc.ui.section import section
 from posenc.views.learned import (
     SOURCES,
@@ -100,12 +100,9 @@ if contrast is not None:
                       "over channels). Trained rows are smooth: their share sits at long wavelengths; noise is flat."
                       + (f" Your table: {up['spectrum_points']:,} log-spaced frequencies drawn."
                          if up is not None and up["spectrum_thinned"] else ""))
-    st.dataframe(summary, hide_index=True, column_config={
-        "median_norm": st.column_config.NumberColumn("median ‖row‖", format="%.4f"),
-        "median_wavelength": st.column_config.NumberColumn("median wavelength", format="%.1f"),
-        "low_share": st.column_config.NumberColumn("share at wavelength ≥ 32", format="%.3f"),
-        "neighbour_cosine": st.column_config.NumberColumn("mean cos(p, p+1)", format="%.3f"),
-    })
+    table(summary, labels={"median_norm": "median ‖row‖", "median_wavelength": "median wavelength",
+                           "low_share": "share at wavelength ≥ 32", "neighbour_cosine": "mean cos(p, p+1)"},
+          formats={"median_norm": ".4f", "median_wavelength": ".1f", "low_share": ".3f", "neighbour_cosine": ".3f"})
 
 st.subheader("Past its last row", anchor=False)
 @section(PATH)

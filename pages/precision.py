@@ -8,7 +8,7 @@ from posenc.charts.extension import precision_chart
 from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, show_code
+from posenc.ui.frame import chart, header, show_code, table
 from posenc.views.precision import precision_view
 
 PATH = "pages/precision.py"
@@ -42,10 +42,9 @@ if v is not None:
         above = r["first_above"]
         col.metric(f"{mode}: > 10⁻³ from", "never (≤ 10⁶)" if above is None or above != above else f"p = {int(above):,}",
                    help=f"cos/sin error near 131,072: {v['at_128k'][mode]:.2g}")
-    st.dataframe(v["table"], hide_index=True, column_config={
-        "mode": "computed in",
-        "first_identical": st.column_config.NumberColumn("first p with rotation(p) = rotation(p + 1)", format="localized"),
-        "first_above": st.column_config.NumberColumn("first p with a cos/sin error > 10⁻³", format="localized")})
+    table(v["table"], labels={"mode": "computed in", "first_identical": "first p with rotation(p) = rotation(p + 1)",
+                              "first_above": "first p with a cos/sin error > 10⁻³"},
+          formats={"first_identical": ",.0f", "first_above": ",.0f"}, missing="None")
     st.caption("None: it does not happen up to 10⁶. Both columns scan every position and every pair, in order. "
                "float16 cannot hold positions above 65,504 at all (its curve ends at 2, the largest possible error).")
     chart(style(precision_chart(v["cos"], x="position", x_title="position p (log)", y_title="worst |cos| or |sin| error (log)", tol=1e-3)),

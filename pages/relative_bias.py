@@ -6,15 +6,15 @@ import streamlit as st
 
 from posenc.analysis.scores import dense_scores, position_scores
 from posenc.charts.base import style
-from posenc.charts.relative import alibi_matrix_chart, bucket_function_chart, bucket_matrix_chart, slopes_chart
+from posenc.charts.relative import alibi_heads_chart, bucket_function_chart, bucket_matrix_chart, slopes_chart
 from posenc.registry import get_scheme
 from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table
 from posenc.ui.section import section
 from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
-from posenc.views.relative import alibi_matrix_view, alibi_slopes_view, t5_distance_choices, t5_view
+from posenc.views.relative import alibi_heads_view, alibi_slopes_view, t5_distance_choices, t5_view
 
 PATH = "pages/relative_bias.py"
 header(
@@ -66,7 +66,7 @@ def t5_section() -> None:
                   caption=f"bucket(j − i) for {view['n']} positions"
                   + (f", one row and column in {view['step']} drawn." if view["step"] > 1 else ".")
                   + " Constant along every diagonal: only the offset matters.")
-        st.dataframe(view["ranges"], hide_index=True, height=280, column_order=["bucket", "covers", "side", "kind"])
+        table(view["ranges"][["bucket", "covers", "side", "kind"]], height=280)
         exercise("t5_rel", f"With these settings, which bucket does rel = {view['exercise_rel']} (the key 20 tokens before "
                  "the query) fall in?", answer=view["exercise_bucket"],
                  explanation=f"{view['max_exact']} exact buckets cover |rel| < {view['max_exact']}; beyond that, buckets grow "
@@ -82,7 +82,8 @@ def alibi_section() -> None:
     """ALiBi's four controls rerun only this section (and the code check, which uses its head count)."""
     c = st.columns(4)
     heads = controls.slider("heads H", "heads", default=12, lo=1, hi=128, container=c[0])
-    head = controls.slider("head shown", "head", default=1, lo=1, hi=heads, container=c[1], why="with one head, head 1 is the only one")
+    head = controls.in_chart("head shown", "head", range(1, heads + 1), default=1, container=c[1])
+    c[1].caption("Head shown: the control under the bias matrix below (it repaints in the browser).")
     train_len = controls.select_slider("training length L", "train_len", [16, 32, 64, 128, 256, 512, 1024], default=128, container=c[2])
     causal = controls.param(get_scheme("alibi").params[0], key="causal", container=c[3])
     slopes = safe(alibi_slopes_view, heads)
@@ -99,32 +100,34 @@ def alibi_section() -> None:
                   caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
         with right:
             asked = [(slopes["exercise_head"] - 1, "slope"), (slopes["exercise_head"] - 1, "neg_log2")]  # the exercise's head
-            st.dataframe(quiz_table("alibi_slope", slopes["frame"], asked), hide_index=True, height=300, column_config={
-                "slope": st.column_config.NumberColumn("m", format="%.6g"),
-                "neg_log2": st.column_config.NumberColumn("−log2 m", format="%.4g")})
+            table(quiz_table("alibi_slope", slopes["frame"], asked), height=300, labels={"slope": "m", "neg_log2": "−log2 m"},
+                  formats={"slope": ".6g", "neg_log2": ".4g"})
         exercise("alibi_slope", f"With {heads} heads, what is the slope m of head {slopes['exercise_head']}?",
                  answer=round(slopes["exercise_slope"], 5), tolerance=5e-5,
                  explanation=f"m = 2^−{slopes['exercise_neg_log2']:.4g} = {slopes['exercise_slope']:.5f} (the rule above); "
                  "computed by posenc.alibi_slopes.")
 
-    mat = safe(alibi_matrix_view, heads, head, train_len, causal)
+    mat = safe(alibi_heads_view, heads, head.param.value, train_len, causal)
     if mat is not None:
-        m = st.columns(4)
-        shown = f"{mat['slope']:.6g}"
-        asked_here = slopes and mat["head"] == slopes["exercise_head"]
-        m[0].metric(f"slope m of head {mat['head']}", quiz_value("alibi_slope", shown) if asked_here else shown)
-        m[1].metric(f"bias at distance L = {mat['train_len']}", f"{mat['bias_at_train']:.4g}")
-        m[2].metric(f"bias at distance 4L − 1 = {mat['n'] - 1}", f"{mat['bias_far']:.4g}")
-        m[3].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
-        chart(style(alibi_matrix_chart(mat["frame"], step=mat["step"], train_len=mat["train_len"], vmin=mat["bias_far"])),
+        m = st.columns(2)
+        m[0].metric("positions drawn, n = 4L", f"{mat['n']:,}")
+        m[1].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
+        asked = slopes["exercise_head"] if slopes is not None else None  # its numbers wait for the exercise's reveal
+        shown = lambda h, text: quiz_value("alibi_slope", text) if h == asked else text  # noqa: E731
+        titles = [[f"head {h} of {heads}: slope m = {shown(h, f'{s:.6g}')}", f"bias at distance L = {mat['train_len']}: {shown(h, f'{b:.4g}')}",
+                   f"bias at distance 4L − 1 = {mat['n'] - 1}: {shown(h, f'{f:.4g}')}"]
+                  for h, s, b, f in mat["heads"][["head", "slope", "bias_at_train", "bias_far"]].itertuples(index=False)]
+        chart(style(alibi_heads_chart(mat["frame"], slopes=mat["slopes"], head=head, step=mat["step"], n=mat["n"],
+                                      train_len=mat["train_len"], titles=titles)),
               key="alibi_matrix", data=mat["frame"],
-              arrays={"alibi_bias": partial(dense_scores, "alibi", mat["n"], n_heads=heads, head=head - 1, causal=causal)},
-              caption=f"Bias of head {mat['head']} for {mat['n']} positions = 4 × the training length (dashed at L = "
+              arrays={"alibi_bias": partial(dense_scores, "alibi", mat["n"], n_heads=heads, head=mat["head"] - 1, causal=causal)},
+              caption=f"Bias of the chosen head for {mat['n']} positions = 4 × the training length (dashed at L = "
               f"{mat['train_len']})" + (f"; one row and column in {mat['step']} drawn" if mat["step"] > 1 else "")
               + (". Grey cells are masked (−∞): the key comes after the query." if causal else ". Symmetric: −m·|i − j|, no mask.")
-              + " The penalty keeps growing linearly past L: nothing new appears, far keys just fade.")
+              + " Every head draws the same picture on its own scale (the legend): the penalty keeps growing linearly past L, "
+              "nothing new appears, far keys just fade. The CSV and .npy hold the head in the address bar.")
 
-    show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_matrix_view, position_scores,
+    show_code(t5_view, t5_bucket, t5_bucket_matrix, alibi_slopes_view, alibi_slopes, alibi_heads_view, position_scores,
               alibi_bias, alibi_offset_bias, reference=alibi_slopes_reference, check=partial(safe, check_alibi_slopes, heads))
 
 

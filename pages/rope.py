@@ -12,7 +12,7 @@ from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound
 from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.compare import scheme_similarity, similarity_panel
@@ -90,10 +90,9 @@ def decay_section(d: int, base: float, probe: str, seed: int) -> None:
                   f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
                   r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
                   f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
-    st.dataframe(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), hide_index=True, height=250, column_config={
-        "bound": st.column_config.NumberColumn("bound", format="%.4f"),
-        "bound_rel": st.column_config.NumberColumn("bound / bound(0)", format="%.4f"),
-        "score_rel": st.column_config.NumberColumn("probe score / |q|²", format="%.4f")})
+    table(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), height=250,
+          labels={"bound_rel": "bound / bound(0)", "score_rel": "probe score / |q|²"},
+          formats={"distance": ",", "bound": ".4f", "bound_rel": ".4f", "score_rel": ".4f"})
     exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
              answer=round(dec["bound0"], 4), tolerance=0.01,
              explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")

@@ -10,7 +10,7 @@ from posenc.charts.story import sine_chart
 from posenc.schemes.naive import single_sine
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, wrap_up
+from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, table, wrap_up
 from posenc.views import motion as moving
 from posenc.views.reference import check_single_sine, single_sine_reference
 from posenc.views.returns import return_after_leaving
@@ -59,10 +59,8 @@ if view is not None:
                 caption="Drag the slider or press play: the hand turns by ω per position, and the sine only reports its "
                         "height. Every reading repeats, once per turn and also on the way down.")
     with st.expander(f"The {len(shown)} closest colliding pairs", icon=":material/table:"):
-        st.dataframe(shown.rename(columns={"i": "position i", "j": "position j", "value_i": "sin(ω i)",
-                                           "value_j": "sin(ω j)", "distance": "|difference|"}),
-                     hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.6f")
-                                                     for c in ("sin(ω i)", "sin(ω j)", "|difference|")})
+        table(shown, labels={"i": "position i", "j": "position j", "value_i": "sin(ω i)", "value_j": "sin(ω j)", "distance": "|difference|"},
+              formats={"value_i": ".6f", "value_j": ".6f", "distance": ".6f"})
     quiz(q)
 
 show_code(single_sine_view, single_sine, return_after_leaving, collisions, closest_pair, count_close_pairs,

@@ -12,7 +12,7 @@ from posenc.registry import get_scheme
 from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, quiz, quiz_table, quiz_value, show_code, wrap_up
+from posenc.ui.frame import chart, header, quiz, quiz_table, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views import sinusoid as v
@@ -81,11 +81,10 @@ if ws is not None:
                  for i, w in enumerate(ws))
     we = safe(v.worked_example, words, embs)
     if we is not None:
-        st.dataframe(we["frame"], hide_index=True)
+        table(we["frame"])
         st.caption(we["caption"])
         with st.expander("Full precision", icon=":material/pin:"):
-            st.dataframe(we["full"], hide_index=True,
-                         column_config={c: st.column_config.NumberColumn(c, format="%.12f") for c in ("embedding", "PE", "sum")})
+            table(we["full"], formats={"embedding": ".12f", "PE": ".12f", "sum": ".12f"})
         quiz(we["quiz"])
 
 st.subheader("Relative by rotation: PE(p + k) = M_k · PE(p)")
@@ -130,8 +129,7 @@ if wb is not None:
     m2.metric("closest pair", f"{cp['i']:,} and {cp['j']:,}")
     m3.metric("their offset j − i", f"{cp['offset']:,}")
     st.info(wb["conclusion"], icon=":material/lightbulb:")
-    st.dataframe(quiz_table("longest", wb["table"], [(wb["chosen_row"], wbv.LONGEST)]), hide_index=True,
-                 column_config={"base": st.column_config.TextColumn(pinned=True, width="medium")})
+    table(quiz_table("longest", wb["table"], [(wb["chosen_row"], wbv.LONGEST)]))
     left, right = st.columns(2)
     with left:
         chart(style(dot_chart(wb["dots"], order=[b for b in wb["bases"] if b in set(wb["dots"]["base"])])), key="sinusoid_dots",

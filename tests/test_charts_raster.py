@@ -137,3 +137,27 @@ def test_url_param_and_pick_expressions():
     q = url_param("layer", "layer", [1, 2], 1)
     assert pick(("layer", q), ("head", p)) == "datum['layer'] == url_layer && datum['head'] == url_head"
     assert pick_text([["a", "b"], ["c", "d"]], q, p) == '[["a", "b"], ["c", "d"]][url_layer - 1][url_head - 1]'
+    # more than MAX_RADIO options: a slider over a run of integers, a select otherwise
+    assert url_param("head", "head", range(1, 13), 5).param.to_dict()["bind"] == {"input": "range", "min": 1, "max": 12, "step": 1,
+                                                                                  "name": "head "}
+    assert url_param("d", "d", [2, 4, 8, 16, 32, 64, 128, 256, 512], 8).param.to_dict()["bind"]["input"] == "select"
+
+
+def test_a_factor_rescales_hover_values_and_legend_in_the_browser():
+    """image_stack(factor=...): the picture of c·M is the picture of M on a legend scaled by c, so only the hover
+    values and the legend's levels carry the factor (a Vega expression); the image and the data sent stay M's."""
+    M = -np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0)))
+    d = raster.image_stack({(): M}, domain=(-7, 0), palette="sequential", x_title="j", y_title="i", value_title="bias",
+                           value="distance", factor="slope").to_dict()
+    plain = raster.image_stack({(): M}, domain=(-7, 0), palette="sequential", x_title="j", y_title="i", value_title="bias",
+                               value="distance").to_dict()
+    image, hover = d["layer"]
+    assert image["data"] == plain["layer"][0]["data"] and d["datasets"][image["data"]["name"]] == plain["datasets"][image["data"]["name"]]
+    assert hover["transform"][0] == {"calculate": "datum['distance'] * (slope)", "as": "distance_scaled"}
+    color = hover["encoding"]["color"]
+    assert color["field"] == "distance_scaled" and hover["encoding"]["tooltip"][-1]["field"] == "distance_scaled"
+    levels = plain["layer"][1]["encoding"]["color"]["scale"]["domain"]
+    assert color["scale"]["domain"] == {"expr": "[" + ", ".join(f"{float(v)!r} * (slope)" for v in levels) + "]"}
+    assert len(d["datasets"][hover["data"]["name"]]) == 64  # 8 x 8 cells, fewer than the hover grid: every cell hovers
+    small = raster.image_stack({(): M}, domain=(-7, 0), x_title="j", y_title="i", value_title="v", hover_cells=16).to_dict()
+    assert len(small["datasets"][small["layer"][1]["data"]["name"]]) == 16  # a 4 x 4 grid of 2 x 2 blocks

@@ -7,16 +7,17 @@ import numpy as np
 import pytest
 
 import posenc
-from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
+from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS, url_param
 from posenc.charts.raster import MASKED, RASTER_CELLS, VIRIDIS
 from posenc.charts.relative import (
     MASK_GREY,
-    alibi_matrix_chart,
+    alibi_heads_chart,
     bucket_function_chart,
     bucket_matrix_chart,
     slopes_chart,
 )
 from posenc.views.relative import (
+    alibi_heads_view,
     alibi_matrix_view,
     alibi_slopes_view,
     t5_distance_choices,
@@ -210,19 +211,44 @@ def test_alibi_charts():
     d = _spec(slopes_chart(f))
     assert d["mark"]["type"] == "bar" and d["encoding"]["y"]["field"] == "slope"
     assert {t["field"] for t in d["encoding"]["tooltip"]} >= {"slope", "neg_log2"}
-    v = alibi_matrix_view(12, 1, 128, True)
-    d = _spec(alibi_matrix_chart(v["frame"], step=v["step"], train_len=128, vmin=v["bias_far"]))
+    v = alibi_heads_view(12, 1, 128, True)
+    head = url_param("head", "head shown", range(1, 13), 1)
+    titles = [[f"head {h}"] for h in range(1, 13)]
+    d = _spec(alibi_heads_chart(v["frame"], slopes=v["slopes"], head=head, step=v["step"], n=v["n"], train_len=128, titles=titles))
     heat, mask, vrule, hrule = d["layer"]
     assert d["resolve"] == {"scale": {"color": "independent"}}
     image, hover = heat["layer"]
     assert image["mark"]["type"] == "image"
+    params = {p["name"]: p for p in d["params"]}
+    assert params["url_head"]["bind"]["input"] == "range" and params["alibi_slope"]["expr"] == f"{v['slopes']}[url_head - 1]"
     scale = hover["encoding"]["color"]["scale"]
-    assert scale["domain"][0] == v["bias_far"] and scale["domain"][-1] == 0.0
+    assert scale["domain"]["expr"].startswith("[-511.0 * (alibi_slope), ") and scale["domain"]["expr"].endswith(", 0.0 * (alibi_slope)]")
+    assert d["title"]["text"] == {"expr": '[["head 1"], ["head 2"], ["head 3"], ["head 4"], ["head 5"], ["head 6"], ["head 7"], '
+                                          '["head 8"], ["head 9"], ["head 10"], ["head 11"], ["head 12"]][url_head - 1]'}
     assert mask["encoding"]["color"]["scale"]["range"] == [MASK_GREY]  # -inf drawn grey, not as a colour value
     assert MASK_GREY == MASKED and len(d["datasets"][mask["data"]["name"]]) == 1  # one grey cell carries the legend entry
-    assert any("!isValid" in t.get("filter", "") for t in mask["transform"])
     rule_rows = d["datasets"][vrule["data"]["name"]]
     assert rule_rows[0]["at"] == 128 and vrule["encoding"]["x"]["field"] == "at" and hrule["encoding"]["y"]["field"] == "at"
-    sym = alibi_matrix_view(12, 1, 128, False)
-    d = _spec(alibi_matrix_chart(sym["frame"], step=sym["step"], train_len=128, vmin=sym["bias_far"]))
+    sym = alibi_heads_view(12, 1, 128, False)
+    d = _spec(alibi_heads_chart(sym["frame"], slopes=sym["slopes"], head=head, step=sym["step"], n=sym["n"], train_len=128, titles=titles))
     assert len(d["layer"]) == 3 and MASK_GREY not in str(d)  # symmetric: nothing masked, no mask legend
+    with pytest.raises(ValueError, match="slopes"):
+        alibi_heads_chart(sym["frame"], slopes=[], head=head, step=sym["step"], n=sym["n"], train_len=128, titles=titles)
+
+
+def test_every_head_is_its_slope_times_one_matrix():
+    """alibi_heads_view: head h's bias is m_h x distance, the distance -|i - j| (NaN where masked) the browser
+    scales; against posenc.alibi_bias for every head, and the per-head numbers against their formulas."""
+    v = alibi_heads_view(12, 3, 32, True)
+    B = posenc.alibi_bias(128, 12, causal=True)
+    f = v["frame"]
+    dist = f.pivot(index="i", columns="j", values="distance").to_numpy()
+    for h in range(12):
+        scaled = v["slopes"][h] * dist
+        assert np.array_equal(np.isnan(scaled), np.isneginf(B[h]))
+        assert np.array_equal(scaled[np.isfinite(B[h])], B[h][np.isfinite(B[h])])  # exact: one product, as posenc computes it
+    assert np.array_equal(f["bias"].to_numpy(), alibi_matrix_view(12, 3, 32, True)["frame"]["bias"].to_numpy(), equal_nan=True)
+    heads = v["heads"]
+    assert heads["head"].tolist() == list(range(1, 13)) and np.array_equal(heads["slope"], posenc.alibi_slopes(12))
+    assert np.array_equal(heads["bias_at_train"], -posenc.alibi_slopes(12) * 32)
+    assert np.array_equal(heads["bias_far"], -posenc.alibi_slopes(12) * 127)

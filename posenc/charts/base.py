@@ -141,15 +141,26 @@ def columns_that_fit(item_px: int) -> dict:
     return {"expr": f"max(1, floor(width / {int(item_px)}))"}
 
 
+MAX_RADIO = 8  # an in-chart control with more options than this is a slider (a run of integers) or a select
+
+
 def url_param(key: str, label: str, options: Sequence[int], value: int) -> alt.Parameter:
-    """A chart parameter picked with radio buttons under the chart: choosing among data the chart already
-    holds (a layer, a head) repaints in the browser, with no server round trip.  Named ``url_<key>``: the
-    page keeps it in the address bar under ``key`` (so a link reopens the view) and tells the server once
-    the hand stops.  Filter on it with ``pick(field, param)``."""
+    """A chart parameter picked under the chart -- radio buttons for up to ``MAX_RADIO`` options, else a slider
+    (options 1, 2, ..., n with no gap) or a select: choosing among data the chart already holds (a layer, a
+    head) repaints in the browser, with no server round trip.  Named ``url_<key>``: the page keeps it in the
+    address bar under ``key`` (so a link reopens the view) and tells the server once the hand stops.  Filter
+    on it with ``pick(field, param)``."""
     options = [int(o) for o in options]
     if int(value) not in options:
         raise ValueError(f"value must be one of {options}, got {value!r}")
-    return alt.param(name=PARAM_PREFIX + key, value=int(value), bind=alt.binding_radio(options=options, name=f"{label} "))
+    name = f"{label} "
+    if len(options) <= MAX_RADIO:
+        bind = alt.binding_radio(options=options, name=name)
+    elif options == list(range(options[0], options[0] + len(options))):
+        bind = alt.binding_range(min=options[0], max=options[-1], step=1, name=name)
+    else:
+        bind = alt.binding_select(options=options, name=name)
+    return alt.param(name=PARAM_PREFIX + key, value=int(value), bind=bind)
 
 
 def pick(*pairs: tuple[str, alt.Parameter]) -> str:

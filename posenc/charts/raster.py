@@ -180,6 +180,8 @@ def image_stack(
     x_labels: Sequence | None = None,
     hover_extra: pd.DataFrame | None = None,
     extra_tooltips: Sequence[alt.Tooltip] = (),
+    factor: str | None = None,
+    hover_cells: int = HOVER_CELLS,
 ) -> alt.LayerChart:
     """Matrices of one shape as colour-mapped images with axes, a gradient legend on the same colour
     stops, and a hover grid of exact values.  ``stack`` maps a tuple of ``fields`` values (e.g. (layer,
@@ -190,7 +192,11 @@ def image_stack(
     column); row 0 is drawn at the top when ``reverse_y``.  ``width`` may be "container" (the chart
     fills its column).  ``legend``: True (a gradient under the plot), False, or an ``alt.Legend``.
     ``x_labels[k]`` is printed at x = k (for columns kept unevenly and drawn side by side);
-    ``hover_extra`` (row, col, fields...) adds ``extra_tooltips`` fields to the hover grid."""
+    ``hover_extra`` (row, col, fields...) adds ``extra_tooltips`` fields to the hover grid.  ``factor``, a
+    Vega expression for a positive number (e.g. a chart parameter's slope), multiplies the hover values and
+    the legend's scale in the browser: the picture of ``factor`` × M is the picture of M on the scaled
+    legend, so a parameter that only rescales the matrix repaints without a new image.  ``hover_cells``:
+    how many hover cells at most (a matrix with fewer cells hovers every cell)."""
     mats = {tuple(k): np.asarray(M, dtype=np.float64) for k, M in stack.items()}
     if not mats:
         raise ValueError("stack must hold at least one matrix")
@@ -222,23 +228,31 @@ def image_stack(
                                                    "url": image_url(A, domain, stops, blocks)} for k, A in mats.items()])
     image = alt.Chart(images, title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False, smooth=False).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
-    grid = pd.concat([hover_grid(A, rows, cols, row=row, col=col, value=value, steps=(step_r, step_c)).assign(**dict(zip(fields, k)))
+    grid = pd.concat([hover_grid(A, rows, cols, cells=hover_cells, row=row, col=col, value=value, steps=(step_r, step_c))
+                      .assign(**dict(zip(fields, k)))
                       for k, A in mats.items()], ignore_index=True)
     narrow_ints(grid, skip=(value,))
     if hover_extra is not None:
         grid = grid.merge(hover_extra, on=[*fields, row, col], how="left")
     if legend is True:
         legend = alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, px_w - 40), gradientOpacity=1, titleLimit=px_w)
-    color = alt.Color(f"{value}:Q", title=value_title,
-                      scale=alt.Scale(domain=list(np.linspace(domain[0], domain[1], len(stops))), range=list(stops),
-                                      interpolate="rgb", clamp=True),
+    levels = [float(v) for v in np.linspace(domain[0], domain[1], len(stops))]
+    shown = value
+    if factor is not None:  # the hover values and the legend's levels, times the factor, computed in the browser
+        shown = f"{value}_scaled"
+        levels = {"expr": "[" + ", ".join(f"{v!r} * ({factor})" for v in levels) + "]"}
+    color = alt.Color(f"{shown}:Q", title=value_title,
+                      scale=alt.Scale(domain=levels, range=list(stops), interpolate="rgb", clamp=True),
                       legend=legend or None)
-    hover = alt.Chart(grid).mark_rect(opacity=0.001).encode(
+    hover = alt.Chart(grid)
+    if factor is not None:
+        hover = hover.transform_calculate(**{shown: f"datum[{value!r}] * ({factor})"})
+    hover = hover.mark_rect(opacity=0.001).encode(
         x=alt.X(f"{col}:Q", scale=alt.Scale(domain=x_dom, nice=False, zero=False)), x2=f"{col}_end:Q",
         y=alt.Y(f"{row}:Q", scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y)), y2=f"{row}_end:Q",
         color=color,
         tooltip=[alt.Tooltip(f"{row}:Q", title=y_title)] + ([] if x_labels is not None else [alt.Tooltip(f"{col}:Q", title=x_title)])
-        + list(extra_tooltips) + [alt.Tooltip(f"{value}:Q", title=value_title, format=value_format)])
+        + list(extra_tooltips) + [alt.Tooltip(f"{shown}:Q", title=value_title, format=value_format)])
     if where is not None:
         image, hover = image.transform_filter(where), hover.transform_filter(where)
     return alt.layer(image, hover)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL
+from posenc.charts.base import MAX_MARKS, OKABE_ITO, SEQUENTIAL, pick_text
 from posenc.charts.learned import binned_heatmap
 from posenc.charts.memo import memo
-from posenc.charts.raster import MASKED
+from posenc.charts.raster import HOVER_CELLS, MASKED, RASTER_CELLS, frame_heatmap
 
 KINDS = ["exact", "log-spaced", "last (everything further)"]
 MASK_GREY = MASKED  # the grey the image heatmaps draw masked cells in
@@ -95,22 +97,27 @@ def slopes_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 @memo
-def alibi_matrix_chart(frame: pd.DataFrame, *, step: int, train_len: int, vmin: float) -> alt.LayerChart:
-    """ALiBi bias of one head (viridis, vmin .. 0), masked (NaN) cells grey, training length dashed.
+def alibi_heads_chart(frame: pd.DataFrame, *, slopes, head: alt.Parameter, step: int, n: int, train_len: int,
+                      titles) -> alt.LayerChart:
+    """ALiBi bias of the head the ``head`` parameter picks (``charts.base.url_param``), in the browser.
 
-    The grey mask layer (and its legend entry) is drawn only when some cell is masked."""
-    heat = binned_heatmap(
-        frame, x="j", y="i", value="bias", x_step=step, y_step=step, x_title="key position j",
-        y_title="query position i", legend_title="bias", scheme=SEQUENTIAL, domain=(vmin, 0.0),
-    )
-    masked = frame[~np.isfinite(frame["bias"].to_numpy(dtype=float))]
-    if isinstance(heat, alt.LayerChart):  # drawn as an image: masked cells are already grey in it; one rect keeps the legend
-        masked = masked.head(1)
-    else:
-        heat = heat.transform_filter("isValid(datum.bias) && isFinite(datum.bias)")
+    Every head's bias is its slope times one matrix, -|i - j| (``frame["distance"]``, NaN where masked), so the
+    picture is the same for every head: one image of -|i - j| on viridis over -(n - 1) .. 0, whose hover values
+    and legend are multiplied by ``slopes[head - 1]`` in the browser (``raster.image_stack``'s ``factor``).
+    Masked cells are grey (one grey cell carries the legend entry, when some are masked); the training length
+    is dashed; the title is ``titles[head - 1]``."""
+    if len(slopes) < 1 or min(slopes) <= 0:
+        raise ValueError("slopes must hold one positive slope per head")
+    slope = alt.param(name="alibi_slope", expr=f"{json.dumps([float(m) for m in slopes])}[{head.name} - 1]")
+    factor = slope.name
+    heat = frame_heatmap(
+        frame, x="j", y="i", value="distance", x_step=step, y_step=step, domain=(-(n - 1.0), 0.0), palette="sequential",
+        x_title="key position j", y_title="query position i", value_title="bias", width="container", height=420,
+        value_format=".4g", factor=factor, hover_cells=len(frame) if len(frame) <= RASTER_CELLS else HOVER_CELLS,
+        legend=alt.Legend(type="gradient", gradientLength=220, gradientOpacity=1))
+    masked = frame[~np.isfinite(frame["distance"].to_numpy(dtype=float))].head(1)
     mask = (
         alt.Chart(masked)
-        .transform_filter("!isValid(datum.bias) || !isFinite(datum.bias)")
         .transform_calculate(x_end=f"datum.j + {step}", y_end=f"datum.i + {step}", cell=f"'{MASK_LABEL}'")
         .mark_rect()
         .encode(
@@ -127,4 +134,5 @@ def alibi_matrix_chart(frame: pd.DataFrame, *, step: int, train_len: int, vmin: 
     hrule = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(
         y="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
     layers = [heat, mask, vrule, hrule] if len(masked) else [heat, vrule, hrule]  # no mask, no legend entry
-    return alt.layer(*layers).resolve_scale(color="independent").properties(height=420, width="container")
+    return (alt.layer(*layers, title=alt.Title(alt.expr(pick_text(list(titles), head)), anchor="start"))
+            .resolve_scale(color="independent").add_params(head, slope).properties(height=420, width="container"))

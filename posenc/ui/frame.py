@@ -168,6 +168,41 @@ def chart(
                        "with every k-th row and column; its header gives the shape.")
 
 
+def table(df: pd.DataFrame, *, formats: Mapping[str, str] | None = None, labels: Mapping[str, str] | None = None,
+          height: int | None = None, missing: str = "?", links: Mapping[str, str] | None = None) -> None:
+    """A small table that changes with the controls, as a static HTML table (``st.table``), drawn with the rest of
+    a rerun: a data grid (``st.dataframe``) repaints its cells about 0.2 s after everything else on the page
+    (README, Performance 8).  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``);
+    ``labels`` renames columns for display; a missing value (NaN, None: an exercise's hidden cell) prints
+    ``missing``.  st.table reads every cell and header as Markdown, so each is escaped (``md.escape``) and
+    shows as its text; ``links`` maps a column of the dashboard's own paths ("/lab") to the link text shown.
+    ``height`` (px) scrolls a long table under a sticky header.  The data sent keeps its numbers (the Styler
+    only formats them)."""
+    formats = dict(formats or {})
+    labels = dict(labels or {})
+    links = dict(links or {})
+
+    def link(text: str):
+        def fmt(v) -> str:
+            path = str(v)
+            if not path.startswith("/") or any(ch in path for ch in "()[] <>"):
+                raise ValueError(f"links must be the dashboard's own paths, got {path!r}")
+            return f"[{md.escape(text, limit=None)}]({path})"
+        return fmt
+
+    def shown(spec: str | None):
+        def fmt(v) -> str:
+            if v is None or (isinstance(v, float) and v != v):
+                return missing
+            return md.escape(format(v, spec) if spec else str(v), limit=None)
+        return fmt
+
+    # headers are the dashboard's own labels (never text from outside): Markdown, kept from starting a block ("+ PE")
+    head = {c: md.block_safe(labels.get(c, c)) for c in df.columns}
+    styler = df.rename(columns=head).style.format({head[c]: link(links[c]) if c in links else shown(formats.get(c)) for c in df.columns})
+    st.table(styler.hide(axis="index"), hide_index=True, height="content" if height is None else height)
+
+
 class _Held:
     """What one chart's export buttons need, owned by the session (the buttons keep a weak reference)."""
 

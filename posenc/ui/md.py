@@ -62,6 +62,12 @@ def escape(s, limit: int | None = MAX_SHOWN) -> str:
     return _BLOCK_START.sub(_escape_block, text, count=1)
 
 
+def block_safe(s: str) -> str:
+    """``s`` with only a block construct at its start escaped ("+ x" is not a list item, "# x" not a heading):
+    for the dashboard's own one-line labels that Streamlit reads as Markdown (a table's header)."""
+    return _BLOCK_START.sub(_escape_block, str(s), count=1)
+
+
 def _escape_block(m: re.Match) -> str:
     mark = m.group(2)  # "1." escapes its punctuation (a backslash before a digit is a literal backslash)
     return m.group(1) + (mark[:-1] + "\\" + mark[-1] if mark[0].isdigit() else "\\" + mark)

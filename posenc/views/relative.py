@@ -63,6 +63,13 @@ class AlibiMatrixView(TypedDict):
     head: int
 
 
+class AlibiHeadsView(AlibiMatrixView):
+    """What ``alibi_heads_view`` returns: ``alibi_matrix_view`` of the chosen head, and every head's numbers."""
+
+    slopes: list
+    heads: pd.DataFrame
+
+
 T5_MAX_N = 2048
 ALIBI_MAX_TRAIN = 1024
 EXTRAPOLATION = 4  # the ALiBi matrix is drawn out to 4 x the training length
@@ -207,3 +214,20 @@ def alibi_matrix_view(n_heads: int, head: int, train_len: int, causal: bool) -> 
         "slope": m, "bias_at_train": -m * L, "bias_far": -m * (n - 1),
         "masked_share": (n - 1) / (2 * n) if causal else 0.0, "head": h,
     }
+
+
+def alibi_heads_view(n_heads: int, head: int, train_len: int, causal: bool) -> AlibiHeadsView:
+    """``alibi_matrix_view`` of ``head``, whose frame also holds ``distance`` = -|i - j| (NaN where masked), and
+    every head's numbers, so a page can show any head in the browser: head h's bias is m_h x distance.
+
+    Adds {"slopes": [m_1, ..., m_H], "heads": DataFrame(head (1-based), slope, bias_at_train = -m_h L,
+    bias_far = -m_h (n - 1))} to the one-head view (whose "frame" keeps the chosen head's bias).
+    """
+    view = alibi_matrix_view(n_heads, head, train_len, causal)
+    frame = view["frame"].copy()
+    i, j = frame["i"].to_numpy(dtype=np.float64), frame["j"].to_numpy(dtype=np.float64)
+    frame["distance"] = np.where(np.isfinite(frame["bias"].to_numpy(dtype=np.float64)), -np.abs(i - j), np.nan)
+    m = alibi_slopes(n_heads)  # (H,)
+    heads = pd.DataFrame({"head": np.arange(1, m.size + 1, dtype=np.int32), "slope": m,
+                          "bias_at_train": -m * view["train_len"], "bias_far": -m * (view["n"] - 1)})
+    return view | {"frame": frame, "slopes": [float(x) for x in m], "heads": heads}

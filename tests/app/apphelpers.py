@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,9 @@ def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
         for layer in images:
             drawn, hover = drawn_cells(c, layer), layer["layer"][1]["encoding"]
             x, y, v = hover["x"]["field"], hover["y"]["field"], hover["color"]["field"]
+            if v not in drawn.columns:  # the browser computes the value from a field sent (raster's factor): check that field
+                calc = next(t["calculate"] for t in layer["layer"][1].get("transform", []) if t.get("as") == v)
+                v = re.fullmatch(r"datum\['(\w+)'\] \* \(.+\)", calc).group(1)
             # a stack of images (one per layer and head, picked in the browser) carries its integer fields in both
             on = [y, x] + [f for f in drawn.columns if f in data.columns and f not in (y, x, v) and drawn[f].dtype.kind in "iu"]
             both = drawn[[*on, v]].dropna().merge(data[[*on, v]], on=on, how="left", suffixes=("_drawn", ""))
@@ -98,7 +102,7 @@ def payload_bytes(at: AppTest) -> int:
     total = 0
     for el in at.get("vega_lite_chart"):
         total += len(el.proto.spec) + sum(len(ds.data.data) for ds in el.proto.datasets)
-    for df in at.dataframe:
+    for df in [*at.dataframe, *at.table]:  # st.dataframe and st.table send the same Arrow proto
         total += len(df.proto.arrow_data.data) if hasattr(df.proto, "arrow_data") else 0
     return total
 

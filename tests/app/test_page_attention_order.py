@@ -33,7 +33,7 @@ def test_defaults_show_the_seed_proof():
     assert m["max |pooled A − pooled B|" + NO] == "0.0 (exact)"
     assert m["max |out B − P·out A|" + NO] == "0.0 (exact)"
     assert m["max |scores B − P·scores A·Pᵀ|" + NO] == "0.0 (exact)"
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert table["token"].tolist() == ["the", "dog", "bit", "the", "man", "."]
     assert table["position in B"].tolist() == [0, 4, 2, 3, 1, 5]  # dog <-> man
     # six heatmaps: A, B, difference without positions; A, B, difference with the sinusoid

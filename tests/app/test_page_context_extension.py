@@ -54,7 +54,7 @@ def test_defaults_8k_to_32k():
     logits, entropy = curves(at, 2), curves(at, 3)
     assert logits.groupby("method")["distance"].max().eq(32768).all()
     assert entropy.groupby("method")["length"].max().eq(32768).all()
-    table = at.dataframe[-1].value.set_index("method")
+    table = at.table[-1].value.set_index("method")
     assert list(table.index) == LABELS and set(table["Extrapolation lab"]) == {"/lab"}
     assert table.loc[LABELS[5], "short-range max |Δ|"] < 0.01 < table.loc[LABELS[1], "short-range max |Δ|"]
     assert "s² − s + 1" in "".join(str(x.proto.help) for x in at.metric)

@@ -30,7 +30,7 @@ def test_marks_are_the_compare_rules():
     assert "max |value| between positions 10⁵ and 10⁶: 1e+06" in detail[("Raw index", "bounded")]
     assert "slope changes with the prompt length" in detail[("Index / length", "continuous")]
     assert "no value past its last row" in detail[("Learned (MiniLM, trained)", "bounded")]
-    assert not at.dataframe
+    assert not at.dataframe and not at.table
     caption = text_of(at)
     assert "Ticking all four: Sinusoidal, RoPE." in caption
 

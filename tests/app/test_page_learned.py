@@ -149,9 +149,9 @@ def test_uploaded_table_joins_every_view():
     assert grid.shape == (100, 100)  # 300 rows, one in 3 drawn
     assert np.allclose(grid, posenc.analysis.tables.table_scores(T, 300)[::3, ::3], atol=1e-5)
     assert walk in set(chart_frame(at, 2)["table"]) and walk in set(chart_frame(at, 3)["table"])
-    summary = at.dataframe[0].value.set_index("table")
+    summary = at.table[0].value.set_index("table")
     assert list(summary.index) == ["MiniLM (trained)", "sinusoid", "untrained random", walk]
-    assert summary.loc[walk, "median_norm"] == np.median(np.linalg.norm(T, axis=1))
+    assert summary.loc[walk, "median ‖row‖"] == np.median(np.linalg.norm(T, axis=1))
     at.slider(key="position").set_value(299).run()
     assert not at.warning
     assert metrics(at)["‖row 299‖ of the table"] == f"{np.linalg.norm(T[299]):.4f}"

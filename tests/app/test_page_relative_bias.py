@@ -1,5 +1,7 @@
 """Page 8 (T5 and ALiBi): bucket boundaries, slopes for any head count, the masked bias matrix."""
 
+import json
+
 import numpy as np
 from apphelpers import (
     _image_heatmaps,
@@ -24,7 +26,7 @@ NEG_LOG2_20 = [0.5 * k for k in range(1, 17)] + [0.25, 0.75, 1.25, 1.75]
 
 def _frames(at):
     """(T5 ranges table, ALiBi slopes table)."""
-    return at.dataframe[0].value, at.dataframe[1].value
+    return at.table[0].value, at.table[1].value
 
 
 def _data(at, index, column):
@@ -33,6 +35,16 @@ def _data(at, index, column):
     if _image_heatmaps(charts(at)[index]["spec"]) and column in (full := chart_frame(at, index)).columns:
         return full
     return next(d for d in charts(at)[index]["data"].values() if column in d.columns)
+
+
+def _head_title(at, head=None):
+    """The lines of the ALiBi matrix's title for ``head`` (default: the head its in-chart control starts at).
+    The title is one line-list per head, picked in the browser by the url_head parameter (charts.base.pick_text)."""
+    spec = next(c["spec"] for c in charts(at) if any(p.get("name") == "url_head" for p in c["spec"].get("params", [])))
+    start = next(p["value"] for p in spec["params"] if p["name"] == "url_head")
+    table, tail = spec["title"]["text"]["expr"].rsplit("[", 1)
+    assert tail == "url_head - 1]"
+    return json.loads(table)[(start if head is None else head) - 1]
 
 
 def _reveal(at, key):
@@ -50,10 +62,10 @@ def test_defaults_show_reference_buckets_and_slopes():
     past = ranges[ranges["side"].str.startswith("past")].set_index("bucket")
     assert [past.loc[b, "covers"] for b in range(8)] == [f"|rel| = {d}" for d in range(8)]
     assert [past.loc[b, "covers"] for b in range(8, 16)] == T5_LOG_RANGES
-    assert np.allclose(slopes["neg_log2"], NEG_LOG2_12)
+    assert np.allclose(slopes["−log2 m"], NEG_LOG2_12)
     # ALiBi head 1 of 12: m = 2^-1; n = 4 x 128
-    assert m["slope m of head 1"] == "0.5" and m["bias at distance L = 128"] == "-64"
-    assert m["bias at distance 4L − 1 = 511"] == f"{-0.5 * 511:.4g}"
+    assert _head_title(at) == ["head 1 of 12: slope m = 0.5", "bias at distance L = 128: -64", f"bias at distance 4L − 1 = 511: {-0.5 * 511:.4g}"]
+    assert [_head_title(at, h)[0] for h in (2, 9)] == ["head 2 of 12: slope m = 0.25", f"head 9 of 12: slope m = {2 ** -0.5:.6g}"]
     assert len(charts(at)) == 4
     buckets, matrix, bars, bias = _data(at, 0, "kind"), _data(at, 1, "bucket"), _data(at, 2, "slope"), _data(at, 3, "bias")
     rules = _data(at, 3, "at")
@@ -83,13 +95,14 @@ def test_controls_change_the_numbers():
     assert "**Answer: 17.**" in _reveal(at, "t5_rel")  # causal row of HF's bucket table: rel -20 -> 17
 
     at.slider(key="heads").set_value(8).run()
-    at.slider(key="head").set_value(4).run()
+    at.query_params["head"] = "4"  # the head is picked in the browser; the address bar brings it to the server
+    at.run()
     at.toggle(key="causal").set_value(False).run()
     assert_clean(at)
     _, slopes = _frames(reveal(at, "alibi_slope"))
-    assert np.allclose(slopes["neg_log2"], range(1, 9))
+    assert np.allclose(slopes["−log2 m"], range(1, 9))
     m = metrics(at)
-    assert m["slope m of head 4"] == "0.0625" and m["cells masked (−∞)"] == "0.0%"
+    assert _head_title(at)[0] == "head 4 of 8: slope m = 0.0625" and m["cells masked (−∞)"] == "0.0%"
     assert not _data(at, 3, "bias")["bias"].isna().any()
 
 
@@ -106,10 +119,10 @@ def test_an_impossible_bucket_setting_is_never_offered():
 def test_one_head_fixes_the_head_shown():
     at = open_page(PAGE, {"heads": "1", "head": "3"})  # heads = 1 is the control's own minimum
     assert_clean(at)
-    assert at.text_input(key="_fixed_head").value == "1" and at.text_input(key="_fixed_head").disabled
-    assert any("Fixed at `1`" in c.value for c in at.caption)
+    spec = charts(at)[3]["spec"]
+    assert next(p for p in spec["params"] if p["name"] == "url_head")["bind"]["options"] == [1]  # one button: head 1
     assert any("`head`" in w.value for w in at.warning)  # the link's head = 3 does not exist
-    assert metrics(reveal(at, "alibi_slope"))["slope m of head 1"] == "0.00390625"  # 2^-8: one head takes the last slope
+    assert _head_title(reveal(at, "alibi_slope"))[0] == "head 1 of 1: slope m = 0.00390625"  # 2^-8: one head takes the last slope
 
 
 def test_link_values_are_taken_and_bad_ones_noted():
@@ -118,10 +131,10 @@ def test_link_values_are_taken_and_bad_ones_noted():
     assert_clean(at)
     assert not at.warning
     _, slopes = _frames(reveal(at, "alibi_slope"))
-    assert np.allclose(slopes["neg_log2"], NEG_LOG2_20)
+    assert np.allclose(slopes["−log2 m"], NEG_LOG2_20)
     m = metrics(at)
-    assert m["slope m of head 17"] == f"{2 ** -0.25:.6g}"
-    assert m["bias at distance 4L − 1 = 1023"] == f"{-(2 ** -0.25) * 1023:.4g}"
+    assert _head_title(at)[0] == f"head 17 of 20: slope m = {2 ** -0.25:.6g}"
+    assert _head_title(at)[2] == f"bias at distance 4L − 1 = 1023: {-(2 ** -0.25) * 1023:.4g}"
     assert m["last bucket starts at |rel| ="] == str(next(d for d in range(100) if posenc.t5_bucket(-d, num_buckets=8, max_distance=20) == 3))
     bad = open_page(PAGE, {"heads": "inf", "t5_num_buckets": "abc", "train_len": "100", "causal": "maybe"})
     assert_clean(bad)

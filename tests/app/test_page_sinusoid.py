@@ -26,7 +26,7 @@ def vec(s: str) -> list[float]:
 
 def worked(at):
     """The worked-example table (the first dataframe on the page)."""
-    return at.dataframe[0].value
+    return at.table[0].value
 
 
 def test_defaults_show_the_seed_numbers():
@@ -50,9 +50,9 @@ def test_defaults_show_the_seed_numbers():
     # hidden in the metric and in the table until revealed
     longest = f"{2 * math.pi * 10000 ** (126 / 128):,.2f}"
     assert m["longest wavelength"] == "?" and longest not in text_of(at)
-    assert longest not in at.dataframe[2].value.to_string()
+    assert longest not in at.table[2].value.to_string()
     reveal(at, "longest")
-    assert metrics(at)["longest wavelength"] == longest and longest in at.dataframe[2].value.to_string()
+    assert metrics(at)["longest wavelength"] == longest and longest in at.table[2].value.to_string()
     assert m["2π·base (the limit)"] == "62,831.85"
     assert m["‖PE(p)‖ at every position"] == "8.0000"  # sqrt(d/2), Vaswani et al. 2017, arXiv:1706.03762 §3.5
     # PE(p+k) = M_k PE(p): residual < 1e-10 (Vaswani et al. 2017, arXiv:1706.03762 §3.5), and the same as posenc's own fit
@@ -65,11 +65,11 @@ def test_defaults_show_the_seed_numbers():
     # the article "What are Positional Embeddings?", "Hello World" to the Rescue: position vectors and sums at 3 decimals
     w = worked(at)
     assert w["word"].tolist() == ["Hello", "World"]
-    assert vec(w["+ position vector PE(pos)"][0]) == [0.0, 1.0, 0.0, 1.0]
-    assert vec(w["+ position vector PE(pos)"][1]) == [0.841, 0.540, 0.010, 1.000]
+    assert vec(w["\\+ position vector PE(pos)"][0]) == [0.0, 1.0, 0.0, 1.0]
+    assert vec(w["\\+ position vector PE(pos)"][1]) == [0.841, 0.540, 0.010, 1.000]
     assert vec(w["= sum"][0]) == [0.1, 1.2, 0.3, 1.4]
     assert vec(w["= sum"][1]) == [1.341, 1.140, 0.710, 1.800]
-    full = at.dataframe[1].value
+    full = at.table[1].value
     assert full["PE"].iloc[6] == math.sin(0.01)  # full precision, not the rounded 0.010
     assert not at.warning
     assert payload_bytes(at) <= 1 * MB
@@ -84,7 +84,7 @@ def test_exercise_reveals_the_computed_answer():
     body = text_of(at)
     assert "Answer: 60611.5." in body and "Not quite" in body  # 2*pi*base is only the limit
     # the worked example asks about position 50, which no table can show (at most 12 words)
-    assert f"{math.sin(0.5):.3f}" not in text_of(at) + at.dataframe[0].value.to_string()
+    assert f"{math.sin(0.5):.3f}" not in text_of(at) + at.table[0].value.to_string()
     assert f"Answer: {round(math.sin(0.5), 6):g}." in text_of(reveal(at, "pe_slow"))
 
 

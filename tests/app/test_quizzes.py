@@ -50,7 +50,7 @@ def _cell(x) -> str:
 
 def _cells(at: AppTest) -> list[str]:
     out = []
-    for df in at.dataframe:
+    for df in [*at.dataframe, *at.table]:
         for col in df.value.columns:
             out += [_cell(x) for x in df.value[col].tolist()]
     return out

@@ -58,3 +58,52 @@ def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, b
     assert _why_titles(page)[0] == "RoPE, layer 2, head 3, L = 32"
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
+
+
+def _alibi_title(page) -> list[str]:
+    """The lines of the ALiBi matrix's title (Vega draws each line as a tspan)."""
+    return page.evaluate("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart] .role-title-text')]"
+                         ".filter(e => e.textContent.startsWith('head ')).flatMap(e => [...e.querySelectorAll('tspan')]"
+                         ".map(t => t.textContent))")
+
+
+def test_alibi_head_slider_rescales_one_picture_in_the_browser(live_server, browser):
+    """T5 and ALiBi: every head's bias is its slope times -|i - j|, so the head slider under the matrix repaints
+    the title, the legend and the hover values in the browser; the hover value is -m·(i - j) of the cell."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    sent: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    page.goto(f"{live_server['url']}/relative_bias", wait_until="domcontentloaded")
+    wait_for_app(page, timeout_ms=90_000)
+    slider = page.locator("input[name='url_head']").first
+    slider.wait_for(state="attached", timeout=60_000)
+    page.wait_for_function(f"() => ({TITLES})().some(t => t.startsWith('head 1 of 12'))", timeout=60_000)
+    assert _alibi_title(page) == ["head 1 of 12: slope m = 0.5", "bias at distance L = 128: -64", "bias at distance 4L − 1 = 511: -255.5"]
+
+    before = len(sent)
+    slider.focus()
+    for _ in range(3):
+        slider.press("ArrowRight")
+    page.wait_for_function(f"() => ({TITLES})().some(t => t.startsWith('head 4 of 12'))", timeout=5_000)
+    assert len(sent) == before  # repainted with no message to the server
+    assert _alibi_title(page)[:2] == ["head 4 of 12: slope m = 0.0625", "bias at distance L = 128: -8"] and "head=4" in page.url
+    legend = page.evaluate("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart] .role-legend-label text')]"
+                           ".map(e => e.textContent)")
+    assert "−30" in legend and "−200" not in legend  # the legend of head 4 (m = 1/16) ends at -511/16 = -31.9, not at -255.5
+
+    chart = page.locator("[data-testid='stVegaLiteChart']").nth(3)
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.move(box["x"] + 150, box["y"] + box["height"] * 0.55)  # the lower left: a query well after its key
+    tip = page.locator("#vg-tooltip-element")
+    tip.wait_for(state="visible", timeout=5_000)
+    lines = tip.inner_text().split()
+    i, j = int(lines[lines.index("i") + 1]), int(lines[lines.index("j") + 1])
+    assert i > j and float(lines[-1].replace("−", "-")) == -0.0625 * (i - j)
+
+    page.wait_for_timeout(1_500)  # the hand has stopped: the page tells the server (one rerun from the address bar)
+    wait_for_app(page, timeout_ms=60_000)
+    page.wait_for_function(f"() => ({TITLES})().some(t => t.startsWith('head 4 of 12'))", timeout=60_000)
+    assert len(sent) > before and slider.input_value() == "4"
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
