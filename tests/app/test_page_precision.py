@@ -19,10 +19,10 @@ def clean(at):
 def test_defaults():
     at = open_page(PAGE)
     clean(at)
-    table = at.table[0].value.set_index("computed in")
+    table = at.table[0].value.set_index("computed in").rename(columns={"first p with rotation(p) = rotation(p + 1)": "first_identical"})
     # float16 holds integers exactly up to 2^11 = 2048, bfloat16 up to 2^8 = 256: then p and p + 1 round together
-    assert table.loc["float16", "first p with rotation(p) = rotation(p + 1)"] == 2048 and table.loc["bfloat16", "first p with rotation(p) = rotation(p + 1)"] == 256
-    assert np.isnan(table.loc["float32", "first p with rotation(p) = rotation(p + 1)"])  # 2^24 is past 10^6
+    assert table.loc["float16", "first_identical"] == 2048 and table.loc["bfloat16", "first_identical"] == 256
+    assert np.isnan(table.loc["float32", "first_identical"])  # 2^24 is past 10^6
     above = first_error_above(default_inv_freq(128, 500000.0), "float32")
     assert metrics(at)["float32: > 10⁻³ from"] == f"p = {above:,}"
     assert 16_000 < above < 40_000  # one float32 ulp of the angle p·1 is p·2^-24 ≈ 1e-3 near p = 16,777
