@@ -174,8 +174,9 @@ def table(df: pd.DataFrame, *, formats: Mapping[str, str] | None = None, labels:
     a rerun: a data grid (``st.dataframe``) repaints its cells about 0.2 s after everything else on the page
     (README, Performance 8).  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``);
     ``labels`` renames columns for display; a missing value (NaN, None: an exercise's hidden cell) prints
-    ``missing``.  st.table reads every cell and header as Markdown, so each is escaped (``md.escape``) and
-    shows as its text; ``links`` maps a column of the dashboard's own paths ("/lab") to the link text shown.
+    ``missing``.  st.table reads every cell and header as Markdown: each cell is escaped (``md.escape``) and
+    shows as its text, and a header (the dashboard's own label) is only kept from starting a block
+    (``md.block_safe``); ``links`` maps a column of the dashboard's own paths ("/lab") to the link text shown.
     ``height`` (px) scrolls a long table under a sticky header.  The data sent keeps its numbers (the Styler
     only formats them)."""
     formats = dict(formats or {})
