@@ -163,3 +163,42 @@ def test_max_position_embeddings_makes_a_pasted_block_match_the_model():
                if c["name"] == "yarn_d64_factorNone_o2048_maxpos8192")
     _close(inv, ref["inv_freq"])
     assert math.isclose(af, ref["attention_factor"], rel_tol=1e-6)
+
+
+def _read(block: dict, **extra):
+    cfg = {"hidden_size": 1024, "num_attention_heads": 8, "max_position_embeddings": 4096, "rope_theta": 10000.0,
+           "rope_scaling": block, **extra}
+    return posenc.rope_from_config(json.dumps(cfg))
+
+
+@pytest.mark.parametrize("rope_type", list(posenc.schemes.scaling.ROPE_TRAITS))
+def test_every_declared_rope_type_trait_holds(rope_type):
+    """scaling.ROPE_TRAITS, each trait measured: ``scaled`` -- the type's RoPE scheme uses the default frequencies
+    exactly iff it is not scaled; ``needs_factor`` -- a block without "factor" is refused for that reason iff it
+    needs one; ``config_note`` -- said iff declared; ``zero_pairs`` -- with partial_rotary_factor 0.5 every channel
+    stays in the rotary dimension (the rest of the pairs get theta = 0) iff declared, else half of them rotate."""
+    from posenc.schemes.scaling import ROPE_TRAITS, default_inv_freq
+
+    traits = ROPE_TRAITS[rope_type]
+    key = "rope" if not traits.scaled else f"rope_{rope_type}"
+    if key in posenc.SCHEMES:  # the registry's scheme at its defaults, past its trained length
+        spec = posenc.SCHEMES[key]
+        params = {p.name: p.default for p in spec.params}
+        inv, _ = spec.behaviour.frequencies(96, seq_len=8 * 8192, **params)  # 96: Phi-3's published LongRoPE factors
+        assert np.array_equal(inv, default_inv_freq(96, params["base"])) == (not traits.scaled)
+    else:  # a type the registry does not list (proportional): only through a config block
+        assert rope_type == "proportional" and traits.scaled
+
+    try:
+        _read({"rope_type": rope_type})
+        refused_for_factor = False
+    except ValueError as exc:
+        refused_for_factor = "needs a 'factor'" in str(exc)
+    assert refused_for_factor == traits.needs_factor
+
+    if rope_type in ("default", "linear", "ntk", "dynamic", "proportional"):  # readable from a factor alone
+        block = {"rope_type": rope_type, "factor": 4.0}
+        notes = _read(block).notes
+        assert (traits.config_note in notes) if traits.config_note else not any("is not a transformers v5 key" in n for n in notes)
+        partial = _read({**block, "partial_rotary_factor": 0.5})
+        assert partial.rotary_dim == (128 if traits.zero_pairs else 64)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from posenc._validate import check_float, check_int
-from posenc.schemes.scaling import MAX_CONTEXT, shown
+from posenc.schemes.scaling import MAX_CONTEXT, ROPE_TRAITS, shown
 
 _COMMON_KEYS = {"rope_type", "type", "rope_theta", "factor", "original_max_position_embeddings", "partial_rotary_factor"}
 _EXTRA_KEYS = {
@@ -134,11 +134,10 @@ def _longrope(cfg, block, rope_type, max_pos, factor, notes):
     return out, orig
 
 
-# How each rope_type's block is read (one reader per type, as scaling.ROPE_INIT_FUNCTIONS computes one per type),
-# and whether the type needs a "factor" in the block (the others derive it or default it).
+# How each rope_type's block is read (one reader per type, as scaling.ROPE_INIT_FUNCTIONS computes one per type);
+# whether it needs a "factor" is its trait (scaling.ROPE_TRAITS).
 _READERS = {"linear": _by_factor, "ntk": _by_factor, "dynamic": _dynamic, "proportional": _proportional,
             "yarn": _yarn, "llama3": _llama3, "longrope": _longrope}
-_NEEDS_FACTOR = {"linear", "ntk", "dynamic", "llama3"}
 
 
 def scaling_block(cfg: Mapping, block: Mapping, rope_type: str, max_pos: int | None, notes: list[str]):
@@ -149,7 +148,7 @@ def scaling_block(cfg: Mapping, block: Mapping, rope_type: str, max_pos: int | N
     if ignored:
         notes.append(f"ignored keys in the rope block: {shown(', '.join(map(str, ignored)), 120)}")
     factor = _number("factor", block["factor"], lo=1.0, hi=1e6) if block.get("factor") is not None else None
-    if rope_type in _NEEDS_FACTOR and factor is None:
+    if ROPE_TRAITS[rope_type].needs_factor and factor is None:
         raise ValueError(f"rope_type {rope_type!r} needs a 'factor' (a number >= 1)")
     out, trained = _READERS[rope_type](cfg, block, rope_type, max_pos, factor, notes)
     return {"rope_type": rope_type, **out}, out.get("factor", factor), trained
@@ -162,9 +161,11 @@ def local_layers(cfg: Mapping, local_block: dict | None, head_dim: int, notes: l
     block = local_block or {"rope_type": "default", "rope_theta": cfg.get("rope_local_base_freq", 10000.0)}
     base = _number("rope_local_base_freq", block.get("rope_theta", 10000.0), lo=1.0, hi=1e12, lo_open=True)
     rt = rope_type_of(block, notes)
-    if rt not in ("default", "linear"):
+    traits = ROPE_TRAITS[rt]
+    if not traits.local_layers:
         notes.append(f"the sliding-window layers' rope_type {rt!r} is shown without its scaling")
-    scaling = {"rope_type": "linear", "factor": _number("factor", block.get("factor", 1.0), lo=1.0, hi=1e6)} if rt == "linear" else None
+    scaling = ({"rope_type": rt, "factor": _number("factor", block.get("factor", 1.0), lo=1.0, hi=1e6)}
+               if traits.scaled and traits.local_layers else None)
     window = cfg.get("sliding_window")
     window = _number("sliding_window", window, integer=True, lo=1, hi=MAX_CONTEXT) if window is not None else None
     pattern = cfg.get("sliding_window_pattern", 6)

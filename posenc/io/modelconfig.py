@@ -35,13 +35,15 @@ from posenc._validate import check_float, check_int
 from posenc.io.configblocks import is_gemma3, local_layers, scaling_block
 from posenc.io.configjson import MAX_CONFIG_BYTES, bounded, decode_config_bytes, load_config
 from posenc.io.examples import EXAMPLE_TEXTS
-from posenc.schemes.scaling import MAX_CONTEXT, MAX_HEAD_DIM, ROPE_TYPES, rope_frequencies, shown, yarn_get_mscale
+from posenc.schemes.scaling import MAX_CONTEXT, MAX_HEAD_DIM, ROPE_TRAITS, ROPE_TYPES, rope_frequencies, shown, yarn_get_mscale
 
 __all__ = ["EXAMPLE_CONFIGS", "MAX_CONFIG_BYTES", "ModelRope", "decode_config_bytes", "parse_model_config"]
 EXAMPLE_CONFIGS = EXAMPLE_TEXTS
 DEFAULT_THETA = 10000.0  # RoFormer; LlamaConfig / MistralConfig default
 SUPPORTED_TYPES = ROPE_TYPES
 ALIASES = {"su": "longrope", "mrope": "default"}  # Phi-3's early name; Qwen2-VL (HF maps it to default)
+ALIAS_NOTES = {"mrope": "M-RoPE (Qwen2-VL): the pairs are split into temporal / height / width sections {sections}; for text "
+                        "tokens all three position ids are equal, so it is plain RoPE, which is what is drawn"}
 INTERLEAVED = {"gptj": "GPT-J rotates channel pairs (2i, 2i+1)", "chatglm": "ChatGLM's original_rope rotates pairs (2i, 2i+1)",
                "deepseek_v3": "DeepSeek-V3 rotates interleaved pairs (rope_interleave)",
                "deepseek_v2": "DeepSeek-V2 rotates complex (interleaved) pairs",
@@ -207,7 +209,7 @@ def _rotary_dim(cfg: Mapping, block: Mapping, head_dim: int, rope_type: str, not
         if p is None:
             return head_dim
         p = _number(key, p, lo=0.0, hi=1.0, lo_open=True)
-        if rope_type == "proportional":
+        if ROPE_TRAITS[rope_type].zero_pairs:
             notes.append(f"proportional RoPE: {int(p * head_dim // 2)} of {head_dim // 2} pairs rotate with theta_k = "
                          f"base^(-2k/{head_dim}); the other pairs have theta = 0 (they do not rotate)")
             return head_dim
@@ -236,19 +238,15 @@ def _rope_type(block: Mapping, notes: list[str]) -> str:
     if not isinstance(rt, str):
         raise ValueError(f"rope_type must be a string, got {shown(rt, 40)}")
     if rt in ALIASES:
-        if rt == "mrope":
-            sec = block.get("mrope_section")
-            notes.append(f"M-RoPE (Qwen2-VL): the pairs are split into temporal / height / width sections {shown(sec, 40)}; "
-                         "for text tokens all three position ids are equal, so it is plain RoPE, which is what is drawn")
-        else:
-            notes.append(f"rope_type {rt!r} is read as {ALIASES[rt]!r}")
+        note = ALIAS_NOTES.get(rt, "rope_type {alias!r} is read as {target!r}")
+        notes.append(note.format(alias=rt, target=ALIASES[rt], sections=shown(block.get("mrope_section"), 40)))
         rt = ALIASES[rt]
-    if rt == "default" and block.get("mrope_section") is not None:
-        notes.append("M-RoPE sections are set; for text tokens (equal position ids) this is plain RoPE, which is what is drawn")
-    if rt == "ntk":
-        notes.append("rope_type 'ntk' (static NTK-aware, base x s^(d/(d-2))) is not a transformers v5 key; computed as posenc's NTK-aware")
     if rt not in SUPPORTED_TYPES:
         raise ValueError(f"unknown rope_type {shown(rt, 40)}; posenc computes: {', '.join(SUPPORTED_TYPES)}")
+    if not ROPE_TRAITS[rt].scaled and block.get("mrope_section") is not None:
+        notes.append("M-RoPE sections are set; for text tokens (equal position ids) this is plain RoPE, which is what is drawn")
+    if ROPE_TRAITS[rt].config_note:
+        notes.append(ROPE_TRAITS[rt].config_note)
     return rt
 
 
@@ -297,7 +295,7 @@ def _parse(config) -> ModelRope:
         max_pos = _number(mk, max_pos, integer=True, lo=1, hi=MAX_CONTEXT)
     scaling, factor, trained = scaling_block(cfg, block, rope_type, max_pos, notes)
     layout, extra = _family_notes(cfg, obj, notes)
-    if cfg.get("qk_rope_head_dim") is not None and rope_type != "default" and scaling and scaling.get("mscale_all_dim"):
+    if cfg.get("qk_rope_head_dim") is not None and ROPE_TRAITS[rope_type].scaled and scaling and scaling.get("mscale_all_dim"):
         m = yarn_get_mscale(factor, float(scaling["mscale_all_dim"]))
         extra = m * m
         notes.append(f"DeepSeek multiplies its softmax scale 1/sqrt({head_dim}) by mscale(s, mscale_all_dim)^2 = "

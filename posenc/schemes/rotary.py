@@ -21,7 +21,7 @@ import numpy as np
 from posenc._trig import sincos_outer
 from posenc._validate import check_choice, check_float, check_memory, check_positions
 from posenc.schemes.kinds import Rotary, always
-from posenc.schemes.scaling import ROPE_INIT_FUNCTIONS, check_head_dim, default_inv_freq, rope_frequencies
+from posenc.schemes.scaling import ROPE_INIT_FUNCTIONS, ROPE_TRAITS, check_head_dim, default_inv_freq, rope_frequencies
 
 LAYOUTS = ("half_split", "interleaved")
 
@@ -146,7 +146,7 @@ def rope_scheme(rope_type: str, fixed: dict | None = None) -> Rotary:
     fixed = dict(fixed or {})
 
     def scaling_block(*, base, layout, **scaling):
-        return None if rope_type == "default" else {"rope_type": rope_type, **fixed, **scaling}
+        return {"rope_type": rope_type, **fixed, **scaling} if ROPE_TRAITS[rope_type].scaled else None
 
     def frequencies(d, *, seq_len=None, base, layout, **scaling):
         return rope_frequencies(d, base=base, scaling=scaling_block(base=base, layout=layout, **scaling), seq_len=seq_len)

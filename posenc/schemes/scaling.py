@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -362,6 +363,32 @@ ROPE_INIT_FUNCTIONS: dict[str, Callable[..., tuple[np.ndarray, float]]] = {
     "proportional": _proportional,  # transformers 5.x (Gemma 4)
 }
 ROPE_TYPES = tuple(ROPE_INIT_FUNCTIONS)
+
+
+@dataclass(frozen=True)
+class RopeTraits:
+    """What a rope_type is beyond its frequencies, declared once and read wherever it matters (the RoPE
+    schemes, the config reader); ``tests/test_rope_from_config.py`` checks each declared trait numerically."""
+
+    scaled: bool = True  # False: plain RoPE -- no scaling block, the default frequencies
+    needs_factor: bool = False  # a config block must give "factor" (the others derive or default it)
+    zero_pairs: bool = False  # partial_rotary_factor p: the pairs past p·d/2 get theta = 0 (not fewer channels)
+    local_layers: bool = False  # Gemma 3's sliding-window layers are drawn with it (the others: unscaled there)
+    config_note: str | None = None  # said when a model config names it
+
+
+ROPE_TRAITS: dict[str, RopeTraits] = {
+    "default": RopeTraits(scaled=False, local_layers=True),
+    "linear": RopeTraits(needs_factor=True, local_layers=True),
+    "ntk": RopeTraits(needs_factor=True, config_note="rope_type 'ntk' (static NTK-aware, base x s^(d/(d-2))) is not a "
+                                                     "transformers v5 key; computed as posenc's NTK-aware"),
+    "dynamic": RopeTraits(needs_factor=True),
+    "yarn": RopeTraits(),
+    "llama3": RopeTraits(needs_factor=True),
+    "longrope": RopeTraits(),
+    "proportional": RopeTraits(zero_pairs=True),
+}
+assert set(ROPE_TRAITS) == set(ROPE_INIT_FUNCTIONS), "every rope_type declares its traits"
 
 
 def rope_frequencies(
