@@ -105,6 +105,10 @@ def main(argv=None) -> int:
         out.append(table("3. Collisions: closest pair over 10^6 positions; KD-tree vs brute force at 20,000", results["collisions"],
                          ["scheme", "d", "method", "closest_distance", "pair", "seconds_1e6", "collisions_20k_s",
                           "kdtree_20k_s", "brute_20k_s", "speedup_vs_brute", "kdtree_speedup_vs_brute", "agrees_with_brute"]))
+        results["collisions_small"] = numeric.small_pairs()
+        out.append(table("3b. Closest pair up to 4,096 rows: the default (Gram identity in blocks) vs the KD-tree",
+                         results["collisions_small"], ["points", "n", "k", "path", "default_s", "kdtree_s", "speedup",
+                                                       "agrees_with_brute"]))
     if "pages" in only:
         from bench.pages import pages
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import pdist
 
 import posenc
+from posenc.analysis import geometry
 
 SENT_A = "The dog bit the man."  # the article "Positional Embeddings: Why Attention Needs Order": the two sentences with the same bag of tokens
 SENT_B = "The man bit the dog."
@@ -53,6 +54,43 @@ def test_closest_pair_is_exact(X):
 @given(point_sets(), st.floats(0.0, 6.0))
 def test_count_close_pairs_matches_brute_force(X, eps):
     assert posenc.count_close_pairs(X, eps) == int(np.sum(pdist(X) <= eps))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(point_sets(), st.floats(0.0, 6.0))
+def test_tree_and_gram_paths_agree_with_brute_force(X, eps):
+    """Both ways of finding pairs: the Gram identity (up to DENSE_ROWS rows, tried above) and the KD-tree
+    (forced here), and the Gram path's fallback when too many pairs sit near the answer."""
+    D = pdist(X)
+    gram = posenc.closest_pair(X)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(geometry, "DENSE_ROWS", 0)  # every size takes the KD-tree
+        tree = posenc.closest_pair(X)
+        assert posenc.count_close_pairs(X, eps) == int(np.sum(D <= eps))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(geometry, "DENSE_CANDIDATES", 0)  # any pair near the answer is too many: the tree decides
+        assert posenc.count_close_pairs(X, eps) == int(np.sum(D <= eps))
+        assert posenc.closest_pair(X)["distance"] == pytest.approx(D.min(), rel=1e-12, abs=0.0)
+    assert tree["distance"] == pytest.approx(D.min(), rel=1e-12, abs=0.0)
+    assert gram["distance"] == pytest.approx(tree["distance"], rel=1e-12, abs=0.0)
+
+
+def test_gram_path_is_exact_where_its_identity_cancels():
+    """Rows far from the origin and close together (|x|^2 ~ 1e12, distances ~ 1e-3): the identity alone
+    would lose every digit; centring and the exact re-measurement of the candidates keep the answer."""
+    rng = np.random.default_rng(7)
+    X = 1e6 + rng.normal(0.0, 1e-3, size=(600, 16))
+    D = pdist(X)
+    best = posenc.closest_pair(X)
+    assert best["distance"] == pytest.approx(D.min(), rel=1e-12, abs=0.0)
+    assert np.linalg.norm(X[best["i"]] - X[best["j"]]) == best["distance"]
+    eps = float(np.median(D))
+    assert posenc.count_close_pairs(X, eps) == int(np.sum(D <= eps))
+
+
+def test_gram_path_breaks_ties_by_the_smallest_index():
+    X = np.array([[0.0, 0.0], [5.0, 5.0], [1.0, 0.0], [9.0, 9.0], [6.0, 5.0], [0.0, 1.0]])
+    assert posenc.closest_pair(X) == {"distance": 1.0, "i": 0, "j": 2}
 
 
 def test_closest_pair_small_cases():
