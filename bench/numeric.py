@@ -112,15 +112,11 @@ def small_pairs() -> list[dict]:
     cases += [(f"normal(0, 1), {k} columns", rng.normal(size=(4096, k))) for k in (2, 16, 64, 384, 768)]
     rows = []
     for name, X in cases:
+        bound = float(np.linalg.norm(X[1:] - X[:-1], axis=1).min())  # consecutive rows, the bound closest_pair passes
         t_gram = median_time(lambda X=X: posenc.closest_pair(X), repeats=3)
         gram = posenc.closest_pair(X)["distance"]
-        saved = geometry.DENSE_ROWS
-        geometry.DENSE_ROWS = 0
-        try:
-            t_tree = median_time(lambda X=X: posenc.closest_pair(X), repeats=3)
-            tree = posenc.closest_pair(X)["distance"]
-        finally:
-            geometry.DENSE_ROWS = saved
+        t_tree = median_time(lambda X=X, b=bound: geometry.tree_closest(X, bound=b), repeats=3)
+        tree = geometry.tree_closest(X, bound=bound)["distance"]
         brute = _brute_closest(X)
         rows.append({"points": name, "n": X.shape[0], "k": X.shape[1], "path": "gram" if geometry._dense(X) else "kd-tree",
                      "default_s": t_gram, "kdtree_s": t_tree, "speedup": t_tree / t_gram,

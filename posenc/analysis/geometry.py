@@ -91,16 +91,19 @@ def closest_pair(points) -> dict:
     if steps.min() == 0.0:
         first = int(np.argmin(steps))
         return {"distance": 0.0, "i": first, "j": first + 1}
-    if _dense(X):
-        found = _dense_closest(X)
-        if found is not None:
-            return found
-    bound = float(steps.min()) * (1 + 1e-9)  # an upper bound of the answer
+    found = _dense_closest(X) if _dense(X) else None
+    return found if found is not None else tree_closest(X, bound=float(steps.min()))
+
+
+def tree_closest(X: np.ndarray, *, bound: float) -> dict:
+    """``closest_pair``'s KD-tree path for a checked (n, k) array with no two equal consecutive rows:
+    each point's nearest other point, searched within ``bound`` (the distance of some real pair, so an
+    upper bound of the answer).  ``python -m bench --only collisions`` times it against the Gram path."""
     from scipy.spatial import cKDTree  # imported when first needed: a page that never asks pays nothing
 
     tree = cKDTree(X)
-    dist, idx = tree.query(X, k=2, distance_upper_bound=bound, workers=-1)  # (n, 2); inf beyond the bound
-    rows = np.arange(n)
+    dist, idx = tree.query(X, k=2, distance_upper_bound=bound * (1 + 1e-9), workers=-1)  # (n, 2); inf beyond
+    rows = np.arange(X.shape[0])
     other = np.where(idx[:, 1] != rows, idx[:, 1], idx[:, 0])
     best = int(np.argmin(dist[:, 1]))
     i, j = sorted((best, int(other[best])))
@@ -164,12 +167,13 @@ def _gram_blocks(X: np.ndarray):
 
 
 def _dense_closest(X: np.ndarray) -> dict | None:
-    best, slack, found = np.inf, 0.0, []
+    best, kept, found = np.inf, 0, []
     for r0, G, slack in _gram_blocks(X):
         best = min(best, float(G.min()))
         a, c = np.nonzero(G <= best + 2.0 * slack)  # every pair that can still be the closest (see below)
         found.append((a + r0, c + r0))
-        if sum(f[0].size for f in found) > DENSE_CANDIDATES:
+        kept += a.size
+        if kept > DENSE_CANDIDATES:
             return None
     # the closest pair has G <= d*^2 + slack <= d_b^2 + slack <= G_b + 2 slack for any pair b: it is kept
     i = np.concatenate([f[0] for f in found])

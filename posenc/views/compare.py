@@ -245,12 +245,17 @@ def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name:
     }
 
 
+# What a bias scheme's score means (its declared score_unit: a bias on the logit, a T5 bucket id) has no
+# natural zero in the middle: drawn on a sequential scale over its own [min, max].
+SEQUENTIAL_UNITS = frozenset(s.score_unit for s in SCHEMES.values() if s.kind == "bias")
+
+
 def unit_domain(unit: str, lo: float, hi: float) -> tuple[tuple[float, float], str]:
     """(colour domain, palette) for one unit: cosine [-1, 1] and scores symmetric about 0
-    (diverging); biases and bucket ids their own [min, max] (sequential)."""
-    if unit == "cosine similarity":
+    (diverging); the bias schemes' units (SEQUENTIAL_UNITS) their own [min, max] (sequential)."""
+    if unit == additive_unit("cosine"):
         return (-1.0, 1.0), "diverging"
-    if unit in ("T5 bucket id", "bias on the logit"):
+    if unit in SEQUENTIAL_UNITS:
         if not (math.isfinite(lo) and math.isfinite(hi)):
             lo = hi = 0.0
         return ((lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)), "sequential"
