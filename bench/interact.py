@@ -30,6 +30,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server, wait_for_app
 
@@ -234,7 +235,7 @@ FLOOR_APP = Path(__file__).with_name("floor_app.py")
 def floor(browser, repeats: int = 6) -> dict:
     """First paint and slider step of ``bench/floor_app.py`` (one slider, one metric, one 500-point line chart),
     on its own server, timed exactly like a page: Streamlit's own cost here for a step that redraws one chart."""
-    proc, base, _ = start_server(app=FLOOR_APP)
+    proc, base, _ = start_server(app=FLOOR_APP, extra_args=runner_flags())  # the dashboard's [runner] settings
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         first_paint(page, base + "/")  # warm

@@ -108,3 +108,37 @@ def test_chart_spec_is_remembered_only_for_memo_charts():
     plain = alt.Chart(frame).mark_line().encode(x="x:Q", y="y:Q")
     assert compat.chart_spec(plain) is not compat.chart_spec(plain)  # not made by memo: converted every time
     assert style(first) is style(again)
+
+
+def test_streamlit_still_collects_all_garbage_after_a_run_unless_told_not_to():
+    """Behaviour 4: the option exists, is on by default, and guards a full collection in the script runner."""
+    import inspect
+
+    from streamlit import config
+    from streamlit.runtime.scriptrunner import script_runner
+
+    option = ".".join(compat.POST_SCRIPT_GC)
+    assert config._config_options_template[option].default_val is True
+    source = inspect.getsource(script_runner.ScriptRunner)
+    assert f'config.get_option("{option}")' in source and "gc.collect(2)" in source
+
+
+def test_the_dashboard_turns_the_collection_after_every_run_off():
+    import tomllib
+
+    section, name = compat.POST_SCRIPT_GC
+    with open(compat.CONFIG, "rb") as fh:
+        assert tomllib.load(fh)[section][name] is False
+    assert f"--{section}.{name}=false" in compat.runner_flags()
+
+
+def test_streamlit_started_in_the_dashboards_folder_reads_that_setting(tmp_path):
+    """The config file is read from the folder streamlit runs in (the dashboard's own for `streamlit run app.py`,
+    deploy's workers and the e2e servers); started elsewhere, the default (a collection after every run) holds."""
+    import subprocess
+    import sys
+
+    probe = [sys.executable, "-c", "from streamlit import config; print(config.get_option('runner.postScriptGC'))"]
+    read = {where: subprocess.run(probe, cwd=where, capture_output=True, text=True, timeout=60).stdout.split()[-1]
+            for where in (compat.CONFIG.parents[1], tmp_path)}
+    assert read == {compat.CONFIG.parents[1]: "False", tmp_path: "True"}
