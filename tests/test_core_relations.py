@@ -266,3 +266,45 @@ def test_t5_bias_uses_the_bucket_of_j_minus_i():
     i, j = np.indices((n, n))
     for h in range(4):
         np.testing.assert_array_equal(B[h], table[posenc.t5_bucket(j - i), h])
+
+
+def _translation_invariance_by_diagonal(S) -> float:
+    """The definition, one diagonal at a time (the loop posenc used until 2026-12-02)."""
+    S = np.asarray(S, dtype=np.float64)
+    n, within, means, counts = S.shape[0], 0.0, [], []
+    for k in range(-(n - 1), n):
+        diag = np.diagonal(S, k)
+        diag = diag[np.isfinite(diag)]
+        if diag.size:
+            mean = diag.mean()
+            within += float(np.sum((diag - mean) ** 2))
+            means.append(mean)
+            counts.append(diag.size)
+    if not counts:
+        return 0.0
+    m, c = np.asarray(means), np.asarray(counts, dtype=np.float64)
+    grand = float(np.sum(m * c) / c.sum())
+    spread = within + float(np.sum(c * (m - grand) ** 2))
+    return 0.0 if spread <= 1e-24 * max(1.0, float(np.sum(c * m**2))) else float(np.sqrt(within / spread))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 64, 300])
+@pytest.mark.parametrize("case", ["random", "toeplitz+noise", "holes", "all-nan", "masked causal"])
+def test_translation_invariance_equals_the_per_diagonal_definition(n, case, monkeypatch):
+    from posenc.analysis import scores
+
+    rng = np.random.default_rng(n)
+    S = rng.normal(size=(n, n))
+    if case == "toeplitz+noise":
+        S = np.subtract.outer(np.arange(n), np.arange(n)).astype(float) ** 2 + 1e-6 * S
+    elif case == "holes":
+        S[rng.random((n, n)) < 0.3] = np.nan
+        S[rng.random((n, n)) < 0.05] = -np.inf
+    elif case == "all-nan":
+        S[:] = np.nan
+    elif case == "masked causal":
+        S = np.where(np.tri(n, dtype=bool), S, -np.inf)
+    want = _translation_invariance_by_diagonal(S)
+    assert posenc.translation_invariance(S) == pytest.approx(want, rel=1e-12, abs=1e-15)
+    monkeypatch.setattr(scores, "_BLOCK", 7)  # many small blocks of rows: the same answer
+    assert posenc.translation_invariance(S) == pytest.approx(want, rel=1e-12, abs=1e-15)

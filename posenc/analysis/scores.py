@@ -138,22 +138,39 @@ def translation_invariance(S) -> float:
     if S.ndim != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square (n, n) matrix, got shape {S.shape}")
     n = S.shape[0]
-    within = 0.0
-    means, counts = [], []
-    for k in range(-(n - 1), n):
-        diag = np.diagonal(S, k)
-        diag = diag[np.isfinite(diag)]
-        if diag.size == 0:
-            continue
-        mean = diag.mean()
-        within += float(np.sum((diag - mean) ** 2))
-        means.append(mean)
-        counts.append(diag.size)
-    if not counts:
+    if n == 0:
         return 0.0
-    m, c = np.asarray(means), np.asarray(counts, dtype=np.float64)
+    # Every diagonal (offset j - i) at once: its finite entries counted and summed by np.bincount over the
+    # offsets, in blocks of rows (at most _BLOCK entries of temporaries), then a second pass for the sum of squared
+    # deviations from each diagonal's own mean (two passes, as the per-diagonal loop this replaced did).
+    size, rows = 2 * n - 1, max(1, _BLOCK // max(n, 1))
+    cols = np.arange(n)
+    counts, sums = np.zeros(size), np.zeros(size)
+    for i0 in range(0, n, rows):
+        block, offset, finite = _diagonal_block(S, i0, rows, cols)
+        counts += np.bincount(offset[finite], minlength=size)
+        sums += np.bincount(offset[finite], weights=block[finite], minlength=size)
+    if not counts.any():
+        return 0.0
+    present = counts > 0
+    diag_mean = np.divide(sums, counts, out=np.zeros(size), where=present)
+    within = 0.0
+    for i0 in range(0, n, rows):
+        block, offset, finite = _diagonal_block(S, i0, rows, cols)
+        within += float(np.sum((block[finite] - diag_mean[offset[finite]]) ** 2))
+    m, c = diag_mean[present], counts[present]
     grand = float(np.sum(m * c) / c.sum())
     spread = within + float(np.sum(c * (m - grand) ** 2))  # total sum of squares (ANOVA split)
     if spread <= 1e-24 * max(1.0, float(np.sum(c * m**2))):
         return 0.0
     return float(np.sqrt(within / spread))
+
+
+_BLOCK = 1 << 20  # entries per block of rows in translation_invariance's passes
+
+
+def _diagonal_block(S: np.ndarray, i0: int, rows: int, cols: np.ndarray):
+    """Rows i0 .. i0 + rows of S, the index of each entry's diagonal (j - i + n - 1) and where it is finite."""
+    block = S[i0:i0 + rows]
+    offset = cols[None, :] - np.arange(i0, i0 + block.shape[0])[:, None] + (S.shape[0] - 1)
+    return block, offset, np.isfinite(block)

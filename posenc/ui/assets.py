@@ -14,28 +14,39 @@ CSS = """<style>
 </style>"""
 
 # A formula wider than its column scales down to fit (at least to 55 % of its size; past that it
-# scrolls inside its own box): measured in the browser, re-run on resize, on every redraw, when a font
-# arrives, and when a formula or its box changes size (a ResizeObserver: a scrollbar appearing narrows the
-# column without a window resize; a late KaTeX font widens the formula without a DOM change).
+# scrolls inside its own box): measured in the browser, re-run on resize, when a formula is drawn or
+# redrawn, when a font arrives, and when a formula or its box changes size (a ResizeObserver: a
+# scrollbar appearing narrows the column without a window resize; a late KaTeX font widens the formula
+# without a DOM change).  All formulas are reset, then all measured, then all set: one layout for the
+# page instead of one per formula; and the changes inside charts (thousands per redraw) do not refit.
 FIT_FORMULAS = """<script>
 (() => {
   if (window.__posencFit) return;
   window.__posencFit = true;
   let sizes = null;  // every formula and its box, watched: a font arriving or a column narrowing refits it
   const fit = () => {
+    const found = [];
     for (const box of document.querySelectorAll(".katex-display")) {
       const tex = box.firstElementChild, column = box.closest("[data-testid='stMarkdown']");
       if (!tex || !column) continue;
       if (sizes) { sizes.observe(box); sizes.observe(tex); }
       tex.style.fontSize = "";
-      const room = column.clientWidth - 12, need = tex.scrollWidth, px = parseFloat(getComputedStyle(tex).fontSize);
+      found.push([tex, column]);
+    }
+    const plan = found.map(([tex, column]) => [tex, column.clientWidth - 12, tex.scrollWidth, parseFloat(getComputedStyle(tex).fontSize)]);
+    for (const [tex, room, need, px] of plan) {
       if (need > room && room > 0) tex.style.fontSize = (px * Math.max(0.55, room / need)).toFixed(2) + "px";
     }
   };
   let queued = false;
   const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
+  const inChart = (node) => {
+    const el = node && (node.nodeType === 1 ? node : node.parentElement);
+    return !!(el && el.closest("[data-testid='stVegaLiteChart']"));
+  };
   if (window.ResizeObserver) sizes = new ResizeObserver(later);
-  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver((records) => { if (records.some((r) => !inChart(r.target))) later(); })
+    .observe(document.body, {childList: true, subtree: true});
   window.addEventListener("resize", later);
   // KaTeX's fonts arrive after the first layout and widen the formula without a DOM change: fit again then
   if (document.fonts) { document.fonts.addEventListener("loadingdone", later); document.fonts.ready.then(later); }

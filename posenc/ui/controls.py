@@ -18,6 +18,7 @@ minimum equals its maximum.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -244,9 +245,16 @@ def number(label: str, key: str, *, default, lo, hi, step=None, help: str | None
     return _numeric(c.number_input, label, key, default=default, lo=lo, hi=hi, step=step, help=help, fmt=fmt, container=c, why=why)
 
 
+@functools.lru_cache(maxsize=4096)
+def _escaped_label(text: str) -> str:
+    return md.escape(text, limit=None)
+
+
 def _shown_labels(format_func) -> Callable[[Any], str]:
-    """Option labels as Streamlit's Markdown-rendering option widgets (segmented, radio, select slider) need them."""
-    return lambda o: md.escape(format_func(o), limit=None)
+    """Option labels as Streamlit's Markdown-rendering option widgets (segmented, radio, select slider) need them.
+    Escaping is remembered per label: a run asks for each of a select slider's options (512 on the sinusoid's d)
+    three times, and every run asks again."""
+    return lambda o: _escaped_label(str(format_func(o)))
 
 
 def select_slider(label: str, key: str, options: Sequence, *, default, help: str | None = None, format_func=str, container=None,

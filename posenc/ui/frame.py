@@ -201,6 +201,9 @@ def table(df: pd.DataFrame, *, formats: Mapping[str, str] | None = None, labels:
     # headers are the dashboard's own labels (never text from outside): Markdown, kept from starting a block ("+ PE")
     head = {c: md.block_safe(labels.get(c, c)) for c in df.columns}
     styler = df.rename(columns=head).style.format({head[c]: link(links[c]) if c in links else shown(formats.get(c)) for c in df.columns})
+    # No uuid of pandas' own (a random one per Styler, so every rerun sent a different table and the browser redrew
+    # every cell): Streamlit then names the table by its place on the page, and an unchanged table sends the same bytes.
+    styler.set_uuid(None)
     st.table(styler.hide(axis="index"), hide_index=True, height="content" if height is None else height)
 
 
