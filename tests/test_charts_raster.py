@@ -161,3 +161,20 @@ def test_a_factor_rescales_hover_values_and_legend_in_the_browser():
     assert len(d["datasets"][hover["data"]["name"]]) == 64  # 8 x 8 cells, fewer than the hover grid: every cell hovers
     small = raster.image_stack({(): M}, domain=(-7, 0), x_title="j", y_title="i", value_title="v", hover_cells=16).to_dict()
     assert len(small["datasets"][small["layer"][1]["data"]["name"]]) == 16  # a 4 x 4 grid of 2 x 2 blocks
+
+
+def test_a_chart_holding_an_image_is_drawn_on_a_canvas_and_others_keep_the_default():
+    import altair as alt
+    import pandas as pd
+
+    from posenc.charts.raster import RENDERER, holds_image, image_heatmap, with_renderer
+
+    img = image_heatmap(np.arange(4096.0).reshape(64, 64), domain=(0.0, 4095.0), x_title="j", y_title="i",
+                        value_title="v").to_dict()
+    line = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [1, 2]})).mark_line().encode(x="x:Q", y="y:Q").to_dict()
+    nested = {"concat": [line, {"layer": [line, img]}], "usermeta": {"plot_height": 300}}
+    assert holds_image(img) and holds_image(nested) and not holds_image(line)
+    assert with_renderer(img)["usermeta"]["embedOptions"]["renderer"] == RENDERER == "hybrid"
+    assert with_renderer(nested)["usermeta"] == {"plot_height": 300, "embedOptions": {"renderer": "hybrid"}}
+    assert with_renderer(line) is line and "usermeta" not in line
+    assert "usermeta" not in img  # the spec given is not changed in place (it may be a remembered one)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from posenc.charts import raster
 from posenc.io import export
 from posenc.io._limits import EXPORT_MAX_BYTES, export_plan, fit_export
 from posenc.ui import compat, controls, md
@@ -140,7 +141,7 @@ def chart(
     # what st.altair_chart sends, converted once per chart built (compat.chart_spec); the other charts' copies of
     # in-chart controls are hidden by CSS and kept in step by CLIENT_PARAMS
     box = st if bindings else st.container(key=f"nobind_{key}")
-    box.vega_lite_chart(spec=dict(compat.chart_spec(ch)), width=width, key=f"chart_{key}")
+    box.vega_lite_chart(spec=raster.with_renderer(dict(compat.chart_spec(ch))), width=width, key=f"chart_{key}")
     row = st.container(horizontal=True, vertical_alignment="center")
     if caption:
         row.caption(caption)
