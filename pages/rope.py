@@ -112,10 +112,8 @@ if lay is not None:
                   "(RoFormer, GPT-J, Meta Llama). With q and k re-ordered by P = pair_permutation(d) the dashed "
                   "curve lies exactly on the blue one; without it the scores differ — which is why converting "
                   "Meta's Llama weights to HF permutes the rows of W_q and W_k.")
-    st.dataframe(lay["pairs"], hide_index=True, height=220, column_config={
-        "theta": st.column_config.NumberColumn("θ (rad/position)", format="%.6g"),
-        "wavelength": st.column_config.NumberColumn("wavelength", format="%.5g"),
-        "half_split": "half-split channels", "interleaved": "interleaved channels"})
+    table(lay["pairs"], height=220, formats={"theta": ".6g", "wavelength": ".5g"},
+          labels={"theta": "θ (rad/position)", "half_split": "half-split channels", "interleaved": "interleaved channels"})
 
 st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)
 st.latex(get_scheme("xpos").formula)
