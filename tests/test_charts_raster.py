@@ -178,3 +178,21 @@ def test_a_chart_holding_an_image_is_drawn_on_a_canvas_and_others_keep_the_defau
     assert with_renderer(nested)["usermeta"] == {"plot_height": 300, "embedOptions": {"renderer": "hybrid"}}
     assert with_renderer(line) is line and "usermeta" not in line
     assert "usermeta" not in img  # the spec given is not changed in place (it may be a remembered one)
+
+
+def test_similarity_panels_share_one_charts_hover_grid():
+    """posenc.charts.compare.score_matrices: n panels hover HOVER_CELLS // n cells each (small multiples)."""
+    import pandas as pd
+
+    from posenc.charts.compare import score_matrices
+    from posenc.charts.raster import HOVER_CELLS
+
+    n = 128
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    panels, frames = [], []
+    for k in range(4):
+        frames.append(pd.DataFrame({"scheme": f"s{k}", "i": i.ravel(), "j": j.ravel(), "score": np.cos(0.1 * (j - i)).ravel()}))
+        panels.append({"scheme": f"s{k}", "unit": "cosine", "domain": (-1.0, 1.0), "palette": "diverging", "step": (1, 1), "n": n})
+    spec = score_matrices(pd.concat(frames, ignore_index=True), panels).to_dict()
+    grids = [len(spec["datasets"][layer["layer"][1]["data"]["name"]]) for layer in spec["concat"]]
+    assert grids == [HOVER_CELLS // 4] * 4
