@@ -167,13 +167,20 @@ def test_a_chart_holding_an_image_is_drawn_on_a_canvas_and_others_keep_the_defau
     import altair as alt
     import pandas as pd
 
-    from posenc.charts.raster import RENDERER, holds_image, image_heatmap, with_renderer
+    from posenc.charts.base import heatmap
+    from posenc.charts.raster import RENDERER, holds_heatmap, holds_image, image_heatmap, with_renderer
 
     img = image_heatmap(np.arange(4096.0).reshape(64, 64), domain=(0.0, 4095.0), x_title="j", y_title="i",
                         value_title="v").to_dict()
     line = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [1, 2]})).mark_line().encode(x="x:Q", y="y:Q").to_dict()
     nested = {"concat": [line, {"layer": [line, img]}], "usermeta": {"plot_height": 300}}
     assert holds_image(img) and holds_image(nested) and not holds_image(line)
+    cells = heatmap(pd.DataFrame({"i": [0, 0, 1, 1], "j": [0, 1, 0, 1], "v": [0.1, 0.2, 0.3, 0.4]}), x="j", y="i", value="v",
+                    x_title="j", y_title="i").to_dict()
+    bars = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [1, 2]})).mark_rect().encode(x="x:O", y="y:Q", color="x:N").to_dict()
+    assert holds_heatmap(img) and holds_heatmap(cells) and holds_heatmap({"layer": [line, cells]})
+    assert not holds_image(cells) and not holds_heatmap(bars) and not holds_heatmap(line)
+    assert with_renderer(cells)["usermeta"]["embedOptions"]["renderer"] == RENDERER
     assert with_renderer(img)["usermeta"]["embedOptions"]["renderer"] == RENDERER == "hybrid"
     assert with_renderer(nested)["usermeta"] == {"plot_height": 300, "embedOptions": {"renderer": "hybrid"}}
     assert with_renderer(line) is line and "usermeta" not in line

@@ -41,11 +41,12 @@ MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix
 HOVER_CELLS = 1024  # transparent hover cells over the image (a 32 x 32 grid)
 RASTER_CELLS = 4096  # a heatmap with more cells than this is drawn as one image, not one rect per cell
 CONTAINER_WIDTH = 640  # the width assumed for the legend when a chart fills its column ("container")
-# A chart holding an image heatmap is drawn by Vega's hybrid renderer: its marks on a canvas, its text (titles,
-# axes, legends) as SVG.  Its hover grid is HOVER_CELLS marks, which the SVG renderer (Streamlit's choice below
-# 2,000 rows) makes DOM nodes of, 1,100+ per chart, rebuilt on every step.  Measured 2026-12-02 (AMD EPYC, T5
-# and ALiBi, browser time after the server's run, median of 4 per control): 0.19-0.26 s as SVG, 0.13-0.21 s on a
-# canvas, 0.15-0.19 s hybrid; hybrid keeps the text readable in the page (and by its tests).
+# A chart holding a heatmap is drawn by Vega's hybrid renderer: its marks on a canvas, its text (titles, axes,
+# legends) as SVG.  An image heatmap's hover grid is HOVER_CELLS marks and a rect heatmap up to RASTER_CELLS
+# cells, which the SVG renderer (Streamlit's choice below 2,000 rows) makes DOM nodes of, 1,100+ per chart,
+# rebuilt on every step.  Measured 2026-12-02 (AMD EPYC, T5 and ALiBi, browser time after the server's run,
+# median of 4 per control): 0.19-0.26 s as SVG, 0.13-0.21 s on a canvas, 0.15-0.19 s hybrid; hybrid keeps the
+# text readable in the page (and by its tests).
 RENDERER = "hybrid"
 
 
@@ -291,18 +292,34 @@ def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float
                        col_step=spacing(xs) if x_step is None else x_step, **kw)
 
 
+def _mark_type(spec: Mapping) -> str | None:
+    mark = spec.get("mark")
+    return mark.get("type") if isinstance(mark, Mapping) else mark
+
+
+def _parts(spec: Mapping):
+    return (sub for key in ("layer", "concat", "hconcat", "vconcat") for sub in spec.get(key, ()))
+
+
 def holds_image(spec: Mapping) -> bool:
     """True when a Vega-Lite spec (a dict, as sent) draws an image mark anywhere: in a layer or a concatenation."""
-    mark = spec.get("mark")
-    if (mark.get("type") if isinstance(mark, Mapping) else mark) == "image":
+    return _mark_type(spec) == "image" or any(holds_image(sub) for sub in _parts(spec))
+
+
+def holds_heatmap(spec: Mapping) -> bool:
+    """True when a Vega-Lite spec draws a heatmap anywhere: an image (with its hover grid), or rect cells on x and
+    y coloured by a quantitative field (``charts.base.heatmap``, the lab's attention maps, small score matrices)."""
+    if holds_image(spec):
         return True
-    return any(holds_image(sub) for key in ("layer", "concat", "hconcat", "vconcat") for sub in spec.get(key, ()))
+    enc = spec.get("encoding") or {}
+    cells = _mark_type(spec) == "rect" and "x" in enc and "y" in enc and (enc.get("color") or {}).get("type") == "quantitative"
+    return cells or any(holds_heatmap(sub) for sub in _parts(spec))
 
 
 def with_renderer(spec: dict) -> dict:
-    """``spec`` with Vega's renderer set to RENDERER when it holds an image heatmap (else unchanged): the chart
-    options Streamlit passes to vega-embed (``usermeta.embedOptions``).  Exports (vl-convert) do not read them."""
-    if not holds_image(spec):
+    """``spec`` with Vega's renderer set to RENDERER when it draws a heatmap (else unchanged): the chart options
+    Streamlit passes to vega-embed (``usermeta.embedOptions``).  Exports (vl-convert) do not read them."""
+    if not holds_heatmap(spec):
         return spec
     usermeta = dict(spec.get("usermeta") or {})
     usermeta["embedOptions"] = {**usermeta.get("embedOptions", {}), "renderer": RENDERER}
