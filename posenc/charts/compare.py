@@ -72,7 +72,7 @@ def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 2
     # a mark the browser redraws on every step (4 x 1,024 took ~0.1 s more a step than 4 x 256)
     charts = [
         score_matrix(frame[frame["scheme"] == p["scheme"]], p, size=size, legend=(last[p["unit"]] == i),
-                     hover_cells=max(64, HOVER_CELLS // len(panels)))
+                     hover_cells=HOVER_CELLS // len(panels))
         for i, p in enumerate(panels)
     ]
     return alt.concat(*charts, columns=columns, spacing=24).resolve_scale(color="independent", stroke="independent")

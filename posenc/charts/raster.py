@@ -19,7 +19,7 @@ import struct
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import altair as alt
 import numpy as np
@@ -297,23 +297,30 @@ def _mark_type(spec: Mapping) -> str | None:
     return mark.get("type") if isinstance(mark, Mapping) else mark
 
 
-def _parts(spec: Mapping):
-    return (sub for key in ("layer", "concat", "hconcat", "vconcat") for sub in spec.get(key, ()))
+def _draws(spec: Mapping, what: Callable[[Mapping], bool]) -> bool:
+    """True when ``what`` holds for ``spec`` or for any view inside it (its layers and concatenations)."""
+    return what(spec) or any(_draws(sub, what) for part in ("layer", "concat", "hconcat", "vconcat") for sub in spec.get(part, ()))
+
+
+def _is_image(view: Mapping) -> bool:
+    return _mark_type(view) == "image"
+
+
+def _is_cells(view: Mapping) -> bool:
+    """Rect cells on x and y coloured by a quantitative field (``charts.base.heatmap``, the lab's attention maps)."""
+    enc = view.get("encoding") or {}
+    return _mark_type(view) == "rect" and "x" in enc and "y" in enc and (enc.get("color") or {}).get("type") == "quantitative"
 
 
 def holds_image(spec: Mapping) -> bool:
     """True when a Vega-Lite spec (a dict, as sent) draws an image mark anywhere: in a layer or a concatenation."""
-    return _mark_type(spec) == "image" or any(holds_image(sub) for sub in _parts(spec))
+    return _draws(spec, _is_image)
 
 
 def holds_heatmap(spec: Mapping) -> bool:
     """True when a Vega-Lite spec draws a heatmap anywhere: an image (with its hover grid), or rect cells on x and
     y coloured by a quantitative field (``charts.base.heatmap``, the lab's attention maps, small score matrices)."""
-    if holds_image(spec):
-        return True
-    enc = spec.get("encoding") or {}
-    cells = _mark_type(spec) == "rect" and "x" in enc and "y" in enc and (enc.get("color") or {}).get("type") == "quantitative"
-    return cells or any(holds_heatmap(sub) for sub in _parts(spec))
+    return _draws(spec, lambda view: _is_image(view) or _is_cells(view))
 
 
 def with_renderer(spec: dict) -> dict:
