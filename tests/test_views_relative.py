@@ -215,7 +215,11 @@ def test_alibi_charts():
     head = url_param("head", "head shown", range(1, 13), 1)
     titles = [[f"head {h}"] for h in range(1, 13)]
     d = _spec(alibi_heads_chart(v["frame"], slopes=v["slopes"], head=head, step=v["step"], n=v["n"], train_len=128, titles=titles))
-    heat, mask, vrule, hrule = d["layer"]
+    heat, mask, vhalo, vrule, hhalo, hrule = d["layer"]
+    # each training-length rule is black dashes on a white halo (readable on viridis' dark and light ends, both themes)
+    for halo, rule in ((vhalo, vrule), (hhalo, hrule)):
+        assert halo["mark"]["color"] == "white" and halo["mark"]["strokeWidth"] > rule["mark"]["strokeWidth"]
+        assert rule["mark"]["color"] == "black" and rule["mark"]["strokeDash"] and "tooltip" in rule["encoding"]
     assert d["resolve"] == {"scale": {"color": "independent"}}
     image, hover = heat["layer"]
     assert image["mark"]["type"] == "image"
@@ -231,7 +235,7 @@ def test_alibi_charts():
     assert rule_rows[0]["at"] == 128 and vrule["encoding"]["x"]["field"] == "at" and hrule["encoding"]["y"]["field"] == "at"
     sym = alibi_heads_view(12, 1, 128, False)
     d = _spec(alibi_heads_chart(sym["frame"], slopes=sym["slopes"], head=head, step=sym["step"], n=sym["n"], train_len=128, titles=titles))
-    assert len(d["layer"]) == 3 and MASK_GREY not in str(d)  # symmetric: nothing masked, no mask legend
+    assert len(d["layer"]) == 5 and MASK_GREY not in str(d)  # symmetric: nothing masked, no mask legend
     with pytest.raises(ValueError, match="slopes"):
         alibi_heads_chart(sym["frame"], slopes=[], head=head, step=sym["step"], n=sym["n"], train_len=128, titles=titles)
 

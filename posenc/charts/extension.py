@@ -11,10 +11,11 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
+from posenc.charts.base import BASELINE_GREY, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
 from posenc.charts.memo import memo
 
-NAME_COLORS = {"RoPE": "#000000", "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
+NAME_COLORS = {"RoPE": BASELINE_GREY,  # unscaled reference: grey reads in both themes (black vanishes on dark)
+               "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
                "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
 MODEL_COLOR = "#56B4E9"
 WIDTH = 720  # exports render at this width; on the page the chart stretches to its column

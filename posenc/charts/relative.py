@@ -129,10 +129,13 @@ def alibi_heads_chart(frame: pd.DataFrame, *, slopes, head: alt.Parameter, step:
         )
     )
     marks = pd.DataFrame({"at": [train_len], "what": [f"training length L = {train_len}"]})
-    vrule = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(
-        x="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
-    hrule = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(
-        y="at:Q", tooltip=[alt.Tooltip("what:N", title="")])
-    layers = [heat, mask, vrule, hrule] if len(masked) else [heat, vrule, hrule]  # no mask, no legend entry
+    # the training length as black dashes on a white halo: black alone vanishes on viridis' dark purple (the far
+    # past) and on the dark theme's background, white alone on its yellow (the diagonal) and on the masked grey
+    rules = []
+    for axis in ("x", "y"):
+        line = alt.Chart(marks).encode(**{axis: "at:Q"})
+        rules += [line.mark_rule(color="white", strokeWidth=4, opacity=0.9),
+                  line.mark_rule(strokeDash=[6, 4], color="black", strokeWidth=2).encode(tooltip=[alt.Tooltip("what:N", title="")])]
+    layers = [heat, mask, *rules] if len(masked) else [heat, *rules]  # no mask, no legend entry
     return (alt.layer(*layers, title=alt.Title(alt.expr(pick_text(list(titles), head)), anchor="start"))
             .resolve_scale(color="independent").add_params(head, slope).properties(height=420, width="container"))
