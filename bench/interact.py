@@ -146,9 +146,26 @@ def _arrow(page, thumb, which: tuple, back: bool) -> None:
     thumb.press(key)
 
 
+_ORIGIN: dict = {}  # (page, kind, index) -> the option a choice's last forward step moved away from
+
+
+def _choose(page, which: tuple, now, options: list, back: bool):
+    """The option one step of a choice picks: forward, the first option other than ``now`` (remembering ``now``);
+    ``back``, the option the last forward step left -- so a choice of three or more options returns to a value seen
+    before, as a slider's step back does (forward, back, forward: a new value, then two seen).  None: nothing to pick."""
+    where = (page.url.split("?")[0], *which)
+    if back and _ORIGIN.get(where) in options and _ORIGIN[where] != now:
+        return _ORIGIN[where]
+    others = [o for o in options if o != now]
+    if not others:
+        return None
+    _ORIGIN[where] = now
+    return others[0]
+
+
 def _step(page, kind: str, i: int, back: bool = False) -> bool:
-    """Move control i of ``kind`` by one step (``back``: a slider or number one step the other way,
-    returning to the value it came from); False if it cannot move."""
+    """Move control i of ``kind`` by one step (``back``: a slider or number one step the other way, a choice back
+    to the option it came from; either way a value seen before); False if it cannot move."""
     sel = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
            "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
            "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART}[kind]
@@ -160,39 +177,43 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
         box.locator("input, [role='combobox']").first.click()
         options = page.locator("[role='option']")
         options.first.wait_for(timeout=5000)
-        chosen = [j for j in range(options.count()) if options.nth(j).get_attribute("aria-selected") != "true"]
-        if not chosen:
+        texts = [options.nth(j).inner_text() for j in range(options.count())]
+        now = next((texts[j] for j in range(len(texts)) if options.nth(j).get_attribute("aria-selected") == "true"), None)
+        target = _choose(page, (kind, i), now, texts, back)
+        if target is None:
             page.keyboard.press("Escape")
             return False
-        options.nth(chosen[0]).click()
+        options.nth(texts.index(target)).click()
     elif kind == "segmented":  # the option buttons (not the widget's label or its help icon)
         items = box.locator("[role='radiogroup'] button[role='radio']")
-        idle = [j for j in range(items.count()) if items.nth(j).get_attribute("aria-checked") != "true"]
-        if not idle:
+        ids = list(range(items.count()))
+        target = _choose(page, (kind, i), next((j for j in ids if items.nth(j).get_attribute("aria-checked") == "true"), None), ids, back)
+        if target is None:
             return False
-        items.nth(idle[0]).click()
+        items.nth(target).click()
     elif kind == "radio":  # the options of the radio group (not the widget's label)
         items = box.locator("[role='radiogroup'] label")
-        idle = [j for j in range(items.count()) if not items.nth(j).locator("input").first.is_checked()]
-        if not idle:
+        ids = list(range(items.count()))
+        target = _choose(page, (kind, i), next((j for j in ids if items.nth(j).locator("input").first.is_checked()), None), ids, back)
+        if target is None:
             return False
-        items.nth(idle[0]).click()
+        items.nth(target).click()
     elif kind == "in-chart":  # radio buttons, a slider (input range: one arrow key, like a slider) or a select
         radios, rng, sel = box.locator("input[type='radio']"), box.locator("input[type='range']"), box.locator("select")
         if radios.count():
-            idle = [j for j in range(radios.count()) if not radios.nth(j).is_checked()]
-            if not idle:
+            ids = list(range(radios.count()))
+            target = _choose(page, (kind, i), next((j for j in ids if radios.nth(j).is_checked()), None), ids, back)
+            if target is None:
                 return False
-            radios.nth(idle[0]).check()
+            radios.nth(target).check()
         elif rng.count():
             _arrow(page, rng.first, (kind, i), back)
         elif sel.count():
             values = sel.first.evaluate("e => [...e.options].map(o => o.value)")
-            now = sel.first.input_value()
-            others = [v for v in values if v != now]
-            if not others:
+            target = _choose(page, (kind, i), sel.first.input_value(), values, back)
+            if target is None:
                 return False
-            sel.first.select_option(others[0])
+            sel.first.select_option(target)
         else:
             return False
     elif kind == "toggle":

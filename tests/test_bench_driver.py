@@ -1,0 +1,28 @@
+"""The interact benchmark's driver: a step forward and back visits what its docstring says it does."""
+
+from types import SimpleNamespace
+
+from bench import interact
+
+
+def test_a_choice_goes_forward_then_back_to_where_it_came_from():
+    page = SimpleNamespace(url="http://127.0.0.1:1/lab?scheme=rope")
+    options = ["raw_index", "sinusoidal", "learned", "rope"]
+    at = "rope"
+    visited = []
+    for r in range(4):  # forward (a new value), back (seen), forward (seen), back (seen)
+        at = interact._choose(page, ("select", 7), at, options, back=bool(r % 2))
+        visited.append(at)
+    assert visited == ["raw_index", "rope", "raw_index", "rope"]  # three or more options: still only two values
+
+
+def test_a_choice_of_two_alternates_and_one_of_one_cannot_move():
+    page = SimpleNamespace(url="http://127.0.0.1:1/sinusoid")
+    assert interact._choose(page, ("segmented", 0), "a", ["a", "b"], back=False) == "b"
+    assert interact._choose(page, ("segmented", 0), "b", ["a", "b"], back=True) == "a"
+    assert interact._choose(page, ("segmented", 1), "a", ["a"], back=False) is None
+
+
+def test_back_without_a_forward_step_moves_forward():
+    page = SimpleNamespace(url="http://127.0.0.1:1/rope")
+    assert interact._choose(page, ("radio", 3), 0, [0, 1, 2], back=True) == 1  # nothing remembered: the first other
