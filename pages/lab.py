@@ -40,6 +40,9 @@ header(PATH, "Every positional scheme trained on the same task at length L, then
 st.latex(r"\text{floor} = H(X_t \mid X_{t-k..t-1}) = \sum_c \pi(c) \sum_y -T_{cy} \log T_{cy},\qquad "
          r"\text{gap}_t = \mathrm{KL}\big(P(\cdot \mid x_{<t}) \,\|\, q_\theta(\cdot \mid x_{<t})\big)")
 results_box, why_box, custom_box = st.container(), st.container(), st.container()
+# A notice slot that is always there, empty or not: an element that appears above the charts would move every one of
+# them to a new place on the page, and the browser would build them all again (README, Performance 8).
+notice = results_box.empty()
 
 with custom_box:
     st.subheader("Train a custom configuration", anchor=False)
@@ -84,7 +87,7 @@ if key in _store():
 else:
     run, label = shipped, "the shipped default run (`python -m posenc.lab`)"
     if key != DEFAULT.key():
-        results_box.info("This configuration has not been trained on this server yet: press **Train** below. "
+        notice.info("This configuration has not been trained on this server yet: press **Train** below. "
                          "Showing the shipped default run meanwhile.", icon=":material/info:")
 key = key if run is not shipped else ("shipped",)
 

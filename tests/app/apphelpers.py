@@ -47,6 +47,24 @@ def charts(at: AppTest) -> list[dict]:
     return out
 
 
+def chart_places(at: AppTest) -> list[tuple[int, ...]]:
+    """Where each chart sits in the page's element tree (its delta path).  A chart that moves to another place
+    between two runs is built again from scratch by the browser, so a control should not move charts it does
+    not change."""
+    found = []
+
+    def walk(node, path):
+        children = getattr(node, "children", None)
+        if isinstance(children, dict) and children:
+            for i in sorted(children):
+                walk(children[i], (*path, i))
+        elif getattr(node, "type", None) == "vega_lite_chart":
+            found.append(path)
+
+    walk(at._tree, ())
+    return found
+
+
 def _image_heatmaps(spec: dict) -> list[dict]:
     """Every layer spec of ``spec`` (recursively) that draws a heatmap as an image (posenc.charts.raster)."""
     found = []
