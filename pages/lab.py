@@ -154,8 +154,9 @@ def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
                   caption="Mean over 16 evaluation sequences; " + ("every query and key drawn." if av["steps"][lbl][0] == 1
                           else f"one query and key in {av['steps'][lbl][0]} drawn (exact values, strided).")
                           + " The CSV holds every layer and head.")
+    note = st.empty()  # always there, so that a scheme with a note leaves the mass chart in its place
     if av["note"]:
-        st.caption(f":material/block: {av['note']}: the maps and the mass stop at L.")
+        note.caption(f":material/block: {av['note']}: the maps and the mass stop at L.")
     chart(style(head_mass_chart(av["mass"], av["mass_summary"], layer=layer, head=head, train_len=L, order=k)),
           key="lab_mass", data=av["mass"], bindings=False,
           caption=f"Attention on the {k} input positions holding the tokens the next one depends on (the query's own "

@@ -81,6 +81,10 @@ def test_the_untrained_notice_does_not_move_the_charts():
     assert "has not been trained on this server yet" in text_of(untrained)
     assert "has not been trained" not in text_of(shipped)
     assert chart_places(untrained) == chart_places(shipped) and len(chart_places(shipped)) == 6
+    # the learned table's note ("the maps and the mass stop at L") fills its slot too: the mass chart stays put
+    mass = chart_places(shipped)[-1]
+    shipped.selectbox(key="scheme").select("learned").run()
+    assert "stop at L" in text_of(shipped) and chart_places(shipped)[-1] == mass
 
 
 def test_untrained_configuration_says_so_then_trains_live():
