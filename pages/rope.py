@@ -12,7 +12,7 @@ from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound
 from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table, when_open
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.compare import scheme_similarity, similarity_panel
@@ -112,8 +112,11 @@ if lay is not None:
                   "(RoFormer, GPT-J, Meta Llama). With q and k re-ordered by P = pair_permutation(d) the dashed "
                   "curve lies exactly on the blue one; without it the scores differ — which is why converting "
                   "Meta's Llama weights to HF permutes the rows of W_q and W_k.")
-    table(lay["pairs"], height=220, formats={"theta": ".6g", "wavelength": ".5g"},
-          labels={"theta": "θ (rad/position)", "half_split": "half-split channels", "interleaved": "interleaved channels"})
+    pairs = when_open("Every pair: its channels in both layouts, θ and wavelength", key="rope_pairs", icon=":material/table:")
+    if pairs is not None:
+        with pairs:
+            table(lay["pairs"], height=220, formats={"theta": ".6g", "wavelength": ".5g"},
+                  labels={"theta": "θ (rad/position)", "half_split": "half-split channels", "interleaved": "interleaved channels"})
 
 st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)
 st.latex(get_scheme("xpos").formula)

@@ -252,6 +252,15 @@ def _internals(fns: tuple[Callable, ...]) -> None:
         st.code(src, language="python")
 
 
+def when_open(label: str, *, key: str, icon: str | None = None):
+    """An expander whose content is drawn only while it is open (Streamlit's lazy expander: opening or closing it
+    reruns the page, or the section it sits in): the box to draw into, or None while it is closed.  For what a page
+    keeps at hand but does not show by default -- drawn closed, it would cost every first paint and every step that
+    changes it (RoPE's 64-row pair table: ~320 Markdown cells)."""
+    box = st.expander(label, icon=icon, key=key, on_change="rerun")
+    return box if box.open else None
+
+
 def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping | Callable[[], Mapping | None] | None = None,
               label: str = "Show the code") -> None:
     """An expander with the code behind the page.
@@ -269,8 +278,8 @@ def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping 
     Performance 8).
     """
     name = "_".join([label, *(getattr(f, "__name__", "f") for f in fns[:1])])
-    box = st.expander(label, icon=":material/code:", key=f"code_{name}", on_change="rerun")
-    if not box.open:
+    box = when_open(label, key=f"code_{name}", icon=":material/code:")
+    if box is None:
         return
     with box:
         if reference is None:

@@ -121,3 +121,17 @@ def test_maxdist_link_takes_plain_integers():
     at = open_page("pages/rope.py", {"maxdist": "20000"})
     assert not at.exception and not at.warning
     assert at.select_slider(key="maxdist").value == 20000
+
+
+def test_the_pair_table_is_drawn_only_when_opened():
+    # closed, its ~320 Markdown cells cost every first paint and every head_dim step; opened, every pair is there
+    at = open_page(PAGE, {"d": "64"})
+    assert len(at.table) == 1  # the decay table alone
+    at.session_state["rope_pairs"] = True  # the expander's key: opening it reruns the page
+    at.run()
+    assert_clean(at)
+    assert len(at.table) == 2
+    pairs = at.table[1].value
+    assert len(pairs) == 32  # d / 2 pairs
+    shown = " ".join(map(str, pairs.iloc[1].tolist()))
+    assert "1, 33" in shown and "2, 3" in shown  # pair 1: channels (1, 1 + d/2) half-split, (2, 3) interleaved
