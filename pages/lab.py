@@ -11,7 +11,7 @@ from posenc.lab.results import extended_scheme, load_shipped
 from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
-from posenc.ui.frame import chart, header, show_code
+from posenc.ui.frame import chart, header, show_code, table
 from posenc.ui.section import section
 from posenc.views import lab as views
 
@@ -105,7 +105,7 @@ with results_box:
           caption=f"Results of {label}: {settings}. Line: mean over seeds; band: min–max. Trained at the first point; "
                   "a flat line after it means the scheme carries the task past L. Falsified by a run (other seeds, below) "
                   "whose band leaves this one's.")
-    st.dataframe(ov["table"], hide_index=True, key="lab_table")
+    table(ov["table"])
     for name, seeds in ov["not_learned"].items():
         st.caption(f":material/warning: {name} did not learn the task at L (gap over {ov['learned_fraction']:.0%} of uniform − floor) at "
                    f"{len(seeds)} of {ov['seeds']} training seeds ({', '.join(map(str, seeds))}): its longer lengths measure a "
@@ -116,7 +116,7 @@ with results_box:
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
                     f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "
                     f"{ov['steps']:,} steps. Dashed in the chart above.")
-        st.dataframe(more["table"], hide_index=True, key="lab_longer_table")
+        table(more["table"])
         st.caption(f"Learned the task with {more['steps']:,} steps: {more['n_learned']} of {more['n_models']} models. Made by the "
                    "same command, which trains again whatever did not learn; its extrapolation ratio is the one the Compare "
                    f"table shows. Falsified by a seed of the follow-up whose gap at L is over the same {ov['learned_fraction']:.0%} line.")

@@ -29,11 +29,11 @@ def test_opens_with_the_shipped_results():
     assert "no row for position 32" in text_of(at)
     failed = sorted({c["scheme"] for c in checks if not c["learned"]})
     assert failed == ["raw_index"] and "Raw index did not learn the task at L" in text_of(at)  # the shipped run, as found
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert table.iloc[2]["4L = 128"] == "no row past L"
     # the follow-up: the raw index trained 4x longer, its table and its line in the gap chart
     longer = SHIPPED["longer"]
-    more = at.dataframe[1].value
+    more = at.table[1].value
     want = spread([r["mean"]["128"]["gap"] for r in longer["runs"]["raw_index"].values()])
     assert list(more["scheme"]) == ["Raw index"] and more.iloc[0]["4L = 128"] == f"{want['mean']:.3f} ({want['min']:.3f}–{want['max']:.3f})"
     assert "Trained 4× longer" in text_of(at) and "It is trained longer below." in text_of(at)
