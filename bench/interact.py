@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -163,6 +164,12 @@ def _choose(page, which: tuple, now, options: list, back: bool):
     return others[0]
 
 
+def _choose_nth(page, which: tuple, items, is_on: Callable, back: bool) -> int | None:
+    """``_choose`` among a locator's items (radio buttons, segmented buttons) by index; ``is_on`` tells the chosen one."""
+    ids = list(range(items.count()))
+    return _choose(page, which, next((j for j in ids if is_on(items.nth(j))), None), ids, back)
+
+
 def _step(page, kind: str, i: int, back: bool = False) -> bool:
     """Move control i of ``kind`` by one step (``back``: a slider or number one step the other way, a choice back
     to the option it came from; either way a value seen before); False if it cannot move."""
@@ -186,23 +193,20 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
         options.nth(texts.index(target)).click()
     elif kind == "segmented":  # the option buttons (not the widget's label or its help icon)
         items = box.locator("[role='radiogroup'] button[role='radio']")
-        ids = list(range(items.count()))
-        target = _choose(page, (kind, i), next((j for j in ids if items.nth(j).get_attribute("aria-checked") == "true"), None), ids, back)
+        target = _choose_nth(page, (kind, i), items, lambda e: e.get_attribute("aria-checked") == "true", back)
         if target is None:
             return False
         items.nth(target).click()
     elif kind == "radio":  # the options of the radio group (not the widget's label)
         items = box.locator("[role='radiogroup'] label")
-        ids = list(range(items.count()))
-        target = _choose(page, (kind, i), next((j for j in ids if items.nth(j).locator("input").first.is_checked()), None), ids, back)
+        target = _choose_nth(page, (kind, i), items, lambda e: e.locator("input").first.is_checked(), back)
         if target is None:
             return False
         items.nth(target).click()
     elif kind == "in-chart":  # radio buttons, a slider (input range: one arrow key, like a slider) or a select
         radios, rng, sel = box.locator("input[type='radio']"), box.locator("input[type='range']"), box.locator("select")
         if radios.count():
-            ids = list(range(radios.count()))
-            target = _choose(page, (kind, i), next((j for j in ids if radios.nth(j).is_checked()), None), ids, back)
+            target = _choose_nth(page, (kind, i), radios, lambda e: e.is_checked(), back)
             if target is None:
                 return False
             radios.nth(target).check()

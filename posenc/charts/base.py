@@ -26,7 +26,9 @@ SEQUENTIAL = "viridis"
 # Text drawn straight on the chart background must read in the light and the dark theme (the
 # export is light): this grey has contrast 4.5:1 on white and 4.2:1 on Streamlit's dark background.
 NEUTRAL_TEXT = "#767676"
-BASELINE_GREY = "#999999"  # a reference series (no scaling, no position): reads on white and on the dark theme, where black vanishes
+# the reference drawn beside its variants (unscaled RoPE beside its extensions): reads on white and on the dark theme,
+# where black vanishes
+BASELINE_GREY = "#999999"
 # The width follows the page column; the height is the plot's own, with axes and a legend under it added
 # around it (Streamlit's default "fit" would squeeze them into the height instead).
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")

@@ -9,12 +9,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import BASELINE_GREY, FIT_X, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
+from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 # one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
-SCHEME_COLORS = OKABE_ITO[:6] + [BASELINE_GREY, "#882255"]  # xPos in wine: black vanishes on the dark theme
+SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black vanishes on the dark theme
 
 
 def _scheme_legend() -> alt.Legend:
