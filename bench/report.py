@@ -46,11 +46,12 @@ def interact_table(res: dict) -> str:
     """Per page: first paint, then the median over its controls of one step (all tries, the first try to a
     new value, the repeats to values already computed), the worst control, and the driver's median time
     before each input (left out of the steps)."""
-    lines = ["| page | first paint | controls | step, median | first step (new value) | repeated step | worst control | driver lead |",
+    lines = ["| page | first paint (its tries) | controls | step, median | first step (new value) | repeated step | worst control | driver lead |",
              "|---|---|---|---|---|---|---|---|"]
     for p in res["pages"]:
         worst = f"{_s(p['worst_step_s'])} ({p['worst_control']})" if p["worst_step_s"] is not None else "—"
-        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])} | {p['controls']} | {_s(p['median_step_s'])} | "
+        tries = " / ".join(f"{t:.2f}" for t in p.get("first_paint_tries", []))
+        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(p['median_step_s'])} | "
                      f"{_s(p.get('median_first_step_s'))} | {_s(p.get('median_repeat_step_s'))} | {worst} | {_s(p.get('driver_lead_s'))} |")
     return "\n".join(lines)
 
