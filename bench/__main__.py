@@ -127,10 +127,11 @@ def main(argv=None) -> int:
         out.append(table("5-6. Cold start and server memory (real server, headless Chromium)", [results["browser"]], list(results["browser"])))
     if "interact" in only:
         from bench.interact import interact
+        from bench.report import paint_tries
 
         results["interact"] = interact()
         flat = [{**{k: r[k] for k in ("page", "first_paint_s")},
-                 "first_paints_s": " / ".join(f"{t:.2f}" for t in r["first_paint_tries"]),
+                 "first_paints_s": paint_tries(r),
                  **{k: r[k] for k in ("controls", "median_step_s", "median_first_step_s", "median_repeat_step_s",
                                       "worst_step_s", "worst_control", "driver_lead_s")}}
                 for r in results["interact"]["pages"]]

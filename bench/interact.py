@@ -33,10 +33,9 @@ from playwright.sync_api import sync_playwright
 
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
-from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server, wait_for_app
+from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
 
 POLL_MS = 40
-BROWSER_SETTLE_S = 1.0  # idle time after launching Chromium, before a cold server is started and timed
 QUIET_MS = 600
 TIMEOUT_MS = 60_000
 
@@ -281,12 +280,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     out: dict = {"repeats": repeats, "poll_ms": POLL_MS, "quiet_ms": QUIET_MS, "pages": []}
     with sync_playwright() as p:
         browser = launch_chromium(p)
-        # A person's browser is running and idle when the server starts: the tab is open and Chromium's own start
-        # (its processes, ~1 s of CPU on these 2 cores) is over before the clock starts, so the cold figure is the
-        # server's start and the page's first paint (with an empty HTTP cache), not the driver's browser starting.
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto("about:blank")
-        time.sleep(BROWSER_SETTLE_S)
+        page = idle_tab(browser)  # the cold figure is the server's start and the first paint, not the browser's start
         t0 = time.perf_counter()
         proc, base, _ = start_server()
         try:

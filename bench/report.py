@@ -42,6 +42,12 @@ def page_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def paint_tries(page: dict) -> str:
+    """A page's first paints of ``--only interact``, in the order taken ("1.45 / 1.61 / 1.52"); "" for results
+    saved before they were kept."""
+    return " / ".join(f"{t:.2f}" for t in page.get("first_paint_tries", []))
+
+
 def interact_table(res: dict) -> str:
     """Per page: first paint, then the median over its controls of one step (all tries, the first try to a
     new value, the repeats to values already computed), the worst control, and the driver's median time
@@ -50,7 +56,7 @@ def interact_table(res: dict) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for p in res["pages"]:
         worst = f"{_s(p['worst_step_s'])} ({p['worst_control']})" if p["worst_step_s"] is not None else "—"
-        tries = " / ".join(f"{t:.2f}" for t in p.get("first_paint_tries", []))
+        tries = paint_tries(p)
         lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(p['median_step_s'])} | "
                      f"{_s(p.get('median_first_step_s'))} | {_s(p.get('median_repeat_step_s'))} | {worst} | {_s(p.get('driver_lead_s'))} |")
     return "\n".join(lines)

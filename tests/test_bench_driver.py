@@ -1,4 +1,4 @@
-"""The interact benchmark's driver: a step forward and back visits what its docstring says it does."""
+"""The interact benchmark's driver and report: a step forward and back visits what its docstring says it does; every first paint printed."""
 
 from types import SimpleNamespace
 
@@ -26,3 +26,10 @@ def test_a_choice_of_two_alternates_and_one_of_one_cannot_move():
 def test_back_without_a_forward_step_moves_forward():
     page = SimpleNamespace(url="http://127.0.0.1:1/rope")
     assert interact._choose(page, ("radio", 3), 0, [0, 1, 2], back=True) == 1  # nothing remembered: the first other
+
+
+def test_paint_tries_prints_every_first_paint_and_nothing_for_older_results():
+    from bench.report import paint_tries
+
+    assert paint_tries({"first_paint_tries": [1.454, 1.6, 1.5249]}) == "1.45 / 1.60 / 1.52"
+    assert paint_tries({"first_paint_s": 1.2}) == ""

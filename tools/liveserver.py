@@ -94,6 +94,19 @@ def stop_server(proc: subprocess.Popen) -> None:
             proc.wait(timeout=10)
 
 
+BROWSER_SETTLE_S = 1.0  # idle time after launching Chromium, before a cold server is started and timed
+
+
+def idle_tab(browser, width: int = 1400, height: int = 1000):
+    """A new tab of ``browser``, returned once the browser is idle: a person's browser is running when the server
+    starts, so a cold start is timed from after this returns -- Chromium's own start (its processes, ~1 s of CPU on
+    2 cores) and the tab's creation are over, and the tab's HTTP cache is still empty (a first visit)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto("about:blank")
+    time.sleep(BROWSER_SETTLE_S)
+    return page
+
+
 def launch_chromium(playwright):
     """A headless Chromium from Debian's package (Playwright cannot download one here)."""
     path = chromium_path()
