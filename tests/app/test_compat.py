@@ -87,8 +87,12 @@ def test_chart_spec_sends_what_st_altair_chart_sends():
     at.run()
     assert not at.exception
     a, b = (el.proto for el in at.get("vega_lite_chart"))
-    assert a.spec == b.spec, "streamlit's Altair conversion changed: compat.chart_spec must follow"
-    assert [(d.name, d.data.data) for d in a.datasets] == [(d.name, d.data.data) for d in b.datasets]
+    renamed = {d.name: f"posenc_data_{i}" for i, d in enumerate(a.datasets)}  # behaviour 5: named by place
+    spec_a = a.spec
+    for old, new in renamed.items():
+        spec_a = spec_a.replace(f'"{old}"', f'"{new}"')
+    assert spec_a == b.spec, "streamlit's Altair conversion changed: compat.chart_spec must follow"
+    assert [(renamed[d.name], d.data.data) for d in a.datasets] == [(d.name, d.data.data) for d in b.datasets]
     assert a.theme == b.theme and a.use_container_width == b.use_container_width
 
 
@@ -142,3 +146,84 @@ def test_streamlit_started_in_the_dashboards_folder_reads_that_setting(tmp_path)
     read = {where: subprocess.run(probe, cwd=where, capture_output=True, text=True, timeout=60).stdout.split()[-1]
             for where in (compat.CONFIG.parents[1], tmp_path)}
     assert read == {compat.CONFIG.parents[1]: "False", tmp_path: "True"}
+
+
+SWAP_DATA = """
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+from posenc.ui import compat
+w = st.slider("w", 1, 9, 1)
+t = np.arange(50)
+line = alt.Chart(pd.DataFrame({"t": t, "y": np.sin(w * t / 10)})).mark_line().encode(x="t:Q", y="y:Q")
+rule = alt.Chart(pd.DataFrame({"y": [0.5 * w / 9]})).mark_rule().encode(y="y:Q")
+st.altair_chart(alt.layer(line, rule), key="plain")
+st.vega_lite_chart(spec=dict(compat.chart_spec(alt.layer(line, rule))), key="placed")
+"""
+
+
+def test_streamlit_names_a_dataset_by_its_bytes_and_chart_spec_by_its_place():
+    """Behaviour 5: st.altair_chart's spec text changes with the data (the frontend then builds a new view);
+    chart_spec's does not (the frontend swaps the data of the view it has), and the data still change."""
+    at = AppTest.from_string(SWAP_DATA, default_timeout=60)
+    at.run()
+    before = [el.proto for el in at.get("vega_lite_chart")]
+    at.slider[0].set_value(5).run()
+    after = [el.proto for el in at.get("vega_lite_chart")]
+    assert not at.exception
+    assert before[0].spec != after[0].spec, "streamlit now keeps a chart's spec when its data change: behaviour 5 can go"
+    assert before[1].spec == after[1].spec
+    assert [d.name for d in after[1].datasets] == ["posenc_data_0", "posenc_data_1"]
+    assert [d.data.data for d in before[1].datasets] != [d.data.data for d in after[1].datasets]
+    assert '"posenc_data_0"' in after[1].spec and '"posenc_data_1"' in after[1].spec
+
+
+def test_positional_names_leaves_a_spec_without_datasets_alone_and_renames_every_reference():
+    spec = {"layer": [{"data": {"name": "a1b2"}, "mark": "line"}, {"data": {"name": "c3d4"}, "mark": "rule",
+                                                                    "transform": [{"lookup": "k", "from": {"data": {"name": "a1b2"}}}]}],
+            "datasets": {"a1b2": b"x", "c3d4": b"y"}}
+    out = compat.positional_names(spec)
+    assert out["datasets"] == {"posenc_data_0": b"x", "posenc_data_1": b"y"}
+    assert out["layer"][0]["data"]["name"] == "posenc_data_0"
+    assert out["layer"][1]["transform"][0]["from"]["data"]["name"] == "posenc_data_0"
+    assert "a1b2" not in str(out) and "c3d4" not in str(out)
+    plain = {"mark": "line", "data": {"values": [{"x": 1}]}}
+    assert compat.positional_names(plain) is plain
+
+
+def test_freeze_long_lived_freezes_only_after_a_new_import():
+    """Behaviour 6: what the process holds goes to the collector's permanent generation when a run imported a
+    module, and is then not walked by a full collection; without a new import nothing happens."""
+    import gc
+    import sys
+    import types
+
+    try:
+        compat.freeze_long_lived()
+        frozen = gc.get_freeze_count()
+        assert compat.freeze_long_lived() is False and gc.get_freeze_count() == frozen
+        sys.modules["_posenc_probe_module"] = types.ModuleType("_posenc_probe_module")
+        held = [[i] for i in range(2000)]  # 2,000 tracked objects made since the last freeze
+        assert all(gc.is_tracked(x) for x in held[:3])
+        assert compat.freeze_long_lived() is True
+        assert gc.get_freeze_count() >= frozen + len(held)
+        assert not any(x is held[0] for x in gc.get_objects())  # a full collection no longer walks them
+    finally:
+        sys.modules.pop("_posenc_probe_module", None)
+        gc.unfreeze()
+
+
+def test_the_dashboard_freezes_after_a_run_that_imported_modules():
+    import gc
+
+    from apphelpers import open_page
+
+    gc.unfreeze()
+    compat._FROZEN_MODULES[0] = 0  # as in a fresh process: the first run has imported everything
+    try:
+        at = open_page("pages/raw_index.py")
+        assert not at.exception
+        assert gc.get_freeze_count() > 10_000  # the imported modules' objects (tens of thousands)
+    finally:
+        gc.unfreeze()
