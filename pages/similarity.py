@@ -6,11 +6,11 @@ import streamlit as st
 
 from posenc.analysis.scores import dense_scores, offset_profile, position_scores, translation_invariance
 from posenc.charts.base import HEATMAP_CELLS, style
-from posenc.charts.compare import offset_profiles, score_matrices
+from posenc.charts.compare import offset_profiles, score_matrices, score_panels
 from posenc.registry import SCHEMES, bias
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, chart_grid, exercise, header, show_code
 from posenc.views.compare import (
     COMMON_ROTARY,
     HEADS,
@@ -79,8 +79,9 @@ if results:
             col.caption(f"Not measured at this length: {r['ti_note']}")
     view = similarity_panel(results)
     steps = sorted({max(p["step"]) for p in view["panels"]})
-    chart(
-        style(score_matrices(view["frame"], view["panels"])),
+    chart_grid(
+        [style(p) for p in score_panels(view["frame"], view["panels"])],
+        whole=lambda: style(score_matrices(view["frame"], view["panels"])),
         key="similarity_matrices",
         data=view["frame"],
         arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1, common_params(k, common))

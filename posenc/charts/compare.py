@@ -62,20 +62,40 @@ def score_matrix(df: pd.DataFrame, panel: dict, *, size: int = 250, legend: bool
     return alt.layer(valid, masked)
 
 
-@memo
-def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 290, columns: int = 2) -> alt.ConcatChart:
-    """The matrices side by side, ``columns`` per row; a legend under the last panel of each
-    unit (same-unit panels share one domain, so one legend serves them)."""
+def score_panels(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 290) -> list[alt.LayerChart]:
+    """The panels of ``score_matrices`` as separate charts (each remembered by ``memo``), for a page that draws them
+    side by side: a control that changes one scheme's matrix then repaints that panel alone.  A legend sits under
+    the last panel of each unit (same-unit panels share one domain, so one legend serves them); each panel's
+    ``size`` is its matrix, whatever its title and legend take (as in ``score_matrices``)."""
+    return [_padded(p) for p in _panels(frame, panels, size)]
+
+
+def _panels(frame: pd.DataFrame, panels: Sequence[dict], size: int) -> list[alt.LayerChart]:
     _check_marks(frame, "score matrices")
     last = {p["unit"]: i for i, p in enumerate(panels)}
-    # the panels share one chart's hover grid (HOVER_CELLS in all): each is a small multiple, and every hover cell is
+    # the panels share one hover budget (HOVER_CELLS in all): each is a small multiple, and every hover cell is
     # a mark the browser redraws on every step (4 x 1,024 took ~0.1 s more a step than 4 x 256)
-    charts = [
-        score_matrix(frame[frame["scheme"] == p["scheme"]], p, size=size, legend=(last[p["unit"]] == i),
-                     hover_cells=HOVER_CELLS // len(panels))
+    return [
+        _score_panel(frame[frame["scheme"] == p["scheme"]].reset_index(drop=True), p, size=size,
+                     legend=(last[p["unit"]] == i), hover_cells=HOVER_CELLS // len(panels))
         for i, p in enumerate(panels)
     ]
-    return alt.concat(*charts, columns=columns, spacing=24).resolve_scale(color="independent", stroke="independent")
+
+
+_score_panel = memo(score_matrix)
+
+
+@memo
+def _padded(chart: alt.LayerChart) -> alt.LayerChart:
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad"))  # width and height are the plot's own
+
+
+@memo
+def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 290, columns: int = 2) -> alt.ConcatChart:
+    """The matrices side by side in one chart, ``columns`` per row (the panels of ``score_panels`` concatenated:
+    the PNG and SVG export of the page's panels)."""
+    return alt.concat(*_panels(frame, panels, size), columns=columns, spacing=24).resolve_scale(
+        color="independent", stroke="independent")
 
 
 @memo

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
@@ -138,21 +138,51 @@ def chart(
     holds the shape).  ``bindings=False`` hides the chart's in-chart controls (``charts.base.url_param``)
     when another chart of the page shows the same ones.
     """
+    box = st if bindings else st.container(key=f"nobind_{key}")
+    _draw(box, ch, key=f"chart_{key}", width=width)
+    _export_row(key, lambda: ch, data, arrays, caption)
+
+
+def chart_grid(
+    parts: Sequence[alt.TopLevelMixin],
+    *,
+    whole: Callable[[], alt.TopLevelMixin],
+    key: str,
+    data: pd.DataFrame,
+    arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]] | None = None,
+    caption: str | None = None,
+    columns: int = 2,
+) -> None:
+    """Small multiples drawn as separate charts, ``columns`` side by side (one under the other on a phone), with one
+    caption and one Export menu for them all: PNG and SVG of ``whole()`` (the panels as one chart, built only when
+    clicked), CSV of ``data``, .npy of ``arrays`` (as in ``chart``).  A control that changes one panel's data then
+    repaints that panel alone; the others are sent unchanged and stay as they are (README, Performance 8)."""
+    for start in range(0, len(parts), columns):
+        for col, (i, part) in zip(st.columns(columns), enumerate(parts[start:start + columns], start)):
+            _draw(col, part, key=f"chart_{key}_{i}", width="content")
+    _export_row(key, whole, data, arrays, caption)
+
+
+def _draw(box, ch: alt.TopLevelMixin, *, key: str, width: str | int) -> None:
     # what st.altair_chart sends, converted once per chart built (compat.chart_spec); the other charts' copies of
     # in-chart controls are hidden by CSS and kept in step by CLIENT_PARAMS
-    box = st if bindings else st.container(key=f"nobind_{key}")
-    box.vega_lite_chart(spec=raster.with_renderer(dict(compat.chart_spec(ch))), width=width, key=f"chart_{key}")
+    box.vega_lite_chart(spec=raster.with_renderer(dict(compat.chart_spec(ch))), width=width, key=key)
+
+
+def _export_row(key: str, whole: Callable[[], alt.TopLevelMixin], data: pd.DataFrame,
+                arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]] | None, caption: str | None) -> None:
+    """The caption and the Export menu under a chart (``whole()``: the chart its PNG and SVG draw)."""
     row = st.container(horizontal=True, vertical_alignment="center")
     if caption:
         row.caption(caption)
     # The buttons' callables hold only a weak reference: the chart and its data live in this session's
     # state.  Streamlit keeps the download callables of a closed tab's session after it lets the
     # session go (streamlit 1.67), and a strong reference would keep every closed tab's chart data.
-    ref = _hold(key, (ch, data, dict(arrays or {})))
+    ref = _hold(key, (whole, data, dict(arrays or {})))
     with row.popover("Export", icon=":material/download:"):
-        st.download_button("PNG (for slides)", data=lambda: export.chart_png(_held(ref)[0]), file_name=f"{key}.png",
+        st.download_button("PNG (for slides)", data=lambda: export.chart_png(_held(ref)[0]()), file_name=f"{key}.png",
                            mime="image/png", key=f"png_{key}", on_click="ignore", icon=":material/image:")
-        st.download_button("SVG (vector)", data=lambda: export.chart_svg(_held(ref)[0]), file_name=f"{key}.svg",
+        st.download_button("SVG (vector)", data=lambda: export.chart_svg(_held(ref)[0]()), file_name=f"{key}.svg",
                            mime="image/svg+xml", key=f"svg_{key}", on_click="ignore", icon=":material/polyline:")
         st.download_button("CSV (chart data)", data=lambda: export.frame_csv(_held(ref)[1]), file_name=f"{key}.csv",
                            mime="text/csv", key=f"csv_{key}", on_click="ignore", icon=":material/table:")

@@ -65,6 +65,32 @@ def chart_places(at: AppTest) -> list[tuple[int, ...]]:
     return found
 
 
+def export_keys(at: AppTest) -> list[str]:
+    """The key of the Export menu that serves each chart, in the charts' order: the first menu after it in the page
+    (a chart's own, or the one under a grid of panels, posenc.ui.frame.chart_grid)."""
+    order = []
+
+    def walk(node):
+        children = getattr(node, "children", None)
+        if isinstance(children, dict) and children:
+            for i in sorted(children):
+                walk(children[i])
+        elif getattr(node, "type", None) == "vega_lite_chart":
+            order.append(None)
+        elif getattr(node, "type", None) == "download_button" and str(getattr(node, "key", "")).startswith("csv_"):
+            order.append(node.key[len("csv_"):])
+
+    walk(at._tree)
+    keys, pending = [], 0
+    for item in order:
+        if item is None:
+            pending += 1
+        else:
+            keys += [item] * pending
+            pending = 0
+    return keys
+
+
 def _image_heatmaps(spec: dict) -> list[dict]:
     """Every layer spec of ``spec`` (recursively) that draws a heatmap as an image (posenc.charts.raster)."""
     found = []
@@ -84,9 +110,7 @@ def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
     c = charts(at)[index]
     images = _image_heatmaps(c["spec"])
     if images:
-        from posenc.ui.frame import _EXPORTS
-
-        data = exported(at, list(at.session_state[_EXPORTS])[index])[1]
+        data = exported(at, export_keys(at)[index])[1]
         for layer in images:
             drawn, hover = drawn_cells(c, layer), layer["layer"][1]["encoding"]
             x, y, v = hover["x"]["field"], hover["y"]["field"], hover["color"]["field"]

@@ -12,6 +12,7 @@ from apphelpers import (
     chart_frame,
     charts,
     drawn_cells,
+    export_keys,
     exported,
     metrics,
     open_page,
@@ -28,20 +29,27 @@ SIN, ROPE = "Sinusoidal (d 64, base 10000)", "RoPE (d 64, base 10000)"  # legend
 
 
 def matrices(at) -> dict:
-    """{panel title: DataFrame(i, j, score)} of the score-matrix chart (chart 0): every cell, from its
-    CSV export, after checking that the values drawn (rect cells, or an image's hover grid) are those cells."""
-    c = charts(at)[0]
+    """{panel title: DataFrame(i, j, score)} of the score-matrix panels (one chart each, under one Export menu):
+    every cell, from the menu's CSV, after checking that the values drawn (rect cells, or an image's hover grid)
+    are those cells."""
     frame = exported(at, "similarity_matrices")[1]
     out = {}
-    for sub in c["spec"]["concat"]:
-        title = sub["layer"][0]["title"]["text"]
+    for c, key in zip(charts(at), export_keys(at)):
+        if key != "similarity_matrices":
+            continue
+        title = c["spec"]["layer"][0]["title"]["text"]
         cells = frame[frame["scheme"] == title][["i", "j", "score"]].reset_index(drop=True)
-        drawn = drawn_cells(c, sub)
+        drawn = drawn_cells(c, c["spec"])
         merged = drawn[["i", "j", "score"]].merge(cells, on=["i", "j"], how="left", suffixes=("_drawn", ""))
         assert len(merged) == len(drawn) and len(drawn) <= len(cells)
         assert np.allclose(merged["score_drawn"], merged["score"], equal_nan=True), title
         out[title] = cells
     return out
+
+
+def offsets_of(at):
+    """The data of the offset-profile chart (after the matrix panels)."""
+    return chart_frame(at, export_keys(at).index("similarity_offsets"))
 
 
 def ti_value(at, name: str) -> float:
@@ -68,7 +76,7 @@ def test_defaults_match_posenc():
     assert ti_value(at, ROPE) == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope", n, d=64)), abs=1e-13)
     assert m["ALiBi" + TI] == f"{posenc.translation_invariance(posenc.bias('alibi', n, 8)[0]):.3g}" == "0"
 
-    assert len(charts(at)) == 2
+    assert export_keys(at) == ["similarity_matrices"] * 4 + ["similarity_offsets"]  # a chart per panel, one menu
     mats = matrices(at)
     assert list(mats) == [SIN, "Learned (MiniLM, trained)", ROPE, "ALiBi"]
     for name, key, kw in [(SIN, "sinusoidal", dict(d=64, metric="cosine")),
@@ -81,7 +89,7 @@ def test_defaults_match_posenc():
         got[df["i"].to_numpy(), df["j"].to_numpy()] = df["score"].to_numpy()
         want = np.where(np.isfinite(S), S, np.nan)  # -inf (masked) travels as NaN
         assert np.allclose(got, want, atol=2e-5 * max(1.0, np.nanmax(np.abs(want))), equal_nan=True), name
-    offsets = chart_frame(at, 1)
+    offsets = offsets_of(at)
     assert set(offsets.columns) >= {"offset", "score", "scheme", "unit", "method"}
     alibi = offsets[offsets["scheme"] == "ALiBi"].set_index("offset")["score"]
     assert alibi[-10] == pytest.approx(-5.0)  # ALiBi get_slopes (arXiv:2108.12409): 8 heads, head 1 slope 2^-1
@@ -103,7 +111,7 @@ def test_controls_change_the_numbers():
     assert sorted(mats[ROPE]["i"].unique())[:3] == [0, 2, 4]
     assert "one position in 2" in text_of(at)
     at.slider(key="head").set_value(8).run()
-    alibi = chart_frame(at, 1).query("scheme == 'ALiBi'").set_index("offset")["score"]
+    alibi = offsets_of(at).query("scheme == 'ALiBi'").set_index("offset")["score"]
     assert alibi[-100] == pytest.approx(-100 / 256)  # head 8 of 8: slope 2^-8
     at.segmented_control(key="metric").set_value("dot").run()
     assert_clean(at)
@@ -129,7 +137,7 @@ def test_seeded_link_with_repeated_scheme_keys():
     assert ti_value(at, yarn) == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope_yarn", 64, d=32)), abs=1e-13)
     raw = posenc.translation_invariance(posenc.position_scores("raw_index", 64, d=32, metric="dot"))
     assert metrics(at)["Raw index" + TI] == f"{raw:.3g}"
-    t5 = chart_frame(at, 1).query("scheme == 'T5 relative buckets'").set_index("offset")["score"]
+    t5 = offsets_of(at).query("scheme == 'T5 relative buckets'").set_index("offset")["score"]
     assert (t5[-1], t5[1], t5[7], t5[20]) == (1, 17, 23, 26)  # HF T5 bucket function, run, bidirectional 32/128
 
 
@@ -142,7 +150,7 @@ def test_extensions_compared_at_common_settings_by_default():
     assert float(m["score"].max()) == pytest.approx(float(np.max(llama)), rel=1e-6)
     at.segmented_control(key="ext").set_value("registry").run()
     assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" in matrices(at)
-    offsets = chart_frame(at, 1)
+    offsets = offsets_of(at)
     assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" in set(offsets["scheme"])  # the legend says it too
 
 
@@ -161,7 +169,7 @@ def test_learned_table_past_its_rows_is_an_error_and_the_rest_still_works():
     assert len(errors) == 1 and "max_len = 512" in errors[0]
     assert not at.exception
     assert set(metrics(at)) == {f"{s}{TI}" for s in (SIN, ROPE, "ALiBi")}
-    assert len(charts(at)) == 2
+    assert export_keys(at) == ["similarity_matrices"] * 3 + ["similarity_offsets"]
 
 
 def test_one_scheme_asks_for_two():

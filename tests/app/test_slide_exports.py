@@ -3,7 +3,7 @@ the chart is square by nature) and SVG in which every axis title, legend title a
 appears whole (nothing cut with "…") and no two axis labels run together.  And every text mark
 on a chart reads in the light and the dark theme (contrast 3:1 against both backgrounds).
 
-The charts are the very objects the pages hand to ``frame.chart`` (recorded by wrapping it), so
+The charts are the very objects the pages' Export menus draw (recorded by wrapping ``frame._export_row``), so
 this covers every chart a page draws at its defaults, plus the pages' other states listed in
 EXTRA_STATES.  The download buttons call the same ``export.chart_png`` / ``export.chart_svg``.
 """
@@ -16,7 +16,7 @@ import re
 import pandas as pd
 import pytest
 import vl_convert as vlc
-from apphelpers import assert_clean, open_page
+from apphelpers import assert_clean, export_keys, open_page
 
 import posenc.ui.frame as frame
 from posenc.io import export
@@ -32,14 +32,15 @@ SQUARE_SLACK = 1.15  # a chart square by nature (the circle, M_k) may be this mu
 
 
 def _record(monkeypatch) -> list[tuple[str, object]]:
+    """(key, chart) of every Export menu a run draws: a chart's own (frame.chart) or a grid's whole (frame.chart_grid)."""
     seen: list[tuple[str, object]] = []
-    original = frame.chart
+    original = frame._export_row
 
-    def recording(ch, *, key, **kw):
-        seen.append((key, ch))
-        return original(ch, key=key, **kw)
+    def recording(key, whole, *args, **kw):
+        seen.append((key, whole()))
+        return original(key, whole, *args, **kw)
 
-    monkeypatch.setattr(frame, "chart", recording)
+    monkeypatch.setattr(frame, "_export_row", recording)
     return seen
 
 
@@ -210,7 +211,9 @@ def test_every_chart_exports_whole(monkeypatch, path, query):
     seen = _record(monkeypatch)
     at = open_page(path, query)
     assert_clean(at)
-    assert len(seen) == len(at.get("vega_lite_chart")), "every chart goes through frame.chart"
+    served = export_keys(at)
+    assert len(served) == len(at.get("vega_lite_chart")), "every chart has an Export menu (frame.chart, frame.chart_grid)"
+    assert [key for key, _ in seen] == list(dict.fromkeys(served))
     for key, ch in seen:
         assert not unreadable_text(export.chart_spec(ch)), (key, unreadable_text(export.chart_spec(ch)))
         spec = export.slide_spec(ch)
