@@ -127,7 +127,7 @@ def main(argv=None) -> int:
         out.append(table("5-6. Cold start and server memory (real server, headless Chromium)", [results["browser"]], list(results["browser"])))
     if "interact" in only:
         from bench.interact import interact
-        from bench.report import paint_tries
+        from bench.report import cold_tries, paint_tries
 
         results["interact"] = interact()
         flat = [{**{k: r[k] for k in ("page", "first_paint_s")},
@@ -137,7 +137,9 @@ def main(argv=None) -> int:
                 for r in results["interact"]["pages"]]
         out.append(table("8. What a person feels: first paint and one step of each control (headless Chromium, median)",
                          flat, list(flat[0]) if flat else []))
-        summary = {k: v for k, v in results["interact"].items() if k not in ("pages", "floor")}
+        summary = {k: v for k, v in results["interact"].items() if k not in ("pages", "floor", "cold_tries")}
+        if results["interact"].get("cold_tries"):  # every cold start, beside their median
+            summary["cold_tries_s"] = cold_tries(results["interact"])
         for k, v in results["interact"].get("floor", {}).items():
             if k != "tries":  # the floor page (bench/floor_app.py): Streamlit's own cost for a one-chart step
                 summary[f"floor_{k}"] = v

@@ -48,6 +48,12 @@ def paint_tries(page: dict) -> str:
     return " / ".join(f"{t:.2f}" for t in page.get("first_paint_tries", []))
 
 
+def cold_tries(res: dict) -> str:
+    """The cold starts of ``--only interact`` in the order taken (server launch to first painted page: "2.51 / 2.38
+    / 2.44"); "" for results saved when one cold start was timed."""
+    return " / ".join(f"{t['server_to_first_paint_s']:.2f}" for t in res.get("cold_tries", []))
+
+
 def interact_table(res: dict) -> str:
     """Per page: first paint, then the median over its controls of one step (all tries, the first try to a
     new value, the repeats to values already computed), the worst control, and the driver's median time
@@ -73,7 +79,9 @@ def main() -> int:
         print("restart:", json.dumps(r["load"].get("restart")), "\n")
     if "interact" in r:
         print(interact_table(r["interact"]), "\n")
-        print("cold:", r["interact"].get("cold_server_to_first_paint_s"), "floor:", json.dumps(r["interact"].get("floor")),
+        cold = cold_tries(r["interact"])
+        print("cold:", r["interact"].get("cold_server_to_first_paint_s"), f"(tries: {cold})" if cold else "",
+              "floor:", json.dumps(r["interact"].get("floor")),
               "goals:", json.dumps(r["interact"].get("goals")), "\n")
     for k in ("memory", "soak"):
         if k in r:

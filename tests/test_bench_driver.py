@@ -33,3 +33,11 @@ def test_paint_tries_prints_every_first_paint_and_nothing_for_older_results():
 
     assert paint_tries({"first_paint_tries": [1.454, 1.6, 1.5249]}) == "1.45 / 1.60 / 1.52"
     assert paint_tries({"first_paint_s": 1.2}) == ""
+
+
+def test_cold_tries_prints_every_cold_start_and_nothing_for_older_results():
+    from bench.report import cold_tries
+
+    tries = [{"server_to_first_paint_s": 2.514, "first_paint_s": 2.05}, {"server_to_first_paint_s": 3.0, "first_paint_s": 2.5}]
+    assert cold_tries({"cold_tries": tries}) == "2.51 / 3.00"
+    assert cold_tries({"cold_server_to_first_paint_s": 3.12}) == ""
