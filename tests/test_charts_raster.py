@@ -7,6 +7,7 @@ import io
 import altair as alt
 import numpy as np
 import pytest
+import vl_convert as vlc
 from PIL import Image
 
 from posenc.charts import raster
@@ -62,6 +63,20 @@ def _decode(spec: dict, layer: dict) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
 
 
+def _marks(node, marktype: str) -> list[dict]:
+    """Every item of a Vega scenegraph drawn with ``marktype``."""
+    found = []
+    if isinstance(node, dict):
+        if node.get("marktype") == marktype:
+            found += node.get("items", [])
+        for v in node.values():
+            found += _marks(v, marktype)
+    elif isinstance(node, list):
+        for v in node:
+            found += _marks(v, marktype)
+    return found
+
+
 def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
     from posenc.charts.base import matrix_frame
     M = np.arange(40 * 30, dtype=np.float64).reshape(40, 30)
@@ -80,7 +95,13 @@ def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
                              raster.VIRIDIS)
     np.testing.assert_array_equal(img[::up_r, ::up_c], expect)  # shuffled rows land where they belong
     assert tuple(img[3 * up_r, 7 * up_c]) == raster.MASKED_RGB and tuple(img[0, 5 * up_c]) == raster.MASKED_RGB
-    assert image["encoding"]["x"]["scale"]["domain"] == [0.0, 90.0] and image["encoding"]["y"]["scale"]["domain"] == [0.0, 160.0]
+    # the axes take their domains from the data (no literal that changes with the matrix's size): the image spans
+    # exactly columns 0-90 and rows 0-160, and drawn it fills the 300 x 400 plot to the pixel
+    row = spec["datasets"][image["data"]["name"]][0]
+    assert (row["x"], row["x2"], row["y"], row["y2"]) == (0.0, 90.0, 0.0, 160.0)
+    assert all("domain" not in layer["encoding"][ch]["scale"] for layer in (image, hover) for ch in ("x", "y"))
+    drawn = _marks(vlc.vegalite_to_scenegraph(spec), "image")
+    assert [(m["x"], m["y"], m["width"], m["height"]) for m in drawn] == [(0, 0, 300, 400)]
     for cell in spec["datasets"][hover["data"]["name"]]:
         i, j = int(cell["i"]) // 4, int(cell["j"]) // 3
         assert cell["i_end"] > cell["i"] and (cell["score"] is None or cell["score"] == pytest.approx(M[i, j]))

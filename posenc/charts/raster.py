@@ -229,8 +229,11 @@ def image_stack(
     if x_labels is not None:  # a JS array lookup: integer ticks only, each printing its kept column's label
         table = "[" + ",".join(f"'{lab}'" for lab in x_labels) + "]"
         axis = alt.Axis(tickMinStep=1, labelExpr=f"isValid({table}[datum.value]) ? {table}[datum.value] : ''")
-    x = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=x_dom, nice=False, zero=False), axis=axis)
-    y = alt.Y("y:Q", title=y_title, scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y))
+    # the scales' domains come from the data (the image spans exactly x_dom by y_dom; the hover cells lie inside
+    # it), not from literals: a control that changes only the matrix's size leaves the spec as it was, so the
+    # browser swaps the data of the chart it has (posenc.ui.compat, behaviour 5)
+    x = alt.X("x:Q", title=x_title, scale=alt.Scale(nice=False, zero=False), axis=axis)
+    y = alt.Y("y:Q", title=y_title, scale=alt.Scale(nice=False, zero=False, reverse=reverse_y))
     images = pd.DataFrame([dict(zip(fields, k)) | {"x": x_dom[0], "x2": x_dom[1], "y": y_dom[0], "y2": y_dom[1],
                                                    "url": image_url(A, domain, stops, blocks)} for k, A in mats.items()])
     image = alt.Chart(images, title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False, smooth=False).encode(
@@ -255,8 +258,8 @@ def image_stack(
     if factor is not None:
         hover = hover.transform_calculate(**{shown: f"datum[{value!r}] * ({factor})"})
     hover = hover.mark_rect(opacity=0.001).encode(
-        x=alt.X(f"{col}:Q", scale=alt.Scale(domain=x_dom, nice=False, zero=False)), x2=f"{col}_end:Q",
-        y=alt.Y(f"{row}:Q", scale=alt.Scale(domain=y_dom, nice=False, zero=False, reverse=reverse_y)), y2=f"{row}_end:Q",
+        x=alt.X(f"{col}:Q", scale=alt.Scale(nice=False, zero=False)), x2=f"{col}_end:Q",
+        y=alt.Y(f"{row}:Q", scale=alt.Scale(nice=False, zero=False, reverse=reverse_y)), y2=f"{row}_end:Q",
         color=color,
         tooltip=[alt.Tooltip(f"{row}:Q", title=y_title)] + ([] if x_labels is not None else [alt.Tooltip(f"{col}:Q", title=x_title)])
         + list(extra_tooltips) + [alt.Tooltip(f"{shown}:Q", title=value_title, format=value_format)])

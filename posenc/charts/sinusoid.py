@@ -46,6 +46,9 @@ def pe_heatmap(frame: pd.DataFrame, *, height: int = 440) -> alt.Chart:
                    legend_title="PE value", height=height, tooltip=tips)
 
 
+X_PAIR = "frequency pair i (columns 2i, 2i+1)"
+
+
 @memo
 def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 340) -> alt.LayerChart:
     """Wavelength of each pair on a log axis, coloured by whether it turns fully within n.
@@ -58,7 +61,7 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
         raise ValueError(f"spectrum has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
     y = alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log"))
     points = alt.Chart(frame, height=height, width="container").mark_circle(size=36, opacity=0.9).encode(
-        x=alt.X("pair:Q", title="frequency pair i (columns 2i, 2i+1)", scale=alt.Scale(zero=True)),
+        x=alt.X("pair:Q", title=X_PAIR, scale=alt.Scale(zero=True)),
         y=y,
         color=alt.Color("full_turn:N", title="completes a full turn within n",
                         scale=alt.Scale(domain=list(TURN_COLOURS), range=list(TURN_COLOURS.values())),
@@ -78,8 +81,10 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
     last = float(frame["pair"].max()) if len(frame) else 0.0
     left = alt.Chart(marks[marks["side"] == "left"]).mark_text(align="left", dx=4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
         x=alt.datum(0.0), y=alt.Y("wavelength:Q"), text="label:N")
-    right = alt.Chart(marks[marks["side"] != "left"]).mark_text(align="right", dx=-4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
-        x=alt.datum(last), y=alt.Y("wavelength:Q"), text="label:N")
+    # the last pair's place as data, not as a literal: the spec stays the same when d changes (posenc.ui.compat, behaviour 5)
+    right = alt.Chart(marks[marks["side"] != "left"].assign(last_pair=last)).mark_text(
+        align="right", dx=-4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
+        x=alt.X("last_pair:Q", title=X_PAIR), y=alt.Y("wavelength:Q"), text="label:N")
     return alt.layer(points, rules, left, right).properties(autosize=FIT_X)
 
 
