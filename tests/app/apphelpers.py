@@ -47,46 +47,36 @@ def charts(at: AppTest) -> list[dict]:
     return out
 
 
-def chart_places(at: AppTest) -> list[tuple[int, ...]]:
-    """Where each chart sits in the page's element tree (its delta path).  A chart that moves to another place
-    between two runs is built again from scratch by the browser, so a control should not move charts it does
-    not change."""
-    found = []
-
+def _elements(at: AppTest):
+    """(delta path, element) of every element of the page, in page order."""
     def walk(node, path):
         children = getattr(node, "children", None)
         if isinstance(children, dict) and children:
             for i in sorted(children):
-                walk(children[i], (*path, i))
-        elif getattr(node, "type", None) == "vega_lite_chart":
-            found.append(path)
+                yield from walk(children[i], (*path, i))
+        else:
+            yield path, node
 
-    walk(at._tree, ())
-    return found
+    yield from walk(at._tree, ())
+
+
+def chart_places(at: AppTest) -> list[tuple[int, ...]]:
+    """Where each chart sits in the page's element tree (its delta path).  A chart that moves to another place
+    between two runs is built again from scratch by the browser, so a control should not move charts it does
+    not change."""
+    return [path for path, node in _elements(at) if getattr(node, "type", None) == "vega_lite_chart"]
 
 
 def export_keys(at: AppTest) -> list[str]:
     """The key of the Export menu that serves each chart, in the charts' order: the first menu after it in the page
     (a chart's own, or the one under a grid of panels, posenc.ui.frame.chart_grid)."""
-    order = []
-
-    def walk(node):
-        children = getattr(node, "children", None)
-        if isinstance(children, dict) and children:
-            for i in sorted(children):
-                walk(children[i])
-        elif getattr(node, "type", None) == "vega_lite_chart":
-            order.append(None)
-        elif getattr(node, "type", None) == "download_button" and str(getattr(node, "key", "")).startswith("csv_"):
-            order.append(node.key[len("csv_"):])
-
-    walk(at._tree)
     keys, pending = [], 0
-    for item in order:
-        if item is None:
+    for _, node in _elements(at):
+        kind = getattr(node, "type", None)
+        if kind == "vega_lite_chart":
             pending += 1
-        else:
-            keys += [item] * pending
+        elif kind == "download_button" and str(getattr(node, "key", "")).startswith("csv_"):
+            keys += [node.key[len("csv_"):]] * pending
             pending = 0
     return keys
 
