@@ -15,9 +15,8 @@ from posenc.ui.cache import safe
 from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table, when_open
 from posenc.ui.section import section
 from posenc.views import motion as moving
-from posenc.views.compare import scheme_similarity, similarity_panel
 from posenc.views.reference import check_rope, rope_reference
-from posenc.views.rope import decay_view, layout_view, rotation_view
+from posenc.views.rope import decay_view, layout_view, rotation_view, xpos_view
 
 PATH = "pages/rope.py"
 DIMS = list(range(4, 513, 2))  # even only: RoPE rotates channel pairs
@@ -120,14 +119,13 @@ if lay is not None:
 
 st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)
 st.latex(get_scheme("xpos").formula)
-xp = [safe(scheme_similarity, key, XPOS_N, d, "dot", 0) for key in ("rope", "xpos")]
-if all(r is not None for r in xp):
-    panel = similarity_panel(xp)
-    chart(style(offset_profiles(panel["offsets"], [r["name"] for r in xp])), key="rope_xpos", data=panel["offsets"],
+xp = safe(xpos_view, d, XPOS_N)
+if xp is not None:
+    chart(style(offset_profiles(xp["offsets"], xp["names"])), key="rope_xpos", data=xp["offsets"],
           caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the "
                   "query by ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): "
                   "past keys (j < i) fade, the fast pairs (small ζ_i) fastest, and the score still depends on j − i only "
-                  f"(translation invariance {xp[1]['translation_invariance']:.1g}).")
+                  f"(translation invariance {xp['translation_invariance']:.1g}).")
 
 if rot is not None:
     yes, no = "Yes, to float64 rounding", "No, it changes"

@@ -36,6 +36,13 @@ def spec(chart) -> dict:
         return chart.to_dict()
 
 
+def _without_data(sp: dict) -> dict:
+    """The spec with its datasets and the layers' dataset names left out: what the browser builds a view from."""
+    out = {k: v for k, v in sp.items() if k != "datasets"}
+    out["layer"] = [{k: v for k, v in layer.items() if k != "data"} for layer in sp.get("layer", [])]
+    return out
+
+
 def marks(sp: dict) -> list[str]:
     layers = sp.get("layer", [sp])
     out = []
@@ -285,11 +292,23 @@ def test_model_view():
 def test_rotation_chart():
     v = views.rotation_view(128, 10000.0, "half_split", "random", 0, 0, 5, 2, 100)
     sp = spec(charts.rotation_chart(v["arrows"], v["orbits"], radius=v["radius"]))
-    assert marks(sp) == ["line", "rule", "point"]
+    assert marks(sp) == ["line", "rule", "point", "point"]
     rule = sp["layer"][1]["encoding"]
     assert rule["x2"]["field"] == "x" and rule["y2"]["field"] == "y" and "strokeDash" in rule
-    assert sp["layer"][0]["encoding"]["x"]["scale"]["domain"] == sp["layer"][0]["encoding"]["y"]["scale"]["domain"]
     assert sp["width"] == sp["height"]  # equal aspect: rotations look like rotations
+    # the square comes from the data: invisible corners at +-1.15 r, beyond every arrow and orbit
+    corners = sp["datasets"][sp["layer"][3]["data"]["name"]]
+    r = 1.15 * v["radius"]
+    assert [c["x"] for c in corners] == [c["y"] for c in corners] == pytest.approx([-r, r])
+    assert sp["layer"][3]["mark"]["opacity"] == 0
+    for frame in (v["orbits"], v["arrows"]):
+        assert frame[["x", "y"]].abs().to_numpy().max() <= v["radius"] * (1 + 1e-9)
+    assert all("domain" not in layer["encoding"][axis].get("scale", {}) for layer in sp["layer"] for axis in ("x", "y"))
+    # so another d (another radius) changes the data only: the browser swaps it into the chart it built
+    w = views.rotation_view(64, 500.0, "half_split", "random", 3, 1, 5, 2, 100)
+    assert w["radius"] != v["radius"]
+    other = spec(charts.rotation_chart(w["arrows"], w["orbits"], radius=w["radius"]))
+    assert _without_data(other) == _without_data(sp)
 
 
 def test_line_charts():

@@ -51,9 +51,13 @@ def _rules(values: dict[str, float], axis: str, fmt: str = ",", *, align: Sequen
 
 @memo
 def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float, size: int = 320) -> alt.LayerChart:
-    """The chosen 2-D pair: q and k as arrows from the origin, unshifted (solid) and shifted (dashed)."""
+    """The chosen 2-D pair: q and k as arrows from the origin, unshifted (solid) and shifted (dashed).
+
+    The square [-1.15 r, 1.15 r]² comes from the data -- two invisible corner points -- not from a literal
+    domain, so the spec is the same for every radius: a new d, base or probe swaps the data of the
+    chart the browser already built instead of making it build a new one."""
     r = 1.15 * max(radius, 1e-12)
-    dom = alt.Scale(domain=[-r, r], nice=False)
+    dom = alt.Scale(nice=False, zero=False)
     color = alt.Color("vector:N", title="vector", scale=alt.Scale(domain=list(QK_COLORS), range=list(QK_COLORS.values())),
                       legend=alt.Legend(orient="bottom"))  # legends below keep the plot square in a half-width column
     orbit = alt.Chart(orbits).mark_line(opacity=0.35, strokeWidth=1.5).encode(
@@ -75,8 +79,10 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
                         legend=alt.Legend(orient="bottom")),
         tooltip=tips,
     )
+    corners = alt.Chart(pd.DataFrame({"x": [-r, r], "y": [-r, r]})).mark_point(opacity=0).encode(
+        x=alt.X("x:Q", scale=dom), y=alt.Y("y:Q", scale=dom))
     # autosize "pad": width and height are the plot itself, so a circle stays a circle
-    return alt.layer(orbit, shaft, head).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
+    return alt.layer(orbit, shaft, head, corners).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
 
 
 @memo

@@ -14,12 +14,14 @@ import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_int
+from posenc.registry import get_scheme
 from posenc.schemes.kinds import probe_vector
 from posenc.schemes.rotary import LAYOUTS, apply_rope, pair_permutation, rope_decay_bound, rope_offset_scores
 from posenc.schemes.scaling import (
     check_head_dim,
     default_inv_freq,
 )
+from posenc.views.compare import scheme_similarity, similarity_panel
 
 PROBES = ("random", "ones")
 MAX_POSITION = 10**9
@@ -62,6 +64,16 @@ class DecayView(TypedDict):
     max_distance: int
     rises: list
     first_rise: int
+
+
+class XposView(TypedDict):
+    """What ``xpos_view`` returns."""
+
+    offsets: pd.DataFrame
+    names: list
+    d: int
+    n: int
+    translation_invariance: float
 
 
 class LayoutView(TypedDict):
@@ -228,3 +240,19 @@ def layout_view(head_dim: int, base: float, probe: str, seed: int, position: int
         "unpermuted_maxdiff": float(np.max(np.abs(s_half - s_same))),
         "frame": frame, "pairs": pairs, "position": p,
     }
+
+
+def xpos_view(head_dim: int, n: int = 1024) -> XposView:
+    """RoPE and xPos (registry defaults, base 10000) against the offset j - i, positions 0 .. n-1, all-ones probe.
+
+    The two schemes' ``scheme_similarity`` offset profiles, with the series named by the schemes' plain names
+    ("RoPE", "xPos") rather than their settings, so the legend does not change with d (a page states d in
+    its caption).  Returns {"offsets": DataFrame(offset, score, scheme, unit, method), "names": [RoPE, xPos],
+    "d", "n", "translation_invariance": xPos's figure (its score depends on j - i only)}.
+    """
+    results = [scheme_similarity(key, n, head_dim, "dot", 0) for key in ("rope", "xpos")]
+    plain = {r["name"]: get_scheme(r["key"]).name for r in results}
+    offsets = similarity_panel(results)["offsets"]
+    offsets["scheme"] = offsets["scheme"].map(plain)
+    return {"offsets": offsets, "names": list(plain.values()), "d": results[0]["d"], "n": int(n),
+            "translation_invariance": results[1]["translation_invariance"]}
