@@ -1,7 +1,9 @@
 """Charts of the engineer's measurements (context extension) and of RoPE precision.  DataFrame in, Altair out.
 
-Every legend sits below its plot, one entry per line, never cut (``labelLimit=0``): a label carries
-the settings its curve was measured at.
+Every legend sits below its plot, one entry per line, never cut (``labelLimit=0``).  The method charts
+colour by ``name`` (the method alone), so their specs do not change with the settings -- the browser then
+swaps the data of a chart it built -- and a tooltip names the settings each curve was measured at
+(``method``: "name · settings"); the page states them under the chart and in its export's title.
 """
 
 from __future__ import annotations
@@ -46,18 +48,22 @@ def slide(chart, height: int):
     return chart.properties(usermeta={"plot_height": int(height)})
 
 
-def method_scale(labels: Sequence[str]) -> alt.Scale:
-    colors = [MODEL_COLOR if str(lb).startswith("model:") else NAME_COLORS.get(str(lb).split(" · ")[0], "#777777") for lb in labels]
-    return alt.Scale(domain=list(labels), range=colors)
+def method_scale(names: Sequence[str]) -> alt.Scale:
+    colors = [MODEL_COLOR if str(nm).startswith("model:") else NAME_COLORS.get(str(nm).split(" · ")[0], "#777777") for nm in names]
+    return alt.Scale(domain=list(names), range=colors)
 
 
-def method_color(labels: Sequence[str]) -> alt.Color:
-    return alt.Color("method:N", scale=method_scale(labels), legend=legend("method · settings"))
+def method_color(names: Sequence[str]) -> alt.Color:
+    """Colour by the method's name (field ``name``): "PI", "YaRN", "model: <its name>"."""
+    return alt.Color("name:N", scale=method_scale(names), legend=legend("method"))
 
 
-def _dash(labels: Sequence[str]) -> alt.StrokeDash:
-    return alt.StrokeDash("method:N", scale=alt.Scale(domain=list(labels), range=[[6, 3] if str(lb).startswith("model:") else [1, 0]
-                                                                                   for lb in labels]), legend=None)
+def _dash(names: Sequence[str]) -> alt.StrokeDash:
+    return alt.StrokeDash("name:N", scale=alt.Scale(domain=list(names), range=[[6, 3] if str(nm).startswith("model:") else [1, 0]
+                                                                                for nm in names]), legend=None)
+
+
+METHOD_TIP = alt.Tooltip("method:N", title="method · settings")
 
 
 def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
@@ -70,44 +76,44 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
 
 
 @memo
-def ratio_chart(frame: pd.DataFrame, labels: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
+def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
     _check(frame, "ratio chart")
-    pts = alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
+    pts = alt.Chart(frame, height=tall(height, len(names)), width=WIDTH).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
         x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
         y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")),
-        color=method_color(labels), strokeDash=_dash(labels), detail="method:N",
-        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
+        color=method_color(names), strokeDash=_dash(names), detail="name:N",
+        tooltip=[METHOD_TIP, alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
                  alt.Tooltip("wavelength:Q", format=",.6g"), alt.Tooltip("ratio:Q", title="θ′/θ", format=".6g")],
     )
     return slide(alt.layer(pts, _rule(trained, f"L = {trained:,}")), height)
 
 
 @memo
-def fidelity_chart(frame: pd.DataFrame, labels: Sequence[str], *, height: int = 300) -> alt.Chart:
+def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
-    return slide(alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
+    return slide(alt.Chart(frame, height=tall(height, len(names)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
         x=alt.X("distance:Q", title="distance D (positions)"),
         y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
-        color=method_color(labels), strokeDash=_dash(labels),
-        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("distance:Q"), alt.Tooltip("max:Q", format=".4g"), alt.Tooltip("mean:Q", format=".4g")],
+        color=method_color(names), strokeDash=_dash(names),
+        tooltip=[METHOD_TIP, alt.Tooltip("distance:Q"), alt.Tooltip("max:Q", format=".4g"), alt.Tooltip("mean:Q", format=".4g")],
     ), height)
 
 
 @memo
-def percentile_chart(frame: pd.DataFrame, labels: Sequence[str], *, x: str, x_title: str, y_title: str, baseline: str | None = None,
+def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_title: str, y_title: str, baseline: str | None = None,
                      height: int = 320) -> alt.LayerChart:
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
     _check(frame, "percentile chart")
-    base = alt.Chart(frame, height=tall(height, len(labels)), width=WIDTH)
+    base = alt.Chart(frame, height=tall(height, len(names)), width=WIDTH)
     xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
-    bare = method_color(labels)
+    bare = method_color(names)
     bare.legend = None  # the legend comes from the lines (the pale band would make pale symbols)
     band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q", color=bare)
     line = base.mark_line(strokeWidth=1.6).encode(
-        x=xs, y="p50:Q", color=method_color(labels), strokeDash=_dash(labels),
-        tooltip=[alt.Tooltip("method:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("p5:Q", format=".4g"),
+        x=xs, y="p50:Q", color=method_color(names), strokeDash=_dash(names),
+        tooltip=[METHOD_TIP, alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("p5:Q", format=".4g"),
                  alt.Tooltip("p50:Q", title="median", format=".4g"), alt.Tooltip("p95:Q", format=".4g")])
     layers = [band, line]
     if baseline:

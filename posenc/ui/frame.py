@@ -126,6 +126,7 @@ def chart(
     caption: str | None = None,
     width: str | int = "stretch",
     bindings: bool = True,
+    export_title: str | None = None,
 ) -> None:
     """Draw an Altair chart, its caption, and an Export menu (PNG, SVG, CSV, .npy).
 
@@ -136,11 +137,14 @@ def chart(
     memory until the browser has fetched it -- so a larger array is exported as float32, and beyond
     that with every k-th entry along each axis (``posenc.io._limits.fit_export``; the .npy header
     holds the shape).  ``bindings=False`` hides the chart's in-chart controls (``charts.base.url_param``)
-    when another chart of the page shows the same ones.
+    when another chart of the page shows the same ones.  ``export_title`` titles the PNG and SVG: what the page says
+    beside the chart (the settings it was measured at) and a slide must carry, kept out of the drawn spec so that a
+    new setting only swaps the chart's data.
     """
     box = st if bindings else st.container(key=f"nobind_{key}")
     _draw(box, ch, key=f"chart_{key}", width=width)
-    _export_row(key, lambda: ch, data, arrays, caption)
+    whole = (lambda: ch.properties(title=alt.TitleParams(export_title, anchor="start"))) if export_title else (lambda: ch)
+    _export_row(key, whole, data, arrays, caption)
 
 
 def chart_grid(

@@ -5,7 +5,9 @@ axes: h pairs, D distances, n context lengths.
 ``entries`` lists what is compared: the classic methods at the page's settings (or at the model's,
 ``at="model"``) and the model at its own head size, base and lengths.  Each measurement view takes
 the same scalars (cache keys) and returns tidy frames whose ``method`` labels carry the settings of
-each curve, so a legend says what was measured.  Nothing here is typed in: every number comes from
+each curve (a tooltip and the CSV say what was measured) and whose ``name`` is the method alone: a legend
+keyed on names stays the same when a setting changes, so the browser swaps the data of the charts it
+built instead of building new ones (README, Performance 8); ``settings`` says the settings in words.  Nothing here is typed in: every number comes from
 ``posenc.analysis.extension`` on frequencies from ``posenc.schemes.scaling``.
 """
 
@@ -88,8 +90,11 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
         out.append({"label": f"model: {model.name} · {settings(model.rotary_dim, model.base, L, target=mt)}", "name": f"model: {model.name}",
                     "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
                     "d": model.rotary_dim, "trained": L, "target": mt})
+    said = f"the methods at {settings(d, base, trained, factor, target)}"
+    if model is not None:
+        said += f"; the model ({model.name}) at its own {out[-1]['label'].split(' · ', 1)[1]}"
     return {"methods": out, "skipped": skipped, "model": model, "target": target, "trained": trained, "factor": factor,
-            "d": d, "base": base}
+            "d": d, "base": base, "settings": said}
 
 
 class BandsView(TypedDict):
@@ -98,6 +103,8 @@ class BandsView(TypedDict):
     frame: pd.DataFrame
     summary: pd.DataFrame
     labels: list
+    names: list
+    settings: str
     trained: int
     dynamic: pd.DataFrame
     skipped: dict
@@ -106,15 +113,15 @@ class BandsView(TypedDict):
 def bands_view(d: int, base: float, trained: int, factor: float, config_text: str = "", at: str = "controls") -> BandsView:
     """θ′/θ against each pair's wavelength 2π/θ, band by band (turns within L / slower than L).
 
-    Returns {"target": the classics' target length, "frame": DataFrame(method, pair, wavelength, ratio, band), "summary": DataFrame(method,
-    kept_max_change, slow_min, slow_max, logit_scale), "labels", "trained", "dynamic": DataFrame(length,
+    Returns {"target": the classics' target length, "frame": DataFrame(method, name, pair, wavelength, ratio, band), "summary":
+    DataFrame(method, kept_max_change, slow_min, slow_max, logit_scale), "labels", "names", "settings", "trained", "dynamic": DataFrame(length,
     effective_scale) of dynamic NTK (its base is b * scale^(d/(d-2))), "skipped"}.
     """
     e = entries(d, base, trained, factor, config_text, at)
     frames, rows = [], []
     for m in e["methods"]:
         b = pair_bands(m["theta"], m["inv"], m["trained"])
-        frames.append(pd.DataFrame({"method": m["label"], "pair": np.arange(b["ratio"].size), "wavelength": b["wavelength"],
+        frames.append(pd.DataFrame({"method": m["label"], "name": m["name"], "pair": np.arange(b["ratio"].size), "wavelength": b["wavelength"],
                                     "ratio": b["ratio"], "band": np.where(b["fast"], "turns within L", "slower than L")}))
         rows.append({"method": m["label"], "kept_max_change": b["kept_max_change"], "slow_min": b["slow_range"][0],
                      "slow_max": b["slow_range"][1], "logit_scale": m["logit"]})
@@ -122,14 +129,16 @@ def bands_view(d: int, base: float, trained: int, factor: float, config_text: st
     lengths = sorted({L, 2 * L, T, int(round(L * s))} | ({e["model"].served_length} if e["model"] and e["model"].served_length else set()))
     dyn = pd.DataFrame({"length": lengths, "effective_scale": [dynamic_scale(s, n, L) for n in lengths]})
     return {"target": T, "dynamic_at_target": dynamic_scale(s, T, L), "frame": pd.concat(frames, ignore_index=True),
-            "summary": pd.DataFrame(rows), "labels": [m["label"] for m in e["methods"]],
-            "trained": L, "dynamic": dyn, "skipped": e["skipped"]}
+            "summary": pd.DataFrame(rows), "labels": [m["label"] for m in e["methods"]], "names": [m["name"] for m in e["methods"]],
+            "settings": e["settings"], "trained": L, "dynamic": dyn, "skipped": e["skipped"]}
 
 
 class FidelityView(TypedDict):
     frame: pd.DataFrame
     table: pd.DataFrame
     labels: list
+    names: list
+    settings: str
     window: int
     n_samples: int
 
@@ -139,17 +148,18 @@ def fidelity_view(d: int, base: float, trained: int, factor: float, config_text:
     """Short-range fidelity of every method against plain RoPE at the same width and base:
     |Δscore| / (|q||k|) at distances 0 .. window over ``n_samples`` seeded random q ≠ k.
 
-    Returns {"frame": DataFrame(method, distance, max, mean), "table": DataFrame(method, max, mean),
-    "labels", "window", "n_samples"}; plain RoPE itself is the reference and is not listed.
+    Returns {"frame": DataFrame(method, name, distance, max, mean), "table": DataFrame(method, max, mean),
+    "labels", "names", "settings", "window", "n_samples"}; plain RoPE itself is the reference and is not listed.
     """
     e = entries(d, base, trained, factor, config_text, at)
     frames, rows, labels = [], [], []
     for m in e["methods"][1:]:
         f = short_range_fidelity(m["theta"], m["inv"], window=window, logit_scale=m["logit"], n_samples=n_samples, seed=seed)
-        frames.append(pd.DataFrame({"method": m["label"], "distance": f["distance"], "max": f["max"], "mean": f["mean"]}))
+        frames.append(pd.DataFrame({"method": m["label"], "name": m["name"], "distance": f["distance"], "max": f["max"], "mean": f["mean"]}))
         rows.append({"method": m["label"], "max": f["max_all"], "mean": f["mean_all"]})
         labels.append(m["label"])
-    return {"frame": pd.concat(frames, ignore_index=True), "table": pd.DataFrame(rows), "labels": labels, "window": int(window),
+    return {"frame": pd.concat(frames, ignore_index=True), "table": pd.DataFrame(rows), "labels": labels,
+            "names": [m["name"] for m in e["methods"][1:]], "settings": e["settings"], "window": int(window),
             "n_samples": int(n_samples)}
 
 
@@ -158,6 +168,8 @@ class LongRangeView(TypedDict):
     entropy: pd.DataFrame
     table: pd.DataFrame
     labels: list
+    names: list
+    settings: str
     rho: float
     n_samples: int
     n_entropy: int
@@ -168,23 +180,23 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
                     seed: int = 0) -> LongRangeView:
     """Logit percentiles against distance and softmax entropy against context length, to each curve's target.
 
-    Returns {"logits": DataFrame(method, distance >= 1, p5, p50, p95), "entropy": DataFrame(method, length, p5,
+    Returns {"logits": DataFrame(method, name, distance >= 1, p5, p50, p95), "entropy": DataFrame(method, name, length, p5,
     p50, p95, uniform), "table": DataFrame(method, entropy_at_L, entropy_at_target, entropy_change,
-    logit_at_target), "labels", "rho", "n_samples", "n_entropy", "entropy_len"} (see analysis.long_range).
+    logit_at_target), "labels", "names", "settings", "rho", "n_samples", "n_entropy", "entropy_len"} (see analysis.long_range).
     """
     e = entries(d, base, trained, factor, config_text, at)
     lg, en, rows, last = [], [], [], {}
     for m in e["methods"]:
         r = long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed)
-        lg.append(pd.DataFrame({"method": m["label"], "distance": r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
-        en.append(pd.DataFrame({"method": m["label"], "length": r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)},
+        lg.append(pd.DataFrame({"method": m["label"], "name": m["name"], "distance": r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
+        en.append(pd.DataFrame({"method": m["label"], "name": m["name"], "length": r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)},
                                 "uniform": r["uniform"]}))
         at_L = float(np.interp(np.log(m["trained"]), np.log(r["length"]), r["entropy"][50]))
         rows.append({"method": m["label"], "entropy_at_L": at_L, "entropy_at_target": float(r["entropy"][50][-1]),
                      "entropy_change": float(r["entropy"][50][-1]) - at_L, "logit_at_target": float(r["logit"][50][-1])})
         last = r
     return {"logits": pd.concat(lg, ignore_index=True), "entropy": pd.concat(en, ignore_index=True), "table": pd.DataFrame(rows),
-            "labels": [m["label"] for m in e["methods"]], "rho": float(rho), "n_samples": last["n_samples"],
+            "labels": [m["label"] for m in e["methods"]], "names": [m["name"] for m in e["methods"]], "settings": e["settings"], "rho": float(rho), "n_samples": last["n_samples"],
             "n_entropy": last["n_entropy"], "entropy_len": last["entropy_len"]}
 
 

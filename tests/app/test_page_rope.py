@@ -49,8 +49,9 @@ def test_defaults():
     assert dec["distance"].max() == 5000 and dec["series"].nunique() == 2
     assert {"offset", "score", "series"} <= set(lay.columns) and lay["series"].nunique() == 3
     # xPos beside RoPE: the registry's xPos through the same offset profile, against its definition
-    assert set(xp["scheme"]) == {"RoPE (d 128, base 10000)", "xPos (d 128, base 10000)"}  # legends carry the settings
-    got = xp[xp["scheme"] == "xPos (d 128, base 10000)"].set_index("offset")["score"]
+    # the legend names the schemes only (so a new d swaps the data); the caption states d and the base
+    assert set(xp["scheme"]) == {"RoPE", "xPos"} and "both at base 10000 and d = 128" in text_of(at)
+    got = xp[xp["scheme"] == "xPos"].set_index("offset")["score"]
     zeta = (np.arange(0, 128, 2) / 128 + 0.4) / 1.4
     theta = 10000.0 ** (-np.arange(0, 128, 2) / 128)
     for D in (-1000, -6, 0, 8):  # (one offset in 2 is drawn)  # all-ones q, k: each pair gives 2 cos(D theta_i), times zeta_i^(-D/512)
