@@ -7,7 +7,8 @@ axes: h pairs, D distances, n context lengths.
 the same scalars (cache keys) and returns tidy frames whose ``method`` labels carry the settings of
 each curve (a tooltip and the CSV say what was measured) and whose ``name`` is the method alone: a legend
 keyed on names stays the same when a setting changes, so the browser swaps the data of the charts it
-built instead of building new ones (README, Performance 8); ``settings`` says the settings in words.  Nothing here is typed in: every number comes from
+built instead of building new ones (README, Performance 8); ``settings`` says the settings in words.
+Nothing here is typed in: every number comes from
 ``posenc.analysis.extension`` on frequencies from ``posenc.schemes.scaling``.
 """
 
@@ -188,7 +189,8 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
     lg, en, rows, last = [], [], [], {}
     for m in e["methods"]:
         r = long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed)
-        lg.append(pd.DataFrame({"method": m["label"], "name": m["name"], "distance": r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
+        lg.append(pd.DataFrame({"method": m["label"], "name": m["name"], "distance": r["distance"],
+                                **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
         en.append(pd.DataFrame({"method": m["label"], "name": m["name"], "length": r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)},
                                 "uniform": r["uniform"]}))
         at_L = float(np.interp(np.log(m["trained"]), np.log(r["length"]), r["entropy"][50]))
@@ -196,7 +198,8 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
                      "entropy_change": float(r["entropy"][50][-1]) - at_L, "logit_at_target": float(r["logit"][50][-1])})
         last = r
     return {"logits": pd.concat(lg, ignore_index=True), "entropy": pd.concat(en, ignore_index=True), "table": pd.DataFrame(rows),
-            "labels": [m["label"] for m in e["methods"]], "names": [m["name"] for m in e["methods"]], "settings": e["settings"], "rho": float(rho), "n_samples": last["n_samples"],
+            "labels": [m["label"] for m in e["methods"]], "names": [m["name"] for m in e["methods"]], "settings": e["settings"],
+            "rho": float(rho), "n_samples": last["n_samples"],
             "n_entropy": last["n_entropy"], "entropy_len": last["entropy_len"]}
 
 
