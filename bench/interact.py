@@ -24,6 +24,7 @@ on loopback and every wait is bounded.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from bench.timing import cpu_probe, stolen_seconds
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
@@ -294,6 +296,8 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     if chromium_path() is None:
         return {"skipped": "no Chromium on this machine"}
     out: dict = {"repeats": repeats, "poll_ms": POLL_MS, "quiet_ms": QUIET_MS, "pages": []}
+    # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile
+    probe0, steal0, t0 = cpu_probe(), stolen_seconds(), time.perf_counter()
     with sync_playwright() as p:
         browser = launch_chromium(p)
         if cold:  # like every other figure, the median of ``repeats`` tries: here each a new server and a new tab
@@ -350,6 +354,9 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
             out["floor"] = floor(browser, repeats=2 * repeats)
         finally:
             browser.close()
+    steal1, wall = stolen_seconds(), time.perf_counter() - t0
+    out["host"] = {"cpu_probe_s": [round(probe0, 4), round(cpu_probe(), 4)],
+                   "steal_fraction": None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)}
     rows = out["pages"]
     out["goals"] = {
         "first_paint_within_1_5_s": all(r["first_paint_s"] <= 1.5 for r in rows),

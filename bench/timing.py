@@ -17,3 +17,35 @@ def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> 
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def stolen_seconds(stat_text: str | None = None) -> float | None:
+    """CPU time the hypervisor gave to other guests ("steal", the 8th number of /proc/stat's ``cpu`` line), summed over
+    all cores, in seconds; None where /proc/stat is missing (not Linux).  Two readings bracket a run: their difference
+    over (wall time x cores) is the share of this machine's CPU that was not ours -- on a shared host a browser's
+    timings grow with it, while nothing on the machine itself was busy."""
+    import os
+
+    if stat_text is None:
+        try:
+            with open("/proc/stat", encoding="ascii") as fh:
+                stat_text = fh.readline()
+        except OSError:
+            return None
+    fields = stat_text.split("\n", 1)[0].split()
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_probe(loops: int = 3_000_000, repeats: int = 3) -> float:
+    """Seconds a fixed pure-Python loop takes (median of ``repeats``): the speed of one core as the benchmark found it,
+    read before and after a browser section so that its figures can be compared across days on a shared host (the
+    README gives the readings)."""
+    def loop() -> int:
+        s = 0
+        for i in range(loops):
+            s += i * i
+        return s
+
+    return median_time(loop, repeats=repeats, warmup=0)

@@ -41,3 +41,14 @@ def test_cold_tries_prints_every_cold_start_and_nothing_for_older_results():
     tries = [{"server_to_first_paint_s": 2.514, "first_paint_s": 2.05}, {"server_to_first_paint_s": 3.0, "first_paint_s": 2.5}]
     assert cold_tries({"cold_tries": tries}) == "2.51 / 3.00"
     assert cold_tries({"cold_server_to_first_paint_s": 3.12}) == ""
+
+
+def test_stolen_seconds_reads_the_steal_column_of_proc_stat():
+    import os
+
+    from bench.timing import stolen_seconds
+
+    tck = os.sysconf("SC_CLK_TCK")
+    line = f"cpu  10 0 5 100 0 0 0 {3 * tck} 0 0\ncpu0 5 0 2 50 0 0 0 {tck} 0 0\n"
+    assert stolen_seconds(line) == 3.0  # the 8th number of the summed line, in seconds
+    assert stolen_seconds("intr 1 2 3") is None and stolen_seconds("cpu 1 2") is None
