@@ -8,7 +8,7 @@ import pytest
 
 import posenc
 from posenc.analysis.geometry import collisions
-from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS
+from posenc.charts.base import MAX_MARKS
 from posenc.charts.raster import RASTER_CELLS, REDBLUE
 from posenc.charts.sinusoid import bases_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
 from posenc.views import sinusoid as v
@@ -49,15 +49,15 @@ def test_heatmap_default_is_every_value_exact():
 
 def test_heatmap_downsampling_keeps_whole_pairs_and_says_so():
     hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")
-    assert hm["cells"] <= HEATMAP_CELLS and len(hm["frame"]) == hm["cells"]
+    assert hm["cells"] <= v.HEATMAP_IMAGE_CELLS and len(hm["frame"]) == hm["cells"]
     assert hm["total"] == 4096 * 1024
     cols = set(hm["cols"].tolist())
     assert all((c ^ 1) in cols for c in cols), "every kept sin column keeps its cos partner"
-    assert hm["pair_step"] == 8 and hm["row_step"] == 32
+    assert hm["pair_step"] == 2 and hm["row_step"] == 32  # 512 of 1,024 columns (every other pair) x 128 of 4,096 rows
     assert hm["rows"][1] - hm["rows"][0] == 32
     wl = 2 * math.pi * 10000.0 ** (2 * np.arange(512) / 1024)
     assert hm["aliased_pairs"] == int(np.sum(wl < 64))
-    assert "Downsampled to 16,384 of 4,194,304 cells" in hm["caption"] and "aliased" in hm["caption"]
+    assert "Downsampled to 65,536 of 4,194,304 cells" in hm["caption"] and "aliased" in hm["caption"]
     r, c = 5, 7
     assert hm["shown"][r, c] == pytest.approx(paper_pe(hm["rows"][r], hm["cols"][c], 1024), abs=1e-12)
 
@@ -288,12 +288,12 @@ def test_pe_heatmap_chart():
     assert enc["x"]["title"] and enc["y"]["title"] and len(enc["tooltip"]) == 4
     assert sum(len(d) for d in spec["datasets"].values()) == small["cells"] == 16 * 8
     hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")  # big: one image, kept sin/cos pairs side by side
-    assert RASTER_CELLS < hm["cells"] <= HEATMAP_CELLS
+    assert RASTER_CELLS < hm["cells"] <= v.HEATMAP_IMAGE_CELLS
     spec = to_dict(pe_heatmap(hm["frame"]))
     image, hover = spec["layer"]
     assert image["mark"]["type"] == "image" and image["encoding"]["x"]["title"] and image["encoding"]["y"]["title"]
     labels = image["encoding"]["x"]["axis"]["labelExpr"]
-    assert labels.startswith("isValid(['0','1','16','17',")  # slot k is labelled with the depth it shows
+    assert labels.startswith("isValid(['0','1','4','5',")  # slot k is labelled with the depth it shows (every other pair)
     enc = hover["encoding"]
     assert enc["color"]["scale"]["domain"][0] == -1.0 and enc["color"]["scale"]["domain"][-1] == 1.0
     assert enc["color"]["scale"]["range"] == list(REDBLUE)

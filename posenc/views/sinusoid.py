@@ -19,7 +19,7 @@ import pandas as pd
 
 from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.geometry import frequency_spectrum, shift_operator
-from posenc.charts.base import HEATMAP_CELLS, matrix_frame
+from posenc.charts.base import matrix_frame
 from posenc.schemes.sinusoidal import LAYOUTS, sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
 
 # ----------------------------------------------------------------------------- result types
@@ -96,7 +96,12 @@ MAX_D = 1024
 MAX_SHIFT_D = 64
 EVEN_D = tuple(range(2, MAX_D + 1, 2))  # the page's d_model choices (even only)
 SHIFT_D = tuple(range(4, MAX_SHIFT_D + 1, 2))  # the page's d choices for M_k
-HEATMAP_MAX_COLS = 128  # columns kept before striding pairs; rows get the rest of HEATMAP_CELLS
+# The heatmap is drawn as one image (posenc.charts.raster): only its 1,024-cell hover grid goes to the browser as data,
+# so it keeps every column up to d = 512 -- a step of d then changes the image, not the chart's axis (striding pairs
+# draws the kept columns side by side under labels naming them, another spec, which the browser builds anew) --
+# and rows get the rest of HEATMAP_IMAGE_CELLS: all 128 positions of the default n even at d = 512.
+HEATMAP_MAX_COLS = 512
+HEATMAP_IMAGE_CELLS = 65_536
 
 WORKED_D = 4  # the d_model of "What are Positional Embeddings?" ("Hello World" to the Rescue)
 WORKED_BASE = 10000.0
@@ -133,7 +138,7 @@ def _pair_columns(pair: np.ndarray, d: int, layout: str) -> tuple[np.ndarray, np
 
 
 def heatmap_view(n: int, d_model: int, base: float, layout: str) -> HeatmapView:
-    """The position x depth heatmap of PE, strided to at most HEATMAP_CELLS cells.
+    """The position x depth heatmap of PE, strided to at most HEATMAP_IMAGE_CELLS cells.
 
     Columns are kept by whole frequency pairs (every ``pair_step``-th pair, both its sin and its
     cos column), so a stride never shows sines without their cosines; rows every ``row_step``.
@@ -152,7 +157,7 @@ def heatmap_view(n: int, d_model: int, base: float, layout: str) -> HeatmapView:
     pairs = np.arange(0, h, pair_step)  # (h',)
     sin_c, cos_c = _pair_columns(pairs, d, layout)
     cols = np.sort(np.concatenate([sin_c, cos_c]))  # (c,) in depth order
-    row_step = math.ceil(n / max(HEATMAP_CELLS // cols.size, 1))
+    row_step = math.ceil(n / max(HEATMAP_IMAGE_CELLS // cols.size, 1))
     rows = np.arange(0, n, row_step)  # (r,)
     shown = pe[np.ix_(rows, cols)]  # (r, c)
     frame = matrix_frame(shown, rows, cols, row="position", col="depth", value="value")

@@ -18,9 +18,9 @@ CASES = [
     ("pages/rope.py", {"maxdist": "20000"}),
     ("pages/context_extension.py", {"d": "64"}), ("pages/context_extension.py", {"base": "10000"}),
     ("pages/context_extension.py", {"train": "4096", "s": "8"}), ("pages/context_extension.py", {"w": "128", "rho": "0.75"}),
-    # d = 126: the heatmap draws every column up to d = 128; past that it draws sampled columns whose axis labels name
-    # them, so a step across 128 rebuilds that one chart (its labels are the spec's)
-    ("pages/sinusoid.py", {"d": "126"}), ("pages/sinusoid.py", {"n": "200"}),
+    # the heatmap draws every column up to d = 512 (posenc.views.sinusoid.HEATMAP_MAX_COLS); past that it draws kept
+    # pairs side by side under labels naming them: another spec
+    ("pages/sinusoid.py", {"d": "130"}), ("pages/sinusoid.py", {"d": "512"}), ("pages/sinusoid.py", {"n": "200"}),
 ]
 
 
