@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posenc.charts.base import envelope
+from posenc.charts.base import LINE_COLUMNS, envelope
 from posenc.charts.rope import decay_chart
 from posenc.views.rope import decay_view
 
@@ -45,4 +45,4 @@ def test_the_rope_decay_chart_sends_the_envelope_and_the_view_keeps_every_distan
     assert len(view["frame"]) == 2 * 5_001  # the view (and the CSV export) keep every distance
     spec = decay_chart(view["frame"]).to_dict()
     rows = next(iter(spec["datasets"].values()))
-    assert 2 * 1_000 < len(rows) <= 2 * (2 * 1_000 + 2)
+    assert 2 * LINE_COLUMNS < len(rows) <= 2 * (2 * LINE_COLUMNS + 2)

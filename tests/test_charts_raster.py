@@ -209,11 +209,10 @@ def test_a_chart_holding_an_image_is_drawn_on_a_canvas_and_others_keep_the_defau
 
 
 def test_similarity_panels_share_one_charts_hover_grid():
-    """posenc.charts.compare.score_matrices: n panels hover HOVER_CELLS // n cells each (small multiples)."""
+    """posenc.charts.compare.score_matrices: n panels hover PANELS_HOVER_CELLS // n cells each (small multiples)."""
     import pandas as pd
 
-    from posenc.charts.compare import score_matrices
-    from posenc.charts.raster import HOVER_CELLS
+    from posenc.charts.compare import PANELS_HOVER_CELLS, score_matrices
 
     n = 128
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
@@ -223,4 +222,4 @@ def test_similarity_panels_share_one_charts_hover_grid():
         panels.append({"scheme": f"s{k}", "unit": "cosine", "domain": (-1.0, 1.0), "palette": "diverging", "step": (1, 1), "n": n})
     spec = score_matrices(pd.concat(frames, ignore_index=True), panels).to_dict()
     grids = [len(spec["datasets"][layer["layer"][1]["data"]["name"]]) for layer in spec["concat"]]
-    assert grids == [HOVER_CELLS // 4] * 4
+    assert grids == [PANELS_HOVER_CELLS // 4] * 4

@@ -324,7 +324,8 @@ def test_score_matrices_chart():
 
 
 def test_big_score_matrices_are_images_with_the_same_scales():
-    from posenc.charts.raster import HOVER_CELLS, PALETTES, RASTER_CELLS, palette_of
+    from posenc.charts.compare import PANELS_HOVER_CELLS
+    from posenc.charts.raster import PALETTES, RASTER_CELLS, palette_of
     rs = [v.scheme_similarity(k, 128, 16, "cosine", 0) for k in ("sinusoidal", "alibi")]
     panel = v.similarity_panel(rs)
     assert all(len(panel["frame"][panel["frame"]["scheme"] == p["scheme"]]) > RASTER_CELLS for p in panel["panels"])
@@ -335,7 +336,7 @@ def test_big_score_matrices_are_images_with_the_same_scales():
         scale = hover["encoding"]["color"]["scale"]
         assert scale["domain"][0] == p["domain"][0] and scale["domain"][-1] == p["domain"][1]
         assert scale["range"] == list(PALETTES[palette_of(p["palette"])])
-        assert len(d["datasets"][hover["data"]["name"]]) <= HOVER_CELLS
+        assert len(d["datasets"][hover["data"]["name"]]) <= PANELS_HOVER_CELLS // len(panel["panels"])
 
 
 def test_offset_profiles_chart():

@@ -12,6 +12,7 @@ from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, colu
 from posenc.charts.memo import memo
 from posenc.charts.raster import HOVER_CELLS, MASKED, RASTER_CELLS, frame_heatmap, palette_of
 
+PANELS_HOVER_CELLS = 1024  # hover cells the Similarity panels share: 256 each for four, 16 x 16 a panel
 YES, NO = OKABE_ITO[0], OKABE_ITO[3]  # blue / vermillion, with a tick or cross drawn on top
 
 
@@ -73,11 +74,11 @@ def score_panels(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 290
 def _panels(frame: pd.DataFrame, panels: Sequence[dict], size: int) -> list[alt.LayerChart]:
     _check_marks(frame, "score matrices")
     last = {p["unit"]: i for i, p in enumerate(panels)}
-    # the panels share one hover budget (HOVER_CELLS in all): each is a small multiple, and every hover cell is
-    # a mark the browser redraws on every step (4 x 1,024 took ~0.1 s more a step than 4 x 256)
+    # the panels share one hover budget (PANELS_HOVER_CELLS in all): each is a small multiple, and every hover cell
+    # is a mark the browser redraws on every step (4 x 1,024 took ~0.1 s more a step than 4 x 256)
     return [
         _score_panel(frame[frame["scheme"] == p["scheme"]].reset_index(drop=True), p, size=size,
-                     legend=(last[p["unit"]] == i), hover_cells=HOVER_CELLS // len(panels))
+                     legend=(last[p["unit"]] == i), hover_cells=PANELS_HOVER_CELLS // len(panels))
         for i, p in enumerate(panels)
     ]
 

@@ -90,7 +90,7 @@ def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
     """Probe score and RoFormer bound, each relative to its value at distance 0, against distance.
 
     The lines are drawn through their envelope (``base.envelope``: each series' smallest and largest value
-    in every pixel column), 10,002 rows at the page's defaults -> at most ~4,000."""
+    in every ~2-pixel column), 10,002 rows at the page's defaults -> at most ~1,600."""
     _check(frame, "decay chart")
     frame = envelope(frame, "distance", "relative", by="series")
     series = list(frame["series"].cat.categories) if hasattr(frame["series"], "cat") else sorted(frame["series"].unique())

@@ -96,7 +96,7 @@ MAX_D = 1024
 MAX_SHIFT_D = 64
 EVEN_D = tuple(range(2, MAX_D + 1, 2))  # the page's d_model choices (even only)
 SHIFT_D = tuple(range(4, MAX_SHIFT_D + 1, 2))  # the page's d choices for M_k
-# The heatmap is drawn as one image (posenc.charts.raster): only its 1,024-cell hover grid goes to the browser as data,
+# The heatmap is drawn as one image (posenc.charts.raster): only its hover grid (posenc.charts.raster.HOVER_CELLS) goes to the browser as data,
 # so it keeps every column up to d = 512 -- a step of d then changes the image, not the chart's axis (striding pairs
 # draws the kept columns side by side under labels naming them, another spec, which the browser builds anew) --
 # and rows get the rest of HEATMAP_IMAGE_CELLS: all 128 positions of the default n even at d = 512.
