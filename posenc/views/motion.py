@@ -23,6 +23,7 @@ from posenc.schemes.scaling import check_head_dim, default_inv_freq
 
 STEPS_PER_POSITION = 8  # frames between two integer positions
 MAX_FRAMES = 4097
+MAX_SWEEP_VALUES = 16_384  # values of the heatmap sweep sent to the browser (~107 kB of JSON)
 DIGITS = 4
 SPIN_FRAMES = 240  # a RoPE pair turns once in this many frames
 
@@ -72,16 +73,19 @@ def circle(omega: float, n: int) -> dict:
             "omega": w, "turns": float(w * (n - 1) / (2 * math.pi))}
 
 
-def sweep(shown: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> dict:
+def sweep(shown: np.ndarray, rows: np.ndarray, cols: np.ndarray, max_values: int = MAX_SWEEP_VALUES) -> dict:
     """The heatmap's rows, one per frame: the drawn matrix (r, c) and its labels.
 
-    Returns {"kind": "sweep", "values": (r, c) nested lists, "rows": position of each row,
-    "cols": depth of each column}.
+    At most ``max_values`` values go to the browser (every k-th row beyond that: the figure is sent whole at every
+    change of its page's controls, ~6.5 bytes a value).  Returns {"kind": "sweep", "values": (r', c) nested lists
+    (3 decimals), "rows": position of each row kept, "cols": depth of each column}.
     """
     M = np.asarray(shown, dtype=np.float64)
     if M.ndim != 2 or M.shape != (len(rows), len(cols)):
         raise ValueError(f"shown must be (rows, cols) = ({len(rows)}, {len(cols)}), got {M.shape}")
-    return {"kind": "sweep", "values": np.round(M, 3).tolist(), "rows": np.asarray(rows).tolist(),
+    cap = check_int("max_values", max_values, lo=1, hi=1 << 20)
+    keep = slice(None, None, max(1, math.ceil(M.size / cap)))
+    return {"kind": "sweep", "values": np.round(M[keep], 3).tolist(), "rows": np.asarray(rows)[keep].tolist(),
             "cols": np.asarray(cols).tolist()}
 
 
