@@ -27,6 +27,7 @@ PROBES = ("random", "ones")
 MAX_POSITION = 10**9
 # the distances of the RoFormer decay-bound table in RoFormer, arXiv:2104.09864 §3.4.3, the bound computed
 BOUND_TABLE_DISTANCES = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+XPOS_PAIR = ("rope", "xpos")  # the registry keys xpos_view compares
 MAX_CURVE_POINTS = 16_384  # per series on the decay chart (two series: <= 32,768 marks)
 
 
@@ -250,7 +251,7 @@ def xpos_view(head_dim: int, n: int = 1024) -> XposView:
     its caption).  Returns {"offsets": DataFrame(offset, score, scheme, unit, method), "names": [RoPE, xPos],
     "d", "n", "translation_invariance": xPos's figure (its score depends on j - i only)}.
     """
-    results = [scheme_similarity(key, n, head_dim, "dot", 0) for key in ("rope", "xpos")]
+    results = [scheme_similarity(key, n, head_dim, "dot", 0) for key in XPOS_PAIR]
     plain = {r["name"]: get_scheme(r["key"]).name for r in results}
     offsets = similarity_panel(results)["offsets"]
     offsets["scheme"] = offsets["scheme"].map(plain)
