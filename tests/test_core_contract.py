@@ -321,3 +321,23 @@ def test_the_contract_catches_a_deliberate_mistake(mistake):
     with pytest.raises((AssertionError, ValueError)) as info:
         check_scheme(build())
     assert key in str(info.value), f"the failure does not name the scheme {key!r}: {info.value}"
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_score_metric_is_the_metric_position_scores_takes(key):
+    """Scheme.score_metric: cosine where the scheme's scores compare vectors (position_scores takes it), dot where
+    they are q'·k' or a bias (position_scores refuses cosine); dot is always dot."""
+    from posenc.analysis.scores import position_scores
+
+    scheme = SCHEMES[key]
+    d = scheme.width(8)
+    assert scheme.score_metric("dot") == "dot"
+    asked = scheme.score_metric("cosine")
+    S = np.asarray(position_scores(key, 6, d=d, metric=asked))
+    assert S.shape == (6, 6)
+    if asked == "dot":
+        with pytest.raises(ValueError, match="cosine"):
+            position_scores(key, 6, d=d, metric="cosine")
+    else:
+        diag = np.diag(S)  # a vector has cosine 1 with itself; a zero vector (raw index 0, sin 0) is scored 0
+        assert asked == "cosine" and np.all(np.isclose(diag, 1.0) | np.isclose(diag, 0.0)) and np.isclose(diag, 1.0).any()

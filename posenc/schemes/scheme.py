@@ -102,6 +102,12 @@ class Scheme:
         """The encoding width this scheme runs at when asked for ``d`` (a bundled table fixes its own)."""
         return self.behaviour.width or int(d)
 
+    def score_metric(self, metric: str) -> str:
+        """The metric this scheme's position scores are taken with when ``metric`` is asked for: an additive
+        scheme's vectors are compared by ``metric`` ("dot" or "cosine"); a rotary scheme's score is q'·k' and a bias
+        scheme's is its bias, both "dot" (checked by the contract test against ``position_scores``)."""
+        return metric if self.kind == "additive" else "dot"
+
     def offset_only(self, d: int) -> bool:
         """Declared: the score of (i, j) depends only on j - i at width d (checked by the contract test)."""
         return bool(self.behaviour.offset_only(check_int("d", d, lo=1)))

@@ -133,7 +133,7 @@ def additive_unit(metric: str) -> str:
 def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, params: tuple = ()) -> np.ndarray:
     """The whole (n, n) score matrix ``scheme_similarity`` samples, as a plain array (for .npy)."""
     scheme = get_scheme(key)
-    metric = metric if scheme.kind == "additive" else "dot"
+    metric = scheme.score_metric(metric)
     return np.array(position_scores(key, n, d=scheme.width(d), metric=metric, n_heads=HEADS, head=head, **dict(params)))
 
 
@@ -189,7 +189,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     scheme = get_scheme(key)
     kind = scheme.kind
     d_used = scheme.width(d)
-    m = metric if kind == "additive" else "dot"
+    m = scheme.score_metric(metric)
     kw = {"n_heads": HEADS, "head": head, **dict(params)}
     S = position_scores(key, n, d=d_used, metric=m, **kw)  # (n, n); offset-only: read-only Toeplitz view
     frame, steps, rng = _matrix_view(S, n, max_cells)
