@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -24,8 +25,6 @@ def stolen_seconds(stat_text: str | None = None) -> float | None:
     all cores, in seconds; None where /proc/stat is missing (not Linux).  Two readings bracket a run: their difference
     over (wall time x cores) is the share of this machine's CPU that was not ours -- on a shared host a browser's
     timings grow with it, while nothing on the machine itself was busy."""
-    import os
-
     if stat_text is None:
         try:
             with open("/proc/stat", encoding="ascii") as fh:

@@ -30,10 +30,9 @@ def _check(df: pd.DataFrame, what: str) -> None:
 
 
 def legend(title: str = "") -> alt.Legend:
-    """Below the plot, one entry per row, labels never truncated; "name · settings" is drawn on two lines
-    so it fits a phone's width."""
+    """Below the plot, one entry per row, labels never truncated (a method's name, a model's, a precision mode)."""
     return alt.Legend(title=title or None, orient="bottom", direction="vertical", columns=1, labelLimit=0, symbolLimit=0,
-                      labelExpr="split(datum.label, ' · ')", rowPadding=6)
+                      rowPadding=6)
 
 
 def tall(height: int, entries: int) -> int:
@@ -49,7 +48,7 @@ def slide(chart, height: int):
 
 
 def method_scale(names: Sequence[str]) -> alt.Scale:
-    colors = [MODEL_COLOR if str(nm).startswith("model:") else NAME_COLORS.get(str(nm).split(" · ")[0], "#777777") for nm in names]
+    colors = [MODEL_COLOR if str(nm).startswith("model:") else NAME_COLORS.get(str(nm), "#777777") for nm in names]
     return alt.Scale(domain=list(names), range=colors)
 
 

@@ -85,17 +85,27 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
             continue
         out.append({"label": f"{name} · {tag}", "name": name, "inv": inv, "theta": theta, "logit": float(af) ** 2, "d": d,
                     "trained": trained, "target": target})
+    said = f"the methods at {settings(d, base, trained, factor, target)}"
     if model is not None:
         L = model.trained_length or model.served_length or target
         mt = model.served_length or target
-        out.append({"label": f"model: {model.name} · {settings(model.rotary_dim, model.base, L, target=mt)}", "name": f"model: {model.name}",
+        own = settings(model.rotary_dim, model.base, L, target=mt)
+        out.append({"label": f"model: {model.name} · {own}", "name": f"model: {model.name}",
                     "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
                     "d": model.rotary_dim, "trained": L, "target": mt})
-    said = f"the methods at {settings(d, base, trained, factor, target)}"
-    if model is not None:
-        said += f"; the model ({model.name}) at its own {out[-1]['label'].split(' · ', 1)[1]}"
+        said += f"; the model ({model.name}) at its own {own}"
     return {"methods": out, "skipped": skipped, "model": model, "target": target, "trained": trained, "factor": factor,
             "d": d, "base": base, "settings": said}
+
+
+def _curve(m: dict, **columns) -> pd.DataFrame:
+    """One method's rows: its ``method`` label (name and settings: tooltips, CSV) and its ``name`` (legends), then ``columns``."""
+    return pd.DataFrame({"method": m["label"], "name": m["name"], **columns})
+
+
+def _said(methods: list[dict], e: dict) -> dict:
+    """What every view returns about the curves it drew: {"labels", "names", "settings"}."""
+    return {"labels": [m["label"] for m in methods], "names": [m["name"] for m in methods], "settings": e["settings"]}
 
 
 class BandsView(TypedDict):
@@ -122,16 +132,15 @@ def bands_view(d: int, base: float, trained: int, factor: float, config_text: st
     frames, rows = [], []
     for m in e["methods"]:
         b = pair_bands(m["theta"], m["inv"], m["trained"])
-        frames.append(pd.DataFrame({"method": m["label"], "name": m["name"], "pair": np.arange(b["ratio"].size), "wavelength": b["wavelength"],
-                                    "ratio": b["ratio"], "band": np.where(b["fast"], "turns within L", "slower than L")}))
+        frames.append(_curve(m, pair=np.arange(b["ratio"].size), wavelength=b["wavelength"], ratio=b["ratio"],
+                             band=np.where(b["fast"], "turns within L", "slower than L")))
         rows.append({"method": m["label"], "kept_max_change": b["kept_max_change"], "slow_min": b["slow_range"][0],
                      "slow_max": b["slow_range"][1], "logit_scale": m["logit"]})
     L, s, T = e["trained"], e["factor"], e["target"]
     lengths = sorted({L, 2 * L, T, int(round(L * s))} | ({e["model"].served_length} if e["model"] and e["model"].served_length else set()))
     dyn = pd.DataFrame({"length": lengths, "effective_scale": [dynamic_scale(s, n, L) for n in lengths]})
     return {"target": T, "dynamic_at_target": dynamic_scale(s, T, L), "frame": pd.concat(frames, ignore_index=True),
-            "summary": pd.DataFrame(rows), "labels": [m["label"] for m in e["methods"]], "names": [m["name"] for m in e["methods"]],
-            "settings": e["settings"], "trained": L, "dynamic": dyn, "skipped": e["skipped"]}
+            "summary": pd.DataFrame(rows), **_said(e["methods"], e), "trained": L, "dynamic": dyn, "skipped": e["skipped"]}
 
 
 class FidelityView(TypedDict):
@@ -153,15 +162,13 @@ def fidelity_view(d: int, base: float, trained: int, factor: float, config_text:
     "labels", "names", "settings", "window", "n_samples"}; plain RoPE itself is the reference and is not listed.
     """
     e = entries(d, base, trained, factor, config_text, at)
-    frames, rows, labels = [], [], []
+    frames, rows = [], []
     for m in e["methods"][1:]:
         f = short_range_fidelity(m["theta"], m["inv"], window=window, logit_scale=m["logit"], n_samples=n_samples, seed=seed)
-        frames.append(pd.DataFrame({"method": m["label"], "name": m["name"], "distance": f["distance"], "max": f["max"], "mean": f["mean"]}))
+        frames.append(_curve(m, distance=f["distance"], max=f["max"], mean=f["mean"]))
         rows.append({"method": m["label"], "max": f["max_all"], "mean": f["mean_all"]})
-        labels.append(m["label"])
-    return {"frame": pd.concat(frames, ignore_index=True), "table": pd.DataFrame(rows), "labels": labels,
-            "names": [m["name"] for m in e["methods"][1:]], "settings": e["settings"], "window": int(window),
-            "n_samples": int(n_samples)}
+    return {"frame": pd.concat(frames, ignore_index=True), "table": pd.DataFrame(rows), **_said(e["methods"][1:], e),
+            "window": int(window), "n_samples": int(n_samples)}
 
 
 class LongRangeView(TypedDict):
@@ -189,17 +196,14 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
     lg, en, rows, last = [], [], [], {}
     for m in e["methods"]:
         r = long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed)
-        lg.append(pd.DataFrame({"method": m["label"], "name": m["name"], "distance": r["distance"],
-                                **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}}).iloc[1:])
-        en.append(pd.DataFrame({"method": m["label"], "name": m["name"], "length": r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)},
-                                "uniform": r["uniform"]}))
+        lg.append(_curve(m, distance=r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}).iloc[1:])
+        en.append(_curve(m, length=r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)}, uniform=r["uniform"]))
         at_L = float(np.interp(np.log(m["trained"]), np.log(r["length"]), r["entropy"][50]))
         rows.append({"method": m["label"], "entropy_at_L": at_L, "entropy_at_target": float(r["entropy"][50][-1]),
                      "entropy_change": float(r["entropy"][50][-1]) - at_L, "logit_at_target": float(r["logit"][50][-1])})
         last = r
     return {"logits": pd.concat(lg, ignore_index=True), "entropy": pd.concat(en, ignore_index=True), "table": pd.DataFrame(rows),
-            "labels": [m["label"] for m in e["methods"]], "names": [m["name"] for m in e["methods"]], "settings": e["settings"],
-            "rho": float(rho), "n_samples": last["n_samples"],
+            **_said(e["methods"], e), "rho": float(rho), "n_samples": last["n_samples"],
             "n_entropy": last["n_entropy"], "entropy_len": last["entropy_len"]}
 
 

@@ -72,8 +72,6 @@ class XposView(TypedDict):
 
     offsets: pd.DataFrame
     names: list
-    d: int
-    n: int
     translation_invariance: float
 
 
@@ -249,11 +247,10 @@ def xpos_view(head_dim: int, n: int = 1024) -> XposView:
     The two schemes' ``scheme_similarity`` offset profiles, with the series named by the schemes' plain names
     ("RoPE", "xPos") rather than their settings, so the legend does not change with d (a page states d in
     its caption).  Returns {"offsets": DataFrame(offset, score, scheme, unit, method), "names": [RoPE, xPos],
-    "d", "n", "translation_invariance": xPos's figure (its score depends on j - i only)}.
+    "translation_invariance": xPos's figure (its score depends on j - i only)}.
     """
     results = [scheme_similarity(key, n, head_dim, "dot", 0) for key in XPOS_PAIR]
     plain = {r["name"]: get_scheme(r["key"]).name for r in results}
     offsets = similarity_panel(results)["offsets"]
     offsets["scheme"] = offsets["scheme"].map(plain)
-    return {"offsets": offsets, "names": list(plain.values()), "d": results[0]["d"], "n": int(n),
-            "translation_invariance": results[1]["translation_invariance"]}
+    return {"offsets": offsets, "names": list(plain.values()), "translation_invariance": results[1]["translation_invariance"]}
