@@ -126,7 +126,7 @@ def chart(
     caption: str | None = None,
     width: str | int = "stretch",
     bindings: bool = True,
-    export_title: str | None = None,
+    export_title: Sequence[str] = (),
 ) -> None:
     """Draw an Altair chart, its caption, and an Export menu (PNG, SVG, CSV, .npy).
 
@@ -137,13 +137,14 @@ def chart(
     memory until the browser has fetched it -- so a larger array is exported as float32, and beyond
     that with every k-th entry along each axis (``posenc.io._limits.fit_export``; the .npy header
     holds the shape).  ``bindings=False`` hides the chart's in-chart controls (``charts.base.url_param``)
-    when another chart of the page shows the same ones.  ``export_title`` titles the PNG and SVG: what the page says
-    beside the chart (the settings it was measured at) and a slide must carry, kept out of the drawn spec so that a
-    new setting only swaps the chart's data.
+    when another chart of the page shows the same ones.  ``export_title`` (a title, then subtitle lines) titles the PNG
+    and SVG: what the page says beside the chart (the settings it was measured at) and a slide must carry, kept out of
+    the drawn spec so that a new setting only swaps the chart's data.
     """
     box = st if bindings else st.container(key=f"nobind_{key}")
     _draw(box, ch, key=f"chart_{key}", width=width)
-    whole = (lambda: ch.properties(title=alt.TitleParams(export_title, anchor="start"))) if export_title else (lambda: ch)
+    title, *lines = export_title or ("",)
+    whole = (lambda: ch.properties(title=alt.TitleParams(title, subtitle=lines, anchor="start"))) if title else (lambda: ch)
     _export_row(key, whole, data, arrays, caption)
 
 

@@ -7,7 +7,7 @@ axes: h pairs, D distances, n context lengths.
 the same scalars (cache keys) and returns tidy frames whose ``method`` labels carry the settings of
 each curve (a tooltip and the CSV say what was measured) and whose ``name`` is the method alone: a legend
 keyed on names stays the same when a setting changes, so the browser swaps the data of the charts it
-built instead of building new ones (README, Performance 8); ``settings`` says the settings in words.
+built instead of building new ones (README, Performance 8); ``settings`` says them in words, a line per set of curves.
 Nothing here is typed in: every number comes from
 ``posenc.analysis.extension`` on frequencies from ``posenc.schemes.scaling``.
 """
@@ -85,7 +85,7 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
             continue
         out.append({"label": f"{name} · {tag}", "name": name, "inv": inv, "theta": theta, "logit": float(af) ** 2, "d": d,
                     "trained": trained, "target": target})
-    said = f"the methods at {settings(d, base, trained, factor, target)}"
+    said = [f"the methods at {settings(d, base, trained, factor, target)}"]
     if model is not None:
         L = model.trained_length or model.served_length or target
         mt = model.served_length or target
@@ -93,7 +93,7 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
         out.append({"label": f"model: {model.name} · {own}", "name": f"model: {model.name}",
                     "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
                     "d": model.rotary_dim, "trained": L, "target": mt})
-        said += f"; the model ({model.name}) at its own {own}"
+        said.append(f"the model ({model.name}) at its own {own}")
     return {"methods": out, "skipped": skipped, "model": model, "target": target, "trained": trained, "factor": factor,
             "d": d, "base": base, "settings": said}
 
@@ -115,7 +115,7 @@ class BandsView(TypedDict):
     summary: pd.DataFrame
     labels: list
     names: list
-    settings: str
+    settings: list
     trained: int
     dynamic: pd.DataFrame
     skipped: dict
@@ -148,7 +148,7 @@ class FidelityView(TypedDict):
     table: pd.DataFrame
     labels: list
     names: list
-    settings: str
+    settings: list
     window: int
     n_samples: int
 
@@ -177,7 +177,7 @@ class LongRangeView(TypedDict):
     table: pd.DataFrame
     labels: list
     names: list
-    settings: str
+    settings: list
     rho: float
     n_samples: int
     n_entropy: int

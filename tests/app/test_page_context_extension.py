@@ -4,7 +4,7 @@ import json
 import math
 
 import numpy as np
-from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes, reveal, text_of
+from apphelpers import chart_frame, charts, export_keys, exported, metrics, open_page, payload_bytes, reveal, text_of
 
 from posenc.analysis.extension import short_range_fidelity
 from posenc.io.modelconfig import EXAMPLE_CONFIGS
@@ -168,3 +168,17 @@ def test_payload_budgets():
     assert payload_bytes(big) <= 2_000_000
     assert len(charts(big)) == 4 and all(c["rows"] <= 65_536 for c in charts(big))
     assert metrics(big)["target length of the methods"] == "67,108,864"
+
+
+def test_the_settings_title_the_exports_and_stay_out_of_the_drawn_charts():
+    """The legends name the methods only (so a setting swaps data); the settings go under each chart and into the
+    title of its PNG and SVG: one subtitle line for the methods, one for a loaded model."""
+    at = open_page(PAGE, {"model": "Llama 3.1 8B"})
+    assert "Drawn with the methods at d 128, base 500000, L 8,192, s 4 → 32,768; the model (meta-llama/Llama-3.1-8B)" in text_of(at)
+    keys = list(dict.fromkeys(export_keys(at)))
+    assert keys == ["ext_ratio", "ext_fidelity", "ext_logits", "ext_entropy"]
+    for key, c in zip(keys, charts(at)):
+        title = exported(at, key)[0]().to_dict()["title"]
+        assert title["subtitle"] == ["the methods at d 128, base 500000, L 8,192, s 4 → 32,768",
+                                     "the model (meta-llama/Llama-3.1-8B) at its own d 128, base 500000, L 8,192 → 131,072"]
+        assert "title" not in c["spec"] and "d 128" not in str(c["spec"])  # the drawn spec carries no setting
