@@ -12,7 +12,7 @@ from posenc.registry import get_scheme
 from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, quiz, quiz_table, quiz_value, show_code, table, wrap_up
+from posenc.ui.frame import asked_above, chart, header, quiz, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views import sinusoid as v
@@ -58,8 +58,12 @@ st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\, b^{2i/d}")
 st.latex(r"\lambda_0 = 2\pi,\qquad \lambda_{\max} = 2\pi\, b^{(d-2)/d} < 2\pi b")
 st.markdown("Each dot is one sin/cos pair; vermillion dots complete a full turn inside the chosen length, so on "
             "their own they repeat within it; the blue ones do not.")
-sp = safe(v.spectrum_view, d, base, n, layout)
-if sp is not None:
+@section(PATH)
+def spectrum_section(d: int, base: float, n: int, layout: str) -> None:
+    """The wavelengths and their exercise: revealing the answer reruns only this section."""
+    sp = safe(v.spectrum_view, d, base, n, layout)
+    if sp is None:
+        return
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("shortest wavelength", f"{sp['shortest']:,.4f}", help="2π, pair 0")
     m2.metric("longest wavelength", quiz_value("longest", v.fmt_length(sp["longest"])), help="2π·base^((d−2)/d), the last pair")
@@ -67,6 +71,9 @@ if sp is not None:
     m4.metric(f"pairs turning fully within n = {sp['n']:,}", f"{sp['full_turns']} of {sp['pairs']}")
     chart(style(spectrum_chart(sp["frame"], sp["marks"])), key="sinusoid_spectrum", data=sp["frame"], caption=sp["caption"])
     quiz(sp["quiz"])
+
+
+spectrum_section(d, base, n, layout)
 
 st.subheader("Worked example: “Hello World” at d_model = 4")
 st.latex(r"x_{pos} = e_{pos} + PE_{pos}")
@@ -129,15 +136,18 @@ if wb is not None:
     m2.metric("closest pair", f"{cp['i']:,} and {cp['j']:,}")
     m3.metric("their offset j − i", f"{cp['offset']:,}")
     st.info(wb["conclusion"], icon=":material/lightbulb:")
-    table(quiz_table("longest", wb["table"], [(wb["chosen_row"], wbv.LONGEST)]))
+    table(asked_above(wb["table"], [(wb["chosen_row"], wbv.LONGEST)], "the exercise above"))
     left, right = st.columns(2)
     with left:
-        chart(style(dot_chart(wb["dots"], order=[b for b in wb["bases"] if b in set(wb["dots"]["base"])])), key="sinusoid_dots",
-              data=wb["dots"], caption="PE(p)·PE(p+k) against the distance k, divided by its value d/2 at k = 0; the chosen base "
-                                       "is the thick line, the dashed line is one half.")
+        chart(style(dot_chart(wb["dots"], order=wb["dot_series"])), key="sinusoid_dots", data=wb["dots"],
+              export_title=("PE(p)·PE(p+k) / (d/2) for each base", f"your base {wbv.base_label(base)}; d = {d}, n = {n:,}"),
+              caption=f"PE(p)·PE(p+k) against the distance k, divided by its value d/2 at k = 0; your base "
+                                       f"({wbv.base_label(base)}) is the thick line, the dashed line is one half.")
     with right:
-        chart(style(bases_chart(wb["lines"], n=n, order=wb["bases"])), key="sinusoid_bases", data=wb["lines"],
-              caption="The wavelengths of all d/2 pairs for each base. Below the dashed line (n) a pair turns fully inside the sequence.")
+        chart(style(bases_chart(wb["lines"], n=n, order=wb["line_series"])), key="sinusoid_bases", data=wb["lines"],
+              export_title=("The wavelengths of every pair, for each base", f"your base {wbv.base_label(base)}; d = {d}, n = {n:,}"),
+              caption=f"The wavelengths of all d/2 pairs for each base, your base ({wbv.base_label(base)}) thick. Below the dashed "
+                      "line (n) a pair turns fully inside the sequence.")
     st.caption(wb["caption"])
 
 show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example, v.shift_view,

@@ -228,9 +228,16 @@ def test_why_base_table():
         assert r["collides"] == (dist[2:].min() < dist[1])
         assert r["too_small"] == (r["full_turns"] == 4) and r["too_large"] == (r["frozen"] > 2)
     assert wb["closest"]["distance"] == pytest.approx(collisions("sinusoidal", 512, 8)["distance"], abs=1e-10)
-    assert len(wb["lines"]) == 8 * 4
+    assert len(wb["lines"]) == 9 * 4  # the eight bases, and the chosen 10,000 again as "your base"
+    assert wb["line_series"] == ["10", "100", "1,000", "10,000", "100,000", "10⁶", "10⁷", "10⁸", wbv.YOUR_BASE]
+    yours = wb["lines"][wb["lines"]["series"] == wbv.YOUR_BASE]
+    assert set(yours["base"]) == {"10,000"} and yours["chosen"].all() and not wb["lines"]["chosen"].iloc[:32].any()
+    np.testing.assert_array_equal(yours["wavelength"], wb["lines"][wb["lines"]["series"] == "10,000"]["wavelength"])
     five = wbv.why_base_view(128, 16, 500000.0, "interleaved")
     assert len(five["table"]) == 9 and five["bases"][5] == "500,000 (chosen)"
+    # a base off the list is drawn once, as "your base"; the series (the charts' legend) are the same for every base
+    assert five["line_series"] == wb["line_series"] and five["dot_series"] == wbv.why_base_view(128, 16, 10000.0, "interleaved")["dot_series"]
+    assert len(five["lines"]) == 9 * 8 and set(five["lines"][five["lines"]["chosen"]]["base"]) == {"500,000"}
 
 
 @pytest.mark.parametrize(("n", "d"), [(128, 128), (4096, 1024), (512, 64), (2, 2), (100, 8)])
@@ -257,8 +264,10 @@ def test_why_base_names_both_failures_at_the_default():
     never = [r["label"] for r in wb["rows"] if r["halves_at"] is None]
     assert never == ["10⁶", "10⁷", "10⁸"]
     dots = wb["dots"]
-    assert set(dots["base"]) == {"10", "100", "1,000", "10,000 (chosen)", "10⁶", "10⁸"}
+    assert set(dots["base"]) == {"10", "100", "1,000", "10,000", "10⁶", "10⁸"}
+    assert wb["dot_series"] == ["10", "100", "1,000", "10,000", "10⁶", "10⁸", wbv.YOUR_BASE]
     chosen = dots[dots["chosen"]]
+    assert set(chosen["series"]) == {wbv.YOUR_BASE} and dots["series"].iloc[-1] == wbv.YOUR_BASE  # drawn last, on top
     assert chosen["dot"].iloc[0] == pytest.approx(1.0) and len(chosen) == 128  # k = 0 .. n-1, divided by d/2
 
 
@@ -320,12 +329,13 @@ def test_spectrum_chart_layers():
 
 def test_bases_and_shift_charts():
     wb = wbv.why_base_view(128, 128, 10000.0, "interleaved")
-    spec = to_dict(bases_chart(wb["lines"], n=128, order=wb["bases"]))
+    spec = to_dict(bases_chart(wb["lines"], n=128, order=wb["line_series"]))
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
-    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == wb["bases"]
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert scale["domain"] == wb["line_series"] and len(set(scale["range"])) == 9 and scale["range"][-1] == "#D55E00"
+    assert scale["range"][0] == "#440154" and scale["range"][-2] == "#fde725"  # viridis, dark to light, then vermillion
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
-    order = [b for b in wb["bases"] if b in set(wb["dots"]["base"])]
-    spec = to_dict(dot_chart(wb["dots"], order=order))
+    spec = to_dict(dot_chart(wb["dots"], order=wb["dot_series"]))
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
     assert spec["layer"][0]["encoding"]["x"]["field"] == "k" and spec["layer"][0]["encoding"]["y"]["field"] == "dot"
     sh = v.shift_view(7, 64, 10000.0)

@@ -3,7 +3,11 @@
 Every legend sits below its plot, one entry per line, never cut (``labelLimit=0``).  The method charts
 colour by ``name`` (the method alone), so their specs do not change with the settings -- the browser then
 swaps the data of a chart it built -- and a tooltip names the settings each curve was measured at
-(``method``: "name · settings"); the page states them under the chart and in its export's title.
+(``method``: "name · settings"); the page states them under the chart and in its export's title.  A loaded
+model's curve ("model: <its name>") is a layer of its own, dashed in ``MODEL_COLOR`` and labelled with its name at its
+right end instead of a legend entry: with or without a model the spec is the same (the model's layers filter the same
+data), so loading one only swaps data.  (A legend whose entries come from the data is no fix: Vega lays out an empty
+legend at infinite size.)
 """
 
 from __future__ import annotations
@@ -47,19 +51,38 @@ def slide(chart, height: int):
     return chart.properties(usermeta={"plot_height": int(height)})
 
 
+MODEL_PREFIX = "model:"  # posenc.views.measure names a loaded model's curve "model: <its name>"
+IS_MODEL = f"indexof(datum.name, '{MODEL_PREFIX}') === 0"
+
+
+def methods_only(names: Sequence[str]) -> list[str]:
+    """The methods' names, a loaded model's left out (its curve is drawn by its own layer)."""
+    return [str(nm) for nm in names if not str(nm).startswith(MODEL_PREFIX)]
+
+
 def method_scale(names: Sequence[str]) -> alt.Scale:
-    colors = [MODEL_COLOR if str(nm).startswith("model:") else NAME_COLORS.get(str(nm), "#777777") for nm in names]
-    return alt.Scale(domain=list(names), range=colors)
+    methods = methods_only(names)
+    return alt.Scale(domain=methods, range=[NAME_COLORS.get(nm, "#777777") for nm in methods])
 
 
 def method_color(names: Sequence[str]) -> alt.Color:
-    """Colour by the method's name (field ``name``): "PI", "YaRN", "model: <its name>"."""
+    """Colour by the method's name (field ``name``): "PI", "YaRN", ... (the model's curve has its own layer)."""
     return alt.Color("name:N", scale=method_scale(names), legend=legend("method"))
 
 
-def _dash(names: Sequence[str]) -> alt.StrokeDash:
-    return alt.StrokeDash("name:N", scale=alt.Scale(domain=list(names), range=[[6, 3] if str(nm).startswith("model:") else [1, 0]
-                                                                                for nm in names]), legend=None)
+def _layers(chart: alt.Chart) -> tuple[alt.Chart, alt.Chart]:
+    """``chart`` as (the methods' rows, the loaded model's rows): one dataset, two filters."""
+    return chart.transform_filter(f"!({IS_MODEL})"), chart.transform_filter(IS_MODEL)
+
+
+def _model(model: alt.Chart, x: str, line: dict | None = None) -> alt.LayerChart:
+    """The model's curve (``model``: its rows, with x and y encoded), dashed in MODEL_COLOR, and its name written (in
+    the grey that reads in both themes) above its last point (the largest ``x``), right-aligned so that it stays inside the plot."""
+    curve = model.mark_line(strokeWidth=1.6, color=MODEL_COLOR, strokeDash=[6, 3], **(line or {}))
+    label = model.transform_window(last="row_number()", sort=[alt.SortField(x, order="descending")]).transform_filter(
+        "datum.last === 1").mark_text(align="right", baseline="bottom", dx=-2, dy=-6, fontSize=12, fontWeight="bold",
+                                      color=NEUTRAL_TEXT).encode(text="name:N")  # sky-blue text would not read on white
+    return alt.layer(curve, label)
 
 
 METHOD_TIP = alt.Tooltip("method:N", title="method · settings")
@@ -78,26 +101,30 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
 def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
     _check(frame, "ratio chart")
-    pts = alt.Chart(frame, height=tall(height, len(names)), width=WIDTH).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(
+    base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH).encode(
         x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
-        y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")),
-        color=method_color(names), strokeDash=_dash(names), detail="name:N",
+        y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")), detail="name:N",
         tooltip=[METHOD_TIP, alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
                  alt.Tooltip("wavelength:Q", format=",.6g"), alt.Tooltip("ratio:Q", title="θ′/θ", format=".6g")],
     )
-    return slide(alt.layer(pts, _rule(trained, f"L = {trained:,}")), height)
+    methods, model = _layers(base)
+    pts = methods.mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(color=method_color(names))
+    own = _model(model, "wavelength", {"point": alt.OverlayMarkDef(size=16, color=MODEL_COLOR)})
+    return slide(alt.layer(pts, own, _rule(trained, f"L = {trained:,}")), height)
 
 
 @memo
 def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
-    return slide(alt.Chart(frame, height=tall(height, len(names)), width=WIDTH).mark_line(strokeWidth=1.6).encode(
+    base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH).encode(
         x=alt.X("distance:Q", title="distance D (positions)"),
         y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
-        color=method_color(names), strokeDash=_dash(names),
         tooltip=[METHOD_TIP, alt.Tooltip("distance:Q"), alt.Tooltip("max:Q", format=".4g"), alt.Tooltip("mean:Q", format=".4g")],
-    ), height)
+    )
+    methods, model = _layers(base)
+    return slide(alt.layer(methods.mark_line(strokeWidth=1.6).encode(color=method_color(names)),
+                           _model(model, "distance")), height)
 
 
 @memo
@@ -105,16 +132,18 @@ def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_tit
                      height: int = 320) -> alt.LayerChart:
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
     _check(frame, "percentile chart")
-    base = alt.Chart(frame, height=tall(height, len(names)), width=WIDTH)
+    base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH)
     xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
     bare = method_color(names)
     bare.legend = None  # the legend comes from the lines (the pale band would make pale symbols)
-    band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q", color=bare)
-    line = base.mark_line(strokeWidth=1.6).encode(
-        x=xs, y="p50:Q", color=method_color(names), strokeDash=_dash(names),
+    band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q")
+    line = base.encode(
+        x=xs, y="p50:Q",
         tooltip=[METHOD_TIP, alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("p5:Q", format=".4g"),
                  alt.Tooltip("p50:Q", title="median", format=".4g"), alt.Tooltip("p95:Q", format=".4g")])
-    layers = [band, line]
+    (band_m, band_own), (line_m, line_own) = _layers(band), _layers(line)
+    layers = [band_m.encode(color=bare), band_own.mark_area(opacity=0.12, color=MODEL_COLOR),
+              line_m.mark_line(strokeWidth=1.6).encode(color=method_color(names)), _model(line_own, x)]
     if baseline:
         ref = frame.drop_duplicates(x)
         layers.append(alt.Chart(ref).mark_line(color="#888888", strokeDash=[2, 3]).encode(x=xs, y=f"{baseline}:Q",

@@ -12,7 +12,7 @@ import pandas as pd
 
 from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
 from posenc.charts.memo import memo
-from posenc.charts.raster import RASTER_CELLS, frame_heatmap
+from posenc.charts.raster import RASTER_CELLS, VIRIDIS, frame_heatmap
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
 
@@ -88,9 +88,15 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
     return alt.layer(points, rules, left, right).properties(autosize=FIT_X)
 
 
+YOUR_BASE_COLOR = OKABE_ITO[3]  # vermillion: apart from every viridis hue of the fixed bases
+
+
 def _base_colour(order: list[str]) -> alt.Color:
-    """Bases in order on a sequential scale (10 dark .. 10^8 light), one legend entry per base."""
-    return alt.Color("base:O", title="base", sort=order, scale=alt.Scale(scheme="viridis", domain=order),
+    """The series in ``order`` (field ``series``): the fixed bases on viridis (10 dark .. 10^8 light), then, last, the
+    chosen base's own series in vermillion; one legend entry each, the same for every chosen base."""
+    fixed = len(order) - 1
+    stops = [VIRIDIS[round(i * (len(VIRIDIS) - 1) / max(fixed - 1, 1))] for i in range(fixed)]
+    return alt.Color("series:N", title="base", sort=list(order), scale=alt.Scale(domain=list(order), range=[*stops, YOUR_BASE_COLOR]),
                      legend=alt.Legend(orient="bottom", columns=3, symbolType="stroke"))
 
 
@@ -98,14 +104,15 @@ def _base_colour(order: list[str]) -> alt.Color:
 def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 320) -> alt.LayerChart:
     """Wavelength against pair index for every base (log y), with the chosen length n marked.
 
-    ``frame``: base (label), pair, wavelength.  ``order``: the base labels in legend order.
+    ``frame``: series, base (label), chosen, pair, wavelength.  ``order``: the series in legend order, the chosen
+    base's last (drawn thicker).
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"wavelength chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
-    base_lines = alt.Chart(frame, height=height, width="container").mark_line(strokeWidth=2).encode(
+    base_lines = alt.Chart(frame, height=height, width="container").mark_line().encode(
         x=alt.X("pair:Q", title="frequency pair i"),
         y=alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log")),
-        color=_base_colour(order),
+        color=_base_colour(order), strokeWidth=alt.condition("datum.chosen", alt.value(3.5), alt.value(2)),
         tooltip=[alt.Tooltip("base:N"), alt.Tooltip("pair:Q", title="pair i"),
                  alt.Tooltip("wavelength:Q", title="wavelength", format=",.2f")])
     rule = alt.Chart(pd.DataFrame({"wavelength": [float(n)], "label": [f"n = {n:,}"]})).mark_rule(
@@ -117,7 +124,7 @@ def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 
 @memo
 def dot_chart(frame: pd.DataFrame, *, order: list[str], height: int = 320) -> alt.LayerChart:
     """PE(p)·PE(p+k) / (d/2) against the offset k, one line per base; the chosen base drawn
-    thicker, a dashed line at one half.  ``frame``: base, chosen, k, dot."""
+    thicker, a dashed line at one half.  ``frame``: series, base, chosen, k, dot; ``order`` as for ``bases_chart``."""
     if len(frame) > MAX_MARKS:
         raise ValueError(f"dot-product chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
     curves = alt.Chart(frame, height=height, width="container").mark_line(clip=True).encode(

@@ -34,7 +34,7 @@ from posenc.ui.assets import FIT_FORMULAS as _FIT_FORMULAS
 from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
 from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, PAGES, sections
-from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
+from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, asked_above, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
 
 _FRAME = "_posenc_frame"
 _EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run

@@ -84,6 +84,17 @@ def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> p
     return out
 
 
+def asked_above(table: pd.DataFrame, cells: list[tuple[int, str]], text: str) -> pd.DataFrame:
+    """``table`` with the (row position, column) ``cells`` that hold an exercise's answer replaced by ``text`` (where
+    the answer is asked and shown), revealed or not: for a table outside the section that holds the exercise, which
+    a reveal does not redraw (``quiz_table`` would keep its "?" after the answer shows above).  The table is copied."""
+    out = table.copy()
+    for row, col in cells:
+        out[col] = out[col].astype(object)
+        out.iloc[row, out.columns.get_loc(col)] = text
+    return out
+
+
 def quiz(spec: Mapping) -> None:
     """``exercise`` from a view's quiz dict {"key", "question", "answer", "explanation", "tolerance"
     or "options"}."""

@@ -38,6 +38,10 @@ DOT_BASES = (10.0, 100.0, 1e3, 1e4, 1e6, 1e8)  # drawn on the dot-product chart 
 MAX_DOT_OFFSETS = 1024  # offsets drawn per base on the dot-product chart
 FROZEN_RADIANS = 1.0  # a pair that turns less than this over the whole context barely moves
 LONGEST = "longest wavelength"  # the table column that holds the wavelength exercise's answer
+# The chosen base's series on the two charts: one legend entry whatever the base (its value is in the tooltip and the
+# table), so that a new base only swaps the charts' data (a legend naming it would change their spec: README,
+# Performance 8).  When the chosen base is one of the fixed ones, its curve is drawn twice, the thick one on top.
+YOUR_BASE = "your base"
 
 
 class ClosestPairSinusoidView(TypedDict):
@@ -61,6 +65,8 @@ class WhyBaseView(TypedDict):
     lines: pd.DataFrame
     dots: pd.DataFrame
     bases: list
+    line_series: list
+    dot_series: list
     rows: list
     too_small: list
     too_large: list
@@ -175,7 +181,9 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
     "dots": DataFrame(base, log10 base, chosen, k, dot) -- PE(p).PE(p+k) / (d/2) for the bases of
     DOT_BASES and the chosen one, k up to MAX_DOT_OFFSETS -- "bases": labels in order, "rows": the
     measured dicts (without profiles), "too_small", "too_large", "good": labels, "conclusion": the
-    computed sentence, "caption"}.
+    computed sentence, "caption"}.  "lines" and "dots" carry a column "series": the base's label for the fixed bases
+    (WHY_BASES, DOT_BASES) and YOUR_BASE for the chosen one's rows (its label in "base", "chosen" True); "line_series"
+    and "dot_series" list the series in legend order (the same for every base).
     """
     n = check_int("n", n, lo=2, hi=MAX_N)
     d = _even_d("d_model", d_model, MAX_D)
@@ -201,11 +209,15 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
             "verdict": verdict(r),
         })
         spec = spectrum_view(d, r["base"], n, layout)["frame"]
-        lines.append(pd.DataFrame({"base": r["label"] + mark, "log10 base": math.log10(r["base"]), "pair": spec["pair"],
-                                   "wavelength": spec["wavelength"]}))
-        if r["base"] in DOT_BASES or mark:
-            dots.append(pd.DataFrame({"base": r["label"] + mark, "log10 base": math.log10(r["base"]), "chosen": bool(mark),
-                                      "k": np.arange(kmax, dtype=np.int32), "dot": r["dot"][:kmax].astype(np.float32)}))
+        for series in ([r["label"]] if r["base"] in WHY_BASES else []) + ([YOUR_BASE] if mark else []):
+            lines.append(pd.DataFrame({"series": series, "base": r["label"], "chosen": series == YOUR_BASE,
+                                       "log10 base": math.log10(r["base"]), "pair": spec["pair"], "wavelength": spec["wavelength"]}))
+        for series in ([r["label"]] if r["base"] in DOT_BASES else []) + ([YOUR_BASE] if mark else []):
+            dots.append(pd.DataFrame({"series": series, "base": r["label"], "chosen": series == YOUR_BASE,
+                                      "log10 base": math.log10(r["base"]), "k": np.arange(kmax, dtype=np.int32),
+                                      "dot": r["dot"][:kmax].astype(np.float32)}))
+    lines.sort(key=lambda f: bool(f["chosen"].iloc[0]))  # the chosen base last: drawn on top (a stable sort)
+    dots.sort(key=lambda f: bool(f["chosen"].iloc[0]))
     closest = closest_pair_sinusoid(n, d, base, layout)
     caption = (f"Closest pair at the chosen base by {closest['method']}. Every number here is exact in the offset k: for the "
                f"sinusoid PE(p)·PE(p+k) = Σ cos(kωᵢ) whatever p. The chart shows offsets up to {kmax - 1:,}.")
@@ -215,6 +227,8 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
         "table": pd.DataFrame(table), "chosen_row": chosen,
         "lines": pd.concat(lines, ignore_index=True), "dots": pd.concat(dots, ignore_index=True),
         "bases": [t["base"] for t in table], "rows": plain,
+        "line_series": [r["label"] for r in rows if r["base"] in WHY_BASES] + [YOUR_BASE],
+        "dot_series": [r["label"] for r in rows if r["base"] in DOT_BASES] + [YOUR_BASE],
         "too_small": [r["label"] for r in rows if r["too_small"]],
         "too_large": [r["label"] for r in rows if r["too_large"]],
         "good": [r["label"] for r in rows if verdict(r) == "fine"],

@@ -18,9 +18,13 @@ CASES = [
     ("pages/rope.py", {"maxdist": "20000"}),
     ("pages/context_extension.py", {"d": "64"}), ("pages/context_extension.py", {"base": "10000"}),
     ("pages/context_extension.py", {"train": "4096", "s": "8"}), ("pages/context_extension.py", {"w": "128", "rho": "0.75"}),
+    # a loaded model is a layer of its own, labelled at its end (no legend entry): loading one only adds rows
+    ("pages/context_extension.py", {"model": "Llama 3.1 8B"}), ("pages/context_extension.py", {"model": "DeepSeek-V3", "at": "model"}),
     # the heatmap draws every column up to d = 512 (posenc.views.sinusoid.HEATMAP_MAX_COLS); past that it draws kept
     # pairs side by side under labels naming them: another spec
     ("pages/sinusoid.py", {"d": "130"}), ("pages/sinusoid.py", {"d": "512"}), ("pages/sinusoid.py", {"n": "200"}),
+    # the chosen base is the series "your base" (posenc.views.why_base.YOUR_BASE), on the list of bases or not
+    ("pages/sinusoid.py", {"base": "10001"}), ("pages/sinusoid.py", {"base": "100", "layout": "interleaved"}),
 ]
 
 
