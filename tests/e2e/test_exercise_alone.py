@@ -1,6 +1,8 @@
 """Exercises rerun alone (frame.exercise outside a section is its own fragment), in a real browser:
-revealing RoPE's shift question redraws only the exercise, and the sinusoid's "longest wavelength" question,
-whose answer the page also shows in a metric and a table, redraws the page so that metric follows."""
+revealing RoPE's shift question redraws only the exercise; Context extension's YaRN question, whose answer the page
+also shows in a metric outside any section, redraws the page so that metric follows; and the sinusoid's "longest
+wavelength" question, which sits in a section with the metric that shows its answer, redraws that section (the
+"why 10000" table further down points to the exercise instead of hiding a number it would not redraw)."""
 
 from __future__ import annotations
 
@@ -44,15 +46,28 @@ def test_an_exercise_whose_answer_shows_nowhere_else_reruns_alone(live_server, b
     page.close()
 
 
+def _metric(page, label: str) -> str:
+    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']").inner_text()
+
+
 def test_an_exercise_whose_answer_the_page_also_shows_redraws_the_page(live_server, browser):
+    page = _open(browser, f"{live_server['url']}/context_extension")
+    assert _metric(page, "YaRN attention factor") == "?"
+    _reveal(page, "what is the attention factor that multiplies cos and sin")
+    shown = _metric(page, "YaRN attention factor")
+    assert shown != "?" and shown.startswith("1.13")  # 0.1 ln 4 + 1 = 1.138629 (HF's YaRN at s = 4)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.close()
+
+
+def test_an_exercise_in_a_section_redraws_its_section(live_server, browser):
     page = _open(browser, f"{live_server['url']}/sinusoid")
-
-    def longest() -> str:
-        return page.locator("[data-testid='stMetric']").filter(has_text="longest wavelength") \
-            .locator("[data-testid='stMetricValue']").inner_text()
-
-    assert longest() == "?"
+    assert _metric(page, "longest wavelength") == "?"
+    pointer = page.get_by_text("the exercise above", exact=True)  # the "why 10000" table's cell for the chosen base
+    assert pointer.count() == 1
     _reveal(page, "how many positions does the slowest pair need")
-    assert longest() != "?" and any(ch.isdigit() for ch in longest())
+    shown = _metric(page, "longest wavelength")
+    assert shown != "?" and any(ch.isdigit() for ch in shown)
+    assert pointer.count() == 1
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
