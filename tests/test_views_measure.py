@@ -80,6 +80,10 @@ def test_views_carry_settings_and_model():
     b = M.bands_view(128, 5e5, 8192, 4.0, EXAMPLE_TEXTS["DeepSeek-V3"])
     assert b["labels"][0] == "RoPE · d 128, base 500000, L 8,192" and b["labels"][-1].startswith("model: deepseek-ai/DeepSeek-V3 · d 64")
     assert b["target"] == 32768 and list(b["dynamic"]["effective_scale"])[-1] == dynamic_scale(4.0, 163840, 8192)
+    # the charts draw the model by its own layers, found by the prefix of its name (charts.extension.MODEL_PREFIX)
+    assert charts.methods_only(b["names"]) == b["names"][:-1] and b["names"][-1].startswith(charts.MODEL_PREFIX)
+    model_rows = b["frame"][b["frame"]["name"].str.startswith(charts.MODEL_PREFIX)]
+    assert len(model_rows) == 32 and set(model_rows["name"]) == {b["names"][-1]}  # DeepSeek-V3 rotates 64 dims: 32 pairs
     f = M.fidelity_view(64, 1e4, 2048, 4.0, window=8, n_samples=16)
     assert set(f["table"]["method"]) == set(f["labels"]) and len(f["frame"]) == len(f["labels"]) * 9
     lr = M.long_range_view(64, 1e4, 2048, 4.0)
