@@ -229,7 +229,7 @@ def encode(key: str, positions, d_model: int, *, seq_len: int | None = None, **p
 def rope_for(key: str, head_dim: int, *, seq_len: int | None = None, **params) -> tuple[np.ndarray, float]:
     """(inv_freq (head_dim // 2,), attention_factor) of rotary scheme ``key``."""
     scheme = get_scheme(key)
-    scheme._need("rotary", "only rotary schemes have inv_freq")
+    scheme.need("rotary", "only rotary schemes have inv_freq")
     return scheme.frequencies(head_dim, seq_len=seq_len, **params)
 
 

@@ -341,3 +341,22 @@ def test_score_metric_is_the_metric_position_scores_takes(key):
     else:
         diag = np.diag(S)  # a vector has cosine 1 with itself; a zero vector (raw index 0, sin 0) is scored 0
         assert asked == "cosine" and np.all(np.isclose(diag, 1.0) | np.isclose(diag, 0.0)) and np.isclose(diag, 1.0).any()
+    # the unit names what was measured: it follows the metric exactly when the metric reaches the scores
+    assert (scheme.unit("cosine") != scheme.unit("dot")) == (asked == "cosine")
+    if asked == "cosine":
+        assert scheme.unit("cosine") == "cosine similarity"
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_a_scheme_whose_scores_are_not_centred_keeps_them_on_one_side_of_zero(key):
+    """Scheme.centered_scores is False for the bias schemes (a logit bias, a bucket id): their scores never change
+    sign, so a sequential colour scale over [min, max] fits them; the others' scale is symmetric about 0."""
+    from posenc.analysis.scores import position_scores
+
+    scheme = SCHEMES[key]
+    S = np.asarray(position_scores(key, 40, d=scheme.width(16), metric="dot"))
+    finite = S[np.isfinite(S)]
+    if not scheme.centered_scores:
+        assert np.all(finite <= 0) or np.all(finite >= 0)
+    else:
+        assert scheme.kind != "bias"

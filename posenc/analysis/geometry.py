@@ -266,8 +266,7 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     d = 512 (float64 rounding of angles ~T; about 2e-10 at d = 1024).
     """
     scheme = get_scheme(key)
-    if scheme.kind != "additive":
-        raise ValueError(f"shift_operator needs an additive scheme; {key!r} is {scheme.kind}")
+    scheme.need("additive", "shift_operator fits a linear map between the added vectors")
     d = check_int("d", d, lo=1, hi=1024)
     n_fit = check_int("n_fit", n_fit if n_fit is not None else max(4 * d, 64), lo=2, hi=100_000)
     check_memory("shift fit", (n_fit, d))

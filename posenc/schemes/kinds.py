@@ -82,6 +82,11 @@ def _callables(owner: object, names: tuple[str, ...]) -> list[str]:
     return [n for n in names if not callable(getattr(owner, n))]
 
 
+def additive_unit(metric: str, dot: str = "dot product PE(i)·PE(j)") -> str:
+    """What the score of two added vectors (an additive scheme's, an uploaded table's rows) compared by ``metric`` means."""
+    return "cosine similarity" if metric == "cosine" else dot
+
+
 @dataclass(frozen=True)
 class Additive:
     """A vector added to the token embedding: ``encode(positions, d, *, seq_len, **p) -> (n, d)``.
@@ -103,10 +108,15 @@ class Additive:
     max_len: int | None = None
     width: int | None = None
     parameters: Callable[..., int] = no_parameters
-    score_unit: str = "dot product PE(i)·PE(j)"
+    score_unit: str = additive_unit("dot")
 
     kind: ClassVar[str] = "additive"
     enters: ClassVar[str] = "input embedding"
+    centered_scores: ClassVar[bool] = True  # dot products and cosines: symmetric about 0
+
+    def unit(self, metric: str) -> str:
+        """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
+        return additive_unit(metric, self.score_unit)
 
     def problems(self) -> list[str]:
         """What is missing or inconsistent (empty when the behaviour is complete)."""
@@ -150,6 +160,11 @@ class Rotary:
 
     kind: ClassVar[str] = "rotary"
     enters: ClassVar[str] = "queries and keys"
+    centered_scores: ClassVar[bool] = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
+
+    def unit(self, metric: str) -> str:
+        """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
+        return f"{self.score_unit} (all-ones probe)"
     table: ClassVar[None] = None
     max_len: ClassVar[None] = None
     width: ClassVar[None] = None
@@ -196,6 +211,11 @@ class Bias:
 
     kind: ClassVar[str] = "bias"
     enters: ClassVar[str] = "attention logits"
+    centered_scores: ClassVar[bool] = False  # a bias or a bucket id has no natural zero in the middle
+
+    def unit(self, metric: str) -> str:
+        """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""
+        return self.score_unit
     table: ClassVar[None] = None
     max_len: ClassVar[None] = None
     width: ClassVar[None] = None

@@ -102,6 +102,16 @@ class Scheme:
         """The encoding width this scheme runs at when asked for ``d`` (a bundled table fixes its own)."""
         return self.behaviour.width or int(d)
 
+    def unit(self, metric: str) -> str:
+        """What a position score of this scheme means when ``metric`` is asked for (``score_metric``); schemes sharing a
+        unit share a colour scale."""
+        return self.behaviour.unit(metric)
+
+    @property
+    def centered_scores(self) -> bool:
+        """Its position scores are symmetric about 0 (a diverging scale) rather than running from their own minimum."""
+        return self.behaviour.centered_scores
+
     def score_metric(self, metric: str) -> str:
         """The metric this scheme's position scores are taken with when ``metric`` is asked for: an additive
         scheme's vectors are compared by ``metric`` ("dot" or "cosine"); a rotary scheme's score is q'·k' and a bias
@@ -152,21 +162,22 @@ class Scheme:
         dlo, dhi = _dependent_bounds(spec, params)
         return (max(lo, dlo), min(spec.hi, dhi))
 
-    def _need(self, kind: str, what: str) -> None:
+    def need(self, kind: str, what: str) -> None:
+        """Raise ValueError unless this scheme is of ``kind`` ("additive", "rotary", "bias"); ``what`` says why."""
         if self.kind != kind:
             raise ValueError(f"scheme {self.key!r} is {self.kind}, not {kind}; {what}")
 
     # -- the defining functions --------------------------------------------------------------
     def encode(self, positions, d: int, *, seq_len: int | None = None, **params) -> np.ndarray:
         """The added vector at each position, (n, d) float64 (additive schemes)."""
-        self._need("additive", "use signature() or position_scores()")
+        self.need("additive", "use signature() or position_scores()")
         p = self.validate_params(params)
         pos = check_positions(positions)
         return self.behaviour.encode(pos, d, seq_len=_seq_len(pos, seq_len), **p)
 
     def qk(self, q, k, positions, *, seq_len: int | None = None, **params) -> tuple:
         """(q', k'): queries and keys (..., n, d) transformed at ``positions`` (rotary schemes)."""
-        self._need("rotary", "only rotary schemes transform queries and keys")
+        self.need("rotary", "only rotary schemes transform queries and keys")
         p = self.validate_params(params)
         pos = check_positions(positions)
         return self.behaviour.qk(q, k, pos, seq_len=_seq_len(pos, seq_len), **p)
@@ -182,7 +193,7 @@ class Scheme:
 
     def bias(self, qpos, kpos, n_heads: int = 8, **params) -> np.ndarray:
         """The logit bias of every (query, key) pair, (H, n_q, n_k); -inf where masked (bias schemes)."""
-        self._need("bias", "only bias schemes add to the logits")
+        self.need("bias", "only bias schemes add to the logits")
         return self.behaviour.bias(qpos, kpos, n_heads, **self.validate_params(params))
 
     # -- what the analyses ask -------------------------------------------------------------

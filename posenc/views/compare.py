@@ -32,6 +32,7 @@ from posenc.analysis.tables import table_scores
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
 from posenc.lab.results import compare_rows
 from posenc.registry import N_HEADS_DEFAULT, SCHEMES, get_scheme
+from posenc.schemes.kinds import additive_unit
 
 # ----------------------------------------------------------------------------- result types
 # One TypedDict per view: the keys a page reads, with their types.
@@ -118,16 +119,8 @@ LENGTH_TOL = 1e-12  # length_change at or below this counts as length-invariant
 
 def unit_of(key: str, metric: str) -> str:
     """What the score of scheme ``key`` means; schemes sharing a unit share one colour scale."""
-    scheme = get_scheme(key)
-    if scheme.kind == "additive":
-        return additive_unit(metric)
-    if scheme.kind == "rotary":
-        return f"{scheme.score_unit} (all-ones probe)"
-    return scheme.score_unit
+    return get_scheme(key).unit(metric)
 
-
-def additive_unit(metric: str) -> str:
-    return "cosine similarity" if metric == "cosine" else "dot product PE(i)·PE(j)"
 
 
 def full_scores(key: str, n: int, d: int = 64, metric: str = "cosine", head: int = 0, params: tuple = ()) -> np.ndarray:
@@ -247,7 +240,7 @@ def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name:
 
 # What a bias scheme's score means (its declared score_unit: a bias on the logit, a T5 bucket id) has no
 # natural zero in the middle: drawn on a sequential scale over its own [min, max].
-SEQUENTIAL_UNITS = frozenset(s.score_unit for s in SCHEMES.values() if s.kind == "bias")
+SEQUENTIAL_UNITS = frozenset(s.score_unit for s in SCHEMES.values() if not s.centered_scores)
 
 
 def unit_domain(unit: str, lo: float, hi: float) -> tuple[tuple[float, float], str]:
