@@ -86,7 +86,7 @@ if bands is not None:
                + ", ".join(f"{n:,} → {v:g}" for n, v in zip(dyn["length"], dyn["effective_scale"])) + ".")
     chart(style(ratio_chart(bands["frame"], bands["names"], trained=bands["trained"])), key="ext_ratio", data=bands["frame"],
           export_title=("θ′/θ per pair", *bands["settings"]),
-          caption=f"Drawn with {'; '.join(bands['settings'])}. Each point is a pair. Left of L the pair turned fully in training: "
+          caption=f"{bands['drawn']} Each point is a pair. Left of L the pair turned fully in training: "
                   "a method that keeps short-range attention "
                   "leaves it at 1. Right of L the pair never completed a turn: interpolating it (θ/s) keeps its angles seen. "
                   "LongRoPE uses Phi-3-mini-128k's searched factors (made for s = 32 from L = 4,096), resampled to d/2 pairs; "
@@ -102,7 +102,7 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
     if fid is not None:
         chart(style(fidelity_chart(fid["frame"], fid["names"])), key="ext_fidelity", data=fid["frame"],
               export_title=("Short-range fidelity", *fid["settings"]),
-              caption=f"Drawn with {'; '.join(fid['settings'])}. Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE "
+              caption=f"{fid['drawn']} Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE "
                       "at the same d and base, over "
                       f"{fid['n_samples']} seeded random q ≠ k (seed 0), attention factors included. A method that kept short-range "
                       "attention intact stays near 0; a different seed moving a curve by more than its spread would falsify it.")
@@ -111,13 +111,13 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
         chart(style(percentile_chart(lr["logits"], lr["names"], x="distance", x_title="distance D (positions, log)",
                                      y_title="logit (median; band 5–95 %)")), key="ext_logits", data=lr["logits"],
               export_title=("Logit against distance", *lr["settings"]),
-              caption=f"Drawn with {'; '.join(lr['settings'])}. Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, "
+              caption=f"{lr['drawn']} Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, "
                       f"over {lr['n_samples']} seeded q "
                       "(logit scale and 1/√d included), out to each curve's target.")
         chart(style(percentile_chart(lr["entropy"], lr["names"], x="length", x_title="context length n (log)", baseline="uniform",
                                      y_title="softmax entropy (nats)")), key="ext_entropy", data=lr["entropy"],
               export_title=("Softmax entropy against length", *lr["settings"]),
-              caption=f"Drawn with {'; '.join(lr['settings'])}. Entropy of one query's attention over n keys ({lr['n_entropy']} queries; "
+              caption=f"{lr['drawn']} Entropy of one query's attention over n keys ({lr['n_entropy']} queries; "
                       "keys past 64 sampled 256 per "
                       "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
     if fid is not None and lr is not None and bands is not None:

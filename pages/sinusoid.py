@@ -140,13 +140,13 @@ if wb is not None:
     left, right = st.columns(2)
     with left:
         chart(style(dot_chart(wb["dots"], order=wb["dot_series"])), key="sinusoid_dots", data=wb["dots"],
-              export_title=("PE(p)·PE(p+k) / (d/2) for each base", f"your base {wbv.base_label(base)}; d = {d}, n = {n:,}"),
+              export_title=("PE(p)·PE(p+k) / (d/2) for each base", wb["settings"]),
               caption=f"PE(p)·PE(p+k) against the distance k, divided by its value d/2 at k = 0; your base "
-                                       f"({wbv.base_label(base)}) is the thick line, the dashed line is one half.")
+                      f"({wb['your_base']}) is the thick line, the dashed line is one half.")
     with right:
         chart(style(bases_chart(wb["lines"], n=n, order=wb["line_series"])), key="sinusoid_bases", data=wb["lines"],
-              export_title=("The wavelengths of every pair, for each base", f"your base {wbv.base_label(base)}; d = {d}, n = {n:,}"),
-              caption=f"The wavelengths of all d/2 pairs for each base, your base ({wbv.base_label(base)}) thick. Below the dashed "
+              export_title=("The wavelengths of every pair, for each base", wb["settings"]),
+              caption=f"The wavelengths of all d/2 pairs for each base, your base ({wb['your_base']}) thick. Below the dashed "
                       "line (n) a pair turns fully inside the sequence.")
     st.caption(wb["caption"])
 

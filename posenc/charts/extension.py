@@ -51,7 +51,7 @@ def slide(chart, height: int):
     return chart.properties(usermeta={"plot_height": int(height)})
 
 
-MODEL_PREFIX = "model:"  # posenc.views.measure names a loaded model's curve "model: <its name>"
+MODEL_PREFIX = "model:"  # a loaded model's curve is named "model: <its name>" (posenc.views.measure uses this)
 IS_MODEL = f"indexof(datum.name, '{MODEL_PREFIX}') === 0"
 
 

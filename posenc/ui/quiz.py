@@ -72,15 +72,17 @@ def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> p
     _shown_elsewhere(key)
     if revealed(key) or not cells:
         return table
+    return _with_cells(table, cells, lambda column: np.nan if pd.api.types.is_numeric_dtype(column) else HIDDEN)
+
+
+def _with_cells(table: pd.DataFrame, cells: list[tuple[int, str]], fill) -> pd.DataFrame:
+    """A copy of ``table`` with each (row position, column) cell set to ``fill(column)``: NaN keeps a number column
+    numeric (float64), any other value makes the column hold objects."""
     out = table.copy()
     for row, col in cells:
-        j = out.columns.get_loc(col)
-        if pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = out[col].astype(np.float64)
-            out.iloc[row, j] = np.nan
-        else:
-            out[col] = out[col].astype(object)
-            out.iloc[row, j] = HIDDEN
+        value = fill(out[col])
+        out[col] = out[col].astype(np.float64 if isinstance(value, float) and value != value else object)
+        out.iloc[row, out.columns.get_loc(col)] = value
     return out
 
 
@@ -88,11 +90,7 @@ def asked_above(table: pd.DataFrame, cells: list[tuple[int, str]], text: str) ->
     """``table`` with the (row position, column) ``cells`` that hold an exercise's answer replaced by ``text`` (where
     the answer is asked and shown), revealed or not: for a table outside the section that holds the exercise, which
     a reveal does not redraw (``quiz_table`` would keep its "?" after the answer shows above).  The table is copied."""
-    out = table.copy()
-    for row, col in cells:
-        out[col] = out[col].astype(object)
-        out.iloc[row, out.columns.get_loc(col)] = text
-    return out
+    return _with_cells(table, cells, lambda column: text)
 
 
 def quiz(spec: Mapping) -> None:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
+from posenc.charts.extension import MODEL_PREFIX
 from posenc.io.ropeconfig import rope_from_config
 from posenc.registry import get_scheme, rope_for
 from posenc.schemes.scaling import MAX_CONTEXT, check_head_dim, default_inv_freq, dynamic_scale
@@ -90,7 +91,7 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
         L = model.trained_length or model.served_length or target
         mt = model.served_length or target
         own = settings(model.rotary_dim, model.base, L, target=mt)
-        out.append({"label": f"model: {model.name} · {own}", "name": f"model: {model.name}",
+        out.append({"label": f"{MODEL_PREFIX} {model.name} · {own}", "name": f"{MODEL_PREFIX} {model.name}",
                     "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
                     "d": model.rotary_dim, "trained": L, "target": mt})
         said.append(f"the model ({model.name}) at its own {own}")
@@ -104,8 +105,10 @@ def _curve(m: dict, **columns) -> pd.DataFrame:
 
 
 def _said(methods: list[dict], e: dict) -> dict:
-    """What every view returns about the curves it drew: {"labels", "names", "settings"}."""
-    return {"labels": [m["label"] for m in methods], "names": [m["name"] for m in methods], "settings": e["settings"]}
+    """What every view returns about the curves it drew: {"labels", "names", "settings", "drawn": the settings as the
+    sentence a caption opens with}."""
+    return {"labels": [m["label"] for m in methods], "names": [m["name"] for m in methods], "settings": e["settings"],
+            "drawn": f"Drawn with {'; '.join(e['settings'])}."}
 
 
 class BandsView(TypedDict):
@@ -116,6 +119,7 @@ class BandsView(TypedDict):
     labels: list
     names: list
     settings: list
+    drawn: str
     trained: int
     dynamic: pd.DataFrame
     skipped: dict
@@ -149,6 +153,7 @@ class FidelityView(TypedDict):
     labels: list
     names: list
     settings: list
+    drawn: str
     window: int
     n_samples: int
 
@@ -178,6 +183,7 @@ class LongRangeView(TypedDict):
     labels: list
     names: list
     settings: list
+    drawn: str
     rho: float
     n_samples: int
     n_entropy: int

@@ -67,6 +67,8 @@ class WhyBaseView(TypedDict):
     bases: list
     line_series: list
     dot_series: list
+    your_base: str
+    settings: str
     rows: list
     too_small: list
     too_large: list
@@ -172,6 +174,18 @@ def conclusion(rows: list[dict], n: int, d: int, chosen: float | None = None) ->
     return head + (f"; {_names(good)} avoid all of this." if good else "; no base here avoids all of it.")
 
 
+def _add_series(frames: list, own: dict, r: dict, fixed: tuple, chosen: bool, **columns) -> None:
+    """Base ``r``'s rows (``columns``) as its own series when it is one of ``fixed``, and as YOUR_BASE (kept in ``own``
+    under the first column's name, to be drawn last) when it is the chosen one."""
+    def rows(series: str) -> pd.DataFrame:
+        return pd.DataFrame({"series": series, "base": r["label"], "chosen": series == YOUR_BASE,
+                             "log10 base": math.log10(r["base"]), **columns})
+    if r["base"] in fixed:
+        frames.append(rows(r["label"]))
+    if chosen:
+        own[next(iter(columns))] = rows(YOUR_BASE)
+
+
 def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView:
     """The measurement over WHY_BASES plus the chosen base, at the chosen n and d.
 
@@ -183,7 +197,8 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
     measured dicts (without profiles), "too_small", "too_large", "good": labels, "conclusion": the
     computed sentence, "caption"}.  "lines" and "dots" carry a column "series": the base's label for the fixed bases
     (WHY_BASES, DOT_BASES) and YOUR_BASE for the chosen one's rows (its label in "base", "chosen" True); "line_series"
-    and "dot_series" list the series in legend order (the same for every base).
+    and "dot_series" list the series in legend order (the same for every base); "your_base" is the chosen base's label
+    and "settings" the line an export carries ("your base 20,000; d = 128, n = 128").
     """
     n = check_int("n", n, lo=2, hi=MAX_N)
     d = _even_d("d_model", d_model, MAX_D)
@@ -192,7 +207,7 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
     bases = sorted(set(WHY_BASES) | {base})
     rows = [measure_base(n, d, b, layout) for b in bases]
     chosen = bases.index(base)
-    table, lines, dots = [], [], []
+    table, lines, dots, own = [], [], [], {}
     kmax = min(n, MAX_DOT_OFFSETS + 1)
     for r in rows:
         mark = " (chosen)" if r["base"] == base else ""
@@ -209,15 +224,10 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
             "verdict": verdict(r),
         })
         spec = spectrum_view(d, r["base"], n, layout)["frame"]
-        for series in ([r["label"]] if r["base"] in WHY_BASES else []) + ([YOUR_BASE] if mark else []):
-            lines.append(pd.DataFrame({"series": series, "base": r["label"], "chosen": series == YOUR_BASE,
-                                       "log10 base": math.log10(r["base"]), "pair": spec["pair"], "wavelength": spec["wavelength"]}))
-        for series in ([r["label"]] if r["base"] in DOT_BASES else []) + ([YOUR_BASE] if mark else []):
-            dots.append(pd.DataFrame({"series": series, "base": r["label"], "chosen": series == YOUR_BASE,
-                                      "log10 base": math.log10(r["base"]), "k": np.arange(kmax, dtype=np.int32),
-                                      "dot": r["dot"][:kmax].astype(np.float32)}))
-    lines.sort(key=lambda f: bool(f["chosen"].iloc[0]))  # the chosen base last: drawn on top (a stable sort)
-    dots.sort(key=lambda f: bool(f["chosen"].iloc[0]))
+        _add_series(lines, own, r, WHY_BASES, bool(mark), pair=spec["pair"], wavelength=spec["wavelength"])
+        _add_series(dots, own, r, DOT_BASES, bool(mark), k=np.arange(kmax, dtype=np.int32), dot=r["dot"][:kmax].astype(np.float32))
+    lines.append(own["pair"])  # the chosen base last: drawn on top
+    dots.append(own["k"])
     closest = closest_pair_sinusoid(n, d, base, layout)
     caption = (f"Closest pair at the chosen base by {closest['method']}. Every number here is exact in the offset k: for the "
                f"sinusoid PE(p)·PE(p+k) = Σ cos(kωᵢ) whatever p. The chart shows offsets up to {kmax - 1:,}.")
@@ -227,6 +237,7 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
         "table": pd.DataFrame(table), "chosen_row": chosen,
         "lines": pd.concat(lines, ignore_index=True), "dots": pd.concat(dots, ignore_index=True),
         "bases": [t["base"] for t in table], "rows": plain,
+        "your_base": rows[chosen]["label"], "settings": f"your base {rows[chosen]['label']}; d = {d}, n = {n:,}",
         "line_series": [r["label"] for r in rows if r["base"] in WHY_BASES] + [YOUR_BASE],
         "dot_series": [r["label"] for r in rows if r["base"] in DOT_BASES] + [YOUR_BASE],
         "too_small": [r["label"] for r in rows if r["too_small"]],
