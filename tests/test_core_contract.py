@@ -360,3 +360,18 @@ def test_a_scheme_whose_scores_are_not_centred_keeps_them_on_one_side_of_zero(ke
         assert np.all(finite <= 0) or np.all(finite >= 0)
     else:
         assert scheme.kind != "bias"
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_scores_use_width_as_declared(key):
+    """Scheme.scores_use_width: where it is False the scores are the same at two widths (a legend then leaves d out);
+    where it is True they differ between widths 8 and 16 (a bundled table, fixed at its own width, is not asked)."""
+    from posenc.analysis.scores import position_scores
+
+    scheme = SCHEMES[key]
+    a, b = (np.asarray(position_scores(key, 24, d=scheme.width(d), metric="dot")) for d in (8, 16))
+    same = a.shape == b.shape and np.allclose(a, b, equal_nan=True)
+    if not scheme.scores_use_width:
+        assert same
+    elif scheme.width(8) != scheme.width(16):  # a bundled table runs at its own width whatever is asked
+        assert not same

@@ -113,6 +113,7 @@ class Additive:
     kind: ClassVar[str] = "additive"
     enters: ClassVar[str] = "input embedding"
     centered_scores: ClassVar[bool] = True  # dot products and cosines: symmetric about 0
+    scores_use_width: ClassVar[bool] = True  # an added vector has d entries
 
     def unit(self, metric: str) -> str:
         """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
@@ -161,6 +162,7 @@ class Rotary:
     kind: ClassVar[str] = "rotary"
     enters: ClassVar[str] = "queries and keys"
     centered_scores: ClassVar[bool] = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
+    scores_use_width: ClassVar[bool] = True  # q and k have d entries
 
     def unit(self, metric: str) -> str:
         """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
@@ -212,6 +214,7 @@ class Bias:
     kind: ClassVar[str] = "bias"
     enters: ClassVar[str] = "attention logits"
     centered_scores: ClassVar[bool] = False  # a bias or a bucket id has no natural zero in the middle
+    scores_use_width: ClassVar[bool] = False  # a bias is added to the logit whatever d
 
     def unit(self, metric: str) -> str:
         """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""

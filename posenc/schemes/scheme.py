@@ -112,6 +112,11 @@ class Scheme:
         """Its position scores are symmetric about 0 (a diverging scale) rather than running from their own minimum."""
         return self.behaviour.centered_scores
 
+    @property
+    def scores_use_width(self) -> bool:
+        """Its position scores change with the width d (False for a bias on the logit; checked by the contract test)."""
+        return self.behaviour.scores_use_width
+
     def score_metric(self, metric: str) -> str:
         """The metric this scheme's position scores are taken with when ``metric`` is asked for: an additive
         scheme's vectors are compared by ``metric`` ("dot" or "cosine"); a rotary scheme's score is q'·k' and a bias

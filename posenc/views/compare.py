@@ -104,7 +104,7 @@ def settings_label(key: str, d: int, params: tuple = ()) -> str:
     """The scheme's name with the settings it is drawn at, for legends and panel titles."""
     scheme = get_scheme(key)
     p = {sp.name: sp.default for sp in scheme.params} | dict(params)
-    if scheme.kind == "bias" or not scheme.params:
+    if not scheme.scores_use_width or not scheme.params:
         return scheme.name
     bits = [f"d {scheme.width(d)}"]
     for k, fmt in (("base", "base {:g}"), ("factor", "s {:g}"), ("original_max_position_embeddings", "L {:,}"), ("omega", "ω {:g}")):
