@@ -375,3 +375,26 @@ def test_scores_use_width_as_declared(key):
         assert same
     elif scheme.width(8) != scheme.width(16):  # a bundled table runs at its own width whatever is asked
         assert not same
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_layer_inputs_are_what_the_scheme_defines(key):
+    """Scheme.layer_inputs hands an attention layer exactly the scheme's own defining output at those positions: the
+    added vectors (encode), the query/key map (qk), or head 0 of the logit bias."""
+    scheme = SCHEMES[key]
+    d, pos = scheme.width(8), np.arange(6, dtype=np.float64)
+    got = scheme.layer_inputs(pos, d, seq_len=6)
+    assert len(got) == 1
+    if "pe" in got:
+        np.testing.assert_array_equal(got["pe"], scheme.encode(pos, d, seq_len=6))
+    elif "qk" in got:
+        Q, K = np.random.default_rng(0).standard_normal((2, 6, d))
+        for a, b in zip(got["qk"](Q, K), scheme.qk(Q, K, pos, seq_len=6)):
+            np.testing.assert_array_equal(a, b)
+    else:
+        bias = got["bias"]
+        assert bias.shape == (6, 6)
+        want = scheme.behaviour.logits(pos, pos, 8, **scheme.validate_params({}))[0]
+        np.testing.assert_array_equal(bias, want)
+        if scheme.behaviour.attention_bias is None:  # where the layer adds the declared bias itself
+            np.testing.assert_array_equal(bias, scheme.bias(pos, pos, 8)[0])

@@ -103,17 +103,10 @@ def match_permutation(tokens_a: list[str], tokens_b: list[str]) -> list[int] | N
 
 
 def _position_inputs(scheme: str | None, n: int, d: int, params: dict) -> dict:
-    """What a scheme adds to the tiny attention at positions 0 .. n-1: {"pe"}, {"qk"} or {"bias"}."""
+    """What a scheme adds to the tiny attention at positions 0 .. n-1: {"pe"}, {"qk"} or {"bias"} (Scheme.layer_inputs)."""
     if scheme is None:
         return {}
-    s = get_scheme(scheme)
-    pos = np.arange(n, dtype=np.float64)
-    if s.kind == "additive":
-        return {"pe": s.encode(pos, d, seq_len=n, **params)}
-    if s.kind == "rotary":
-        return {"qk": lambda Q, K: s.qk(Q, K, pos, seq_len=n, **params)}
-    # head 0 of what a layer adds (T5: a seeded, untrained stand-in for its learned table)
-    return {"bias": s.behaviour.logits(pos, pos, 8, **s.validate_params(params))[0]}
+    return get_scheme(scheme).layer_inputs(np.arange(n, dtype=np.float64), d, seq_len=n, **params)
 
 
 def model_width(scheme: str | None, d_model: int) -> int:

@@ -119,6 +119,10 @@ class Additive:
         """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
         return additive_unit(metric, self.score_unit)
 
+    def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
+        """What an attention layer takes from this scheme at ``pos``: the added vectors, {"pe": (n, d)}."""
+        return {"pe": self.encode(pos, d, seq_len=seq_len, **params)}
+
     def problems(self) -> list[str]:
         """What is missing or inconsistent (empty when the behaviour is complete)."""
         out = [f"{n} is not callable" for n in _callables(self, ("encode", "offset_only", "isometric", "parameters"))]
@@ -167,6 +171,10 @@ class Rotary:
     def unit(self, metric: str) -> str:
         """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
         return f"{self.score_unit} (all-ones probe)"
+
+    def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
+        """What an attention layer takes from this scheme at ``pos``: its map of queries and keys, {"qk": (Q, K) -> (Q', K')}."""
+        return {"qk": lambda Q, K: self.qk(Q, K, pos, seq_len=seq_len, **params)}
     table: ClassVar[None] = None
     max_len: ClassVar[None] = None
     width: ClassVar[None] = None
@@ -219,6 +227,11 @@ class Bias:
     def unit(self, metric: str) -> str:
         """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""
         return self.score_unit
+
+    def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
+        """What an attention layer takes from this scheme at ``pos``: head 0 of its logit bias, {"bias": (n, n)} (T5: a
+        seeded, untrained stand-in for its learned table)."""
+        return {"bias": self.logits(pos, pos, 8, **params)[0]}
     table: ClassVar[None] = None
     max_len: ClassVar[None] = None
     width: ClassVar[None] = None

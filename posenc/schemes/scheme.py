@@ -196,6 +196,12 @@ class Scheme:
             return self.behaviour.frequencies(d, **p)
         raise ValueError(f"scheme {self.key!r} has no frequencies (it is not built from sinusoids or rotations)")
 
+    def layer_inputs(self, positions, d: int, *, seq_len: int | None = None, **params) -> dict:
+        """What an attention layer takes from this scheme at ``positions``, by kind: {"pe": added vectors (n, d)},
+        {"qk": a map of queries and keys} or {"bias": head 0's logit bias (n, n)}."""
+        pos = check_positions(positions)
+        return self.behaviour.layer_inputs(pos, d, _seq_len(pos, seq_len), self.validate_params(params))
+
     def bias(self, qpos, kpos, n_heads: int = 8, **params) -> np.ndarray:
         """The logit bias of every (query, key) pair, (H, n_q, n_k); -inf where masked (bias schemes)."""
         self.need("bias", "only bias schemes add to the logits")
