@@ -32,7 +32,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.timing import cpu_probe, stolen_seconds
+from bench.timing import cpu_probe, host_verdict, stolen_seconds
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
@@ -298,6 +298,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     out: dict = {"repeats": repeats, "poll_ms": POLL_MS, "quiet_ms": QUIET_MS, "pages": []}
     # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile
     probe0, steal0, t0 = cpu_probe(), stolen_seconds(), time.perf_counter()
+    probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     with sync_playwright() as p:
         browser = launch_chromium(p)
         if cold:  # like every other figure, the median of ``repeats`` tries: here each a new server and a new tab
@@ -313,6 +314,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 if pages and info.path not in pages:
                     continue
                 url = f"{base}/{info.url_path}"
+                probes.append(cpu_probe())
                 first_paint(page, url)  # warm the caches once
                 paints = [first_paint(page, url) for _ in range(repeats)]
                 steps, leads = [], len(LEADS)
@@ -335,7 +337,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 timed = [s for s in steps if s["median_s"] is not None]
                 worst = max(timed, key=lambda s: s["median_s"]) if timed else None
                 out["pages"].append({
-                    "page": info.title, "path": info.path,
+                    "page": info.title, "path": info.path, "cpu_probe_s": round(probes[-1], 4),
                     "first_paint_s": statistics.median(paints),
                     "first_paint_tries": paints,  # the spread: one page's paints differ by up to ~0.3-0.5 s here
                     "controls": len(steps),
@@ -355,8 +357,10 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         finally:
             browser.close()
     steal1, wall = stolen_seconds(), time.perf_counter() - t0
-    out["host"] = {"cpu_probe_s": [round(probe0, 4), round(cpu_probe(), 4)],
-                   "steal_fraction": None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)}
+    probes.append(cpu_probe())
+    steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
+    out["host"] = {"cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
+                   **host_verdict(probes, steal)}
     rows = out["pages"]
     out["goals"] = {
         "first_paint_within_1_5_s": all(r["first_paint_s"] <= 1.5 for r in rows),
@@ -364,4 +368,14 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         "worst_step_within_0_5_s": all(r["worst_step_s"] is None or r["worst_step_s"] <= 0.5 for r in rows),
         "cold_within_3_s": out.get("cold_server_to_first_paint_s", 0) <= 3.0,
     }
+    out["verdict"] = verdict(out["goals"], out["host"])
     return out
+
+
+def verdict(goals: dict, host: dict) -> str:
+    """The run in one line: which goals it met, and whether its host was the nearly idle one they are stated for."""
+    missed = [name for name, ok in goals.items() if not ok]
+    said = f"all {len(goals)} goals met" if not missed else "missed " + ", ".join(missed)
+    if host.get("nearly_idle"):
+        return f"{said}, on a nearly idle host"
+    return f"{said}, on a busy host ({host.get('why_not')}): not a test of goals stated for a nearly idle one"

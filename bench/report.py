@@ -82,7 +82,8 @@ def main() -> int:
         cold = cold_tries(r["interact"])
         print("cold:", r["interact"].get("cold_server_to_first_paint_s"), f"(tries: {cold})" if cold else "",
               "floor:", json.dumps(r["interact"].get("floor")),
-              "goals:", json.dumps(r["interact"].get("goals")), "host:", json.dumps(r["interact"].get("host")), "\n")
+              "goals:", json.dumps(r["interact"].get("goals")), "host:", json.dumps(r["interact"].get("host")))
+        print("verdict:", r["interact"].get("verdict", "(not kept by this run)"), "\n")
     for k in ("memory", "soak"):
         if k in r:
             print(k, json.dumps({a: b for a, b in r[k].items() if a != "series_mb"}, indent=1), "\n")

@@ -52,3 +52,26 @@ def test_stolen_seconds_reads_the_steal_column_of_proc_stat():
     line = f"cpu  10 0 5 100 0 0 0 {3 * tck} 0 0\ncpu0 5 0 2 50 0 0 0 {tck} 0 0\n"
     assert stolen_seconds(line) == 3.0  # the 8th number of the summed line, in seconds
     assert stolen_seconds("intr 1 2 3") is None and stolen_seconds("cpu 1 2") is None
+
+
+def test_host_verdict_names_the_reading_that_made_a_host_busy():
+    from bench.timing import IDLE_PROBE_S, IDLE_STEAL, host_verdict
+
+    idle = host_verdict([0.089, 0.092, 0.088], 0.0001)
+    assert idle == {"nearly_idle": True, "probe_max_s": 0.092, "why_not": ""}
+    mid_run = host_verdict([0.092, 0.174, 0.09], 0.0001)  # busy only between two pages: still busy
+    assert not mid_run["nearly_idle"] and "0.174 s" in mid_run["why_not"] and mid_run["probe_max_s"] == 0.174
+    stolen = host_verdict([0.09], IDLE_STEAL * 3)
+    assert not stolen["nearly_idle"] and "1.5%" in stolen["why_not"] and "probe" not in stolen["why_not"]
+    assert host_verdict([IDLE_PROBE_S], None)["nearly_idle"]  # the bound itself is idle; unknown steal does not count
+    import pytest
+
+    with pytest.raises(ValueError, match="probes"):
+        host_verdict([], 0.0)
+
+
+def test_verdict_says_a_busy_run_is_not_a_test_of_the_goals():
+    goals = {"first_paint_within_1_5_s": True, "cold_within_3_s": False}
+    assert interact.verdict(goals, {"nearly_idle": True}) == "missed cold_within_3_s, on a nearly idle host"
+    busy = interact.verdict({k: True for k in goals}, {"nearly_idle": False, "why_not": "the CPU probe read up to 0.170 s"})
+    assert busy.startswith("all 2 goals met, on a busy host (the CPU probe read up to 0.170 s)")
