@@ -398,3 +398,44 @@ def test_layer_inputs_are_what_the_scheme_defines(key):
         np.testing.assert_array_equal(bias, want)
         if scheme.behaviour.attention_bias is None:  # where the layer adds the declared bias itself
             np.testing.assert_array_equal(bias, scheme.bias(pos, pos, 8)[0])
+
+
+def _same_rows(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        (isinstance(a[k], float) and isinstance(b[k], float) and np.isnan(a[k]) and np.isnan(b[k])) or a[k] == b[k] for k in a)
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_uses_heads_as_declared(key):
+    """Scheme.uses_heads: where it is False the signature and the dense scores are the same with 1 head and with 4, and
+    so is every column of the comparison table (measure_scheme remembers such a row once for every head count); where
+    it is True the signature has one column per head."""
+    from posenc.analysis.compare import _measure
+
+    scheme = SCHEMES[key]
+    d, pos = scheme.width(8), np.arange(12, dtype=np.float64)
+    sig = [scheme.signature(pos, d, n_heads=h) for h in (1, 4)]
+    if scheme.uses_heads:
+        assert sig[0].shape[1] == 1 and sig[1].shape[1] == 4
+        return
+    np.testing.assert_array_equal(*sig)
+    np.testing.assert_array_equal(scheme.dense_scores(12, d, n_heads=1), scheme.dense_scores(12, d, n_heads=4))
+    rows = [_measure(key, n=24, d=8, n_heads=h, train_len=16, params=None) for h in (1, 4)]
+    assert _same_rows(*rows)
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_a_row_remembered_at_another_width_is_the_row_at_this_one(key):
+    """measure_scheme remembers the row of a scheme whose measurements do not change with d (a bias on the logit, a
+    bundled table) at one width: measured afresh at two widths those rows are the same but for the d they say."""
+    from posenc.analysis.compare import _measure, _measured_args, measure_scheme
+
+    scheme = SCHEMES[key]
+    if _measured_args(scheme, 8, 2) == _measured_args(scheme, 16, 2):
+        fresh = [_measure(key, n=24, d=d, n_heads=2, train_len=16, params=None) for d in (8, 16)]
+        for r in fresh:
+            r.pop("d", None)
+        assert _same_rows(*fresh)
+    for d in (8, 16):  # the shared row, as measure_scheme hands it out, is the fresh one
+        got = measure_scheme(key, n=24, d=d, n_heads=2, train_len=16)
+        assert _same_rows(got, _measure(key, n=24, d=d, n_heads=2, train_len=16, params=None))

@@ -35,6 +35,7 @@ from posenc.analysis.geometry import collisions, growth, length_dependence
 from posenc.analysis.scores import translation_invariance
 from posenc.analysis.tables import measure_table, uniqueness
 from posenc.registry import SCHEMES, get_scheme
+from posenc.schemes.scheme import MAX_HEADS
 
 FAR = np.unique(np.round(np.geomspace(1e5, 1e6, 64)))
 NEAR = np.arange(0, 1001, dtype=np.float64)
@@ -63,8 +64,27 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
     (key, n, d, n_heads, train_len) in this process, so every view that shows them (the landing
     page's wishlist, the comparison table) shares one computation; each call gets its own copy."""
     if params is None and all(isinstance(v, str | int | float) for v in (key, n, d, n_heads, train_len)):
-        return dict(_measured(key, n, d, n_heads, train_len))
+        scheme = get_scheme(key)
+        d_key, heads_key = _measured_args(scheme, d, n_heads)
+        row = dict(_measured(scheme.key, n, d_key, heads_key, train_len))
+        if d_key != d and scheme.width(8) != scheme.width(16):  # a bias measured at MEASURE_D says the d asked for
+            row["d"] = d  # (a bundled table's row keeps its own width)
+        return row
     return _measure(key, n=n, d=d, n_heads=n_heads, train_len=train_len, params=params)
+
+
+MEASURE_D, MEASURE_HEADS = 64, 8  # the settings a measurement that does not depend on them is remembered at
+
+
+def _measured_args(scheme, d, n_heads) -> tuple:
+    """(d, n_heads) as ``_measured`` remembers them for ``scheme``: a scheme whose every measurement is the same at any
+    width (a bias on the logit, a bundled table of its own width) is measured at MEASURE_D, and one with a single
+    position signal for all heads at MEASURE_HEADS, so that moving d or the heads recomputes only the schemes it
+    changes.  Both are checked first as any measurement would check them (the contract test compares the rows)."""
+    d = check_int("d", d, lo=1)
+    n_heads = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    same_at_any_width = not scheme.scores_use_width or scheme.width(8) == scheme.width(16)
+    return (MEASURE_D if same_at_any_width else d), (n_heads if scheme.uses_heads else MEASURE_HEADS)
 
 
 @functools.lru_cache(maxsize=MEASURED_ROWS)

@@ -114,6 +114,7 @@ class Additive:
     enters: ClassVar[str] = "input embedding"
     centered_scores: ClassVar[bool] = True  # dot products and cosines: symmetric about 0
     scores_use_width: ClassVar[bool] = True  # an added vector has d entries
+    uses_heads: ClassVar[bool] = False  # one position signal, shared by every head
 
     def unit(self, metric: str) -> str:
         """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
@@ -167,6 +168,7 @@ class Rotary:
     enters: ClassVar[str] = "queries and keys"
     centered_scores: ClassVar[bool] = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
     scores_use_width: ClassVar[bool] = True  # q and k have d entries
+    uses_heads: ClassVar[bool] = False  # one position signal, shared by every head
 
     def unit(self, metric: str) -> str:
         """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
@@ -223,6 +225,7 @@ class Bias:
     enters: ClassVar[str] = "attention logits"
     centered_scores: ClassVar[bool] = False  # a bias or a bucket id has no natural zero in the middle
     scores_use_width: ClassVar[bool] = False  # a bias is added to the logit whatever d
+    uses_heads: ClassVar[bool] = True  # a bias per head (n_heads rows of slopes or buckets)
 
     def unit(self, metric: str) -> str:
         """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""

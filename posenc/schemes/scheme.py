@@ -117,6 +117,12 @@ class Scheme:
         """Its position scores change with the width d (False for a bias on the logit; checked by the contract test)."""
         return self.behaviour.scores_use_width
 
+    @property
+    def uses_heads(self) -> bool:
+        """Its position signal changes with the number of heads (True for a bias per head; checked by the contract
+        test): where False, every measurement of it is the same whatever n_heads."""
+        return self.behaviour.uses_heads
+
     def score_metric(self, metric: str) -> str:
         """The metric this scheme's position scores are taken with when ``metric`` is asked for: an additive
         scheme's vectors are compared by ``metric`` ("dot" or "cosine"); a rotary scheme's score is q'·k' and a bias
