@@ -183,14 +183,19 @@ def pick_text(values, *params: alt.Parameter) -> str:
 
 @memo
 def style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Large readable fonts for presenters (top-level configuration)."""
-    return (
+    """Large readable fonts for presenters (top-level configuration), set in one copy of the chart (four
+    ``configure_*`` calls copied it four times: 13 ms of a layered chart's ~55 ms build)."""
+    config = dict(
         # labelSeparation: greedy overlap removal also drops labels closer than 4 px (no "97100")
-        chart.configure_axis(labelFontSize=FONT["label"], titleFontSize=FONT["title"], labelOverlap="greedy", labelSeparation=4)
-        .configure_legend(labelFontSize=FONT["label"], titleFontSize=FONT["label"], labelLimit=0, titleLimit=0)  # legends are never cut
-        .configure_title(fontSize=FONT["header"], anchor="start", subtitleColor=NEUTRAL_TEXT)  # a subtitle reads in both themes
-        .configure_header(labelFontSize=FONT["title"], titleFontSize=FONT["title"])
+        axis=alt.AxisConfig(labelFontSize=FONT["label"], titleFontSize=FONT["title"], labelOverlap="greedy", labelSeparation=4),
+        legend=alt.LegendConfig(labelFontSize=FONT["label"], titleFontSize=FONT["label"], labelLimit=0, titleLimit=0),  # never cut
+        title=alt.TitleConfig(fontSize=FONT["header"], anchor="start", subtitleColor=NEUTRAL_TEXT),  # a subtitle reads in both themes
+        header=alt.HeaderConfig(labelFontSize=FONT["title"], titleFontSize=FONT["title"]),
     )
+    if chart.config is not alt.Undefined:  # a builder's own configuration: add to it, as configure_* would
+        return chart.configure_axis(**config["axis"].to_dict()).configure_legend(**config["legend"].to_dict()) \
+            .configure_title(**config["title"].to_dict()).configure_header(**config["header"].to_dict())
+    return chart.configure(**config)
 
 
 def heatmap(

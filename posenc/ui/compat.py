@@ -19,9 +19,14 @@ up as a test to delete rather than a silent workaround.
 3. **Converting a chart on every rerun.**  ``st.altair_chart`` turns the Altair chart into the
    Vega-Lite spec it sends (``to_dict`` with schema validation, the data as Arrow bytes) on every
    run, under a process-wide lock, even when the chart is the one it sent last time.  ``chart_spec``
-   calls the same converter (``streamlit.elements.vega_charts._convert_altair_to_vega_lite_spec``,
-   private) and remembers its spec for charts ``posenc.charts.memo`` made, by identity; the page
-   sends it with the public ``st.vega_lite_chart``, which is what ``st.altair_chart`` does next.
+   converts as Streamlit's converter does (``streamlit.elements.vega_charts._convert_altair_to_vega_lite_spec``,
+   private: its Arrow transformer, its theme and its lock) and remembers the spec for charts
+   ``posenc.charts.memo`` made, by identity; the page sends it with the public ``st.vega_lite_chart``,
+   which is what ``st.altair_chart`` does next.  It leaves out one thing: the Vega-Lite schema
+   validation, about 10 of the ~16 ms a layered chart's conversion took on every step that brings new
+   data.  The tests validate instead: ``tests/app/test_slide_exports.py`` exports every chart of every
+   page through ``posenc.io.export.chart_spec``, which validates, and ``tests/app/test_compat.py``
+   checks that the spec sent is the one ``st.altair_chart`` sends.
 4. **A full garbage collection after every run.**  Streamlit's hidden option ``runner.postScriptGC``
    (default on) calls ``gc.collect(2)`` when a script run ends, on the script thread, holding the
    interpreter lock; the run's last messages reach the browser only after it.  In a dashboard
@@ -53,6 +58,7 @@ up as a test to delete rather than a silent workaround.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -163,13 +169,28 @@ def freeze_long_lived() -> bool:
     return True
 
 
-def chart_spec(chart) -> dict:
-    """The Vega-Lite spec ``st.altair_chart`` would send for ``chart`` (datasets as Arrow bytes), from
-    Streamlit's own converter, with the datasets named by place (``positional_names``, behaviour 5);
-    remembered by identity for a chart ``posenc.charts.memo`` made (behaviour 3).
-    Treat it as read-only: it is shared by every rerun that draws the same chart."""
+def _convert(chart) -> dict:
+    """Streamlit's Altair conversion (``vega_charts._convert_altair_to_vega_lite_spec``, streamlit 1.67) with
+    ``to_dict(validate=False)``: the same Arrow datasets, the same theme, under the same lock (behaviour 3)."""
+    import altair as alt
     from streamlit.elements import vega_charts
 
+    datasets: dict = {}
+    alt.data_transformers.register("to_arrow_dataset", vega_charts._to_arrow_dataset)
+    with vega_charts._altair_globals_lock:
+        theme = alt.theme.enable("none") if alt.theme.active == "default" else contextlib.nullcontext()
+        with theme, alt.data_transformers.enable("to_arrow_dataset", datasets=datasets):
+            spec = chart.to_dict(validate=False)
+    existing = spec.get("datasets")
+    spec["datasets"] = {**existing, **datasets} if isinstance(existing, dict) else datasets
+    return spec
+
+
+def chart_spec(chart) -> dict:
+    """The Vega-Lite spec ``st.altair_chart`` would send for ``chart`` (datasets as Arrow bytes), converted as
+    Streamlit converts it but unvalidated (``_convert``), with the datasets named by place (``positional_names``,
+    behaviour 5); remembered by identity for a chart ``posenc.charts.memo`` made (behaviour 3).
+    Treat it as read-only: it is shared by every rerun that draws the same chart."""
     keep = memo.made(chart)
     if keep:
         with _SPECS_LOCK:
@@ -177,7 +198,7 @@ def chart_spec(chart) -> dict:
             if entry is not None and entry[0] is chart:
                 _SPECS.move_to_end(id(chart))
                 return entry[1]
-    spec = positional_names(vega_charts._convert_altair_to_vega_lite_spec(chart))
+    spec = positional_names(_convert(chart))
     if keep:
         with _SPECS_LOCK:
             _SPECS[id(chart)] = (chart, spec, _spec_bytes(spec))
