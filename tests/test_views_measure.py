@@ -111,3 +111,21 @@ def test_charts_build():
         v = precision_view(16, 1e4)
         charts.precision_chart(v["cos"], x="position", x_title="p", y_title="e", tol=1e-3).to_dict()
         assert math.isfinite(v["cos"]["error"].max())
+
+
+@pytest.mark.parametrize("mode", P.MODES)
+def test_precision_scans_find_the_first_position_a_brute_force_scan_finds(mode):
+    """first_error_above (doubling blocks) and first_identical_position (its one-pair scan remembered by the pair's
+    frequency) against every position checked one by one, for two head sizes that share the fastest pair."""
+    limit = 70_000  # past float16's largest finite number (65,504): that type's positions run out inside it
+    for inv in (default_inv_freq(8, 1e4), default_inv_freq(16, 5e5), default_inv_freq(8, 1e4) * 0.37):
+        pos = np.arange(limit + 2, dtype=np.float64)
+        c, s = P.rope_cos_sin(pos, inv, mode)
+        c0, s0 = np.cos(np.multiply.outer(pos, inv)), np.sin(np.multiply.outer(pos, inv))
+        err = np.max(np.where(np.isfinite(c), np.maximum(np.abs(c - c0), np.abs(s - s0)), 2.0), axis=1)[: limit + 1]
+        for tol in (1e-3, 1e-6):
+            want = next((int(p) for p in np.flatnonzero(err > tol)), None)
+            assert P.first_error_above(inv, mode, tol=tol, limit=limit) == want
+        same = np.all(c[1:] == c[:-1], axis=1) & np.all(s[1:] == s[:-1], axis=1) | ~np.all(np.isfinite(c[1:]), axis=1)
+        want = next((int(p) for p in np.flatnonzero(same[: limit + 1])), None)
+        assert P.first_identical_position(inv, mode, limit=limit) == want

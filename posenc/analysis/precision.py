@@ -16,6 +16,7 @@ are evaluated in float32 on the rounded angle and then rounded, as torch does fo
 
 from __future__ import annotations
 
+import functools
 import time
 
 import ml_dtypes
@@ -80,32 +81,46 @@ def first_identical_position(inv_freq, mode: str, *, limit: int = MAX_POSITION) 
     in ``mode`` -- from there two neighbouring tokens get the same position.  None if there is none."""
     inv = check_positions(inv_freq, name="inv_freq", max_abs=1e6)
     P = check_int("limit", limit, lo=1, hi=MAX_POSITION)
-    pos = np.arange(P + 2, dtype=np.float64)
-    fast = int(np.argmax(inv))  # the fastest pair differs first; only its equal neighbours need the full check
-    c, s = rope_cos_sin(pos, inv[fast : fast + 1], mode)
-    same = (c[1:, 0] == c[:-1, 0]) & (s[1:, 0] == s[:-1, 0]) | ~np.isfinite(c[1:, 0])
-    for p in np.flatnonzero(same[: P + 1])[:4096]:
+    check_choice("mode", mode, MODES)
+    fast = float(inv[int(np.argmax(inv))])  # the fastest pair differs first; only its equal neighbours need the full check
+    for p in _same_neighbours(fast, mode, P):
         ca, sa = rope_cos_sin([p, p + 1], inv, mode)
         if np.array_equal(ca[0], ca[1]) and np.array_equal(sa[0], sa[1]) or not np.all(np.isfinite(ca)):
             return int(p)
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _same_neighbours(theta: float, mode: str, limit: int) -> np.ndarray:
+    """The first 4,096 positions p <= limit where one pair of frequency ``theta`` turns p and p + 1 by the same
+    rounded cos and sin in ``mode`` (or cannot hold p + 1): a scan of every position, remembered by the pair's
+    frequency, which plain RoPE's fastest pair keeps (1) whatever the head size and base."""
+    pos = np.arange(limit + 2, dtype=np.float64)
+    c, s = rope_cos_sin(pos, np.array([theta]), mode)
+    same = (c[1:, 0] == c[:-1, 0]) & (s[1:, 0] == s[:-1, 0]) | ~np.isfinite(c[1:, 0])
+    out = np.flatnonzero(same[: limit + 1])[:4096]
+    out.flags.writeable = False  # shared by every caller
+    return out
+
+
 def first_error_above(inv_freq, mode: str, *, tol: float = 1e-3, limit: int = MAX_POSITION, chunk: int = 16384) -> int | None:
     """The first position p <= limit where some pair's cos or sin is off float64 by more than ``tol``
-    (every position, every pair, scanned in order; None if it never is).  Stops with a ValueError
-    after TIME_BUDGET_S seconds."""
+    (every position, every pair, scanned in order, in blocks doubling from 256 to ``chunk`` positions; None if it
+    never is).  Stops with a ValueError after TIME_BUDGET_S seconds."""
     inv = check_positions(inv_freq, name="inv_freq", max_abs=1e6)
     tol = check_float("tol", tol, lo=0.0, hi=2.0, lo_open=True)
     P = check_int("limit", limit, lo=1, hi=MAX_POSITION)
+    chunk = check_int("chunk", chunk, lo=1, hi=MAX_POSITION + 1)
     stop = time.monotonic() + TIME_BUDGET_S
-    for start in range(0, P + 1, chunk):
+    start, size = 0, min(256, chunk)  # small first: in half precision the error is above tol within a few positions
+    while start <= P:
         if time.monotonic() > stop:
             raise ValueError(f"the precision scan stopped after {TIME_BUDGET_S:g} s at position {start:,}")
-        pos = np.arange(start, min(P + 1, start + chunk), dtype=np.float64)
+        pos = np.arange(start, min(P + 1, start + size), dtype=np.float64)
         hit = np.flatnonzero(_err(pos, inv, mode) > tol)
         if hit.size:
             return int(pos[hit[0]])
+        start, size = start + size, min(2 * size, chunk)
     return None
 
 
