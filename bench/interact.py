@@ -32,7 +32,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.timing import cpu_probe, host_verdict, stolen_seconds
+from bench.timing import IDLE_PROBE_S, cpu_probe, host_verdict, stolen_seconds, wait_for_idle
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
@@ -314,7 +314,8 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 if pages and info.path not in pages:
                     continue
                 url = f"{base}/{info.url_path}"
-                probes.append(cpu_probe())
+                reading, waited = wait_for_idle()  # a burst of other guests is waited out (at most 60 s), not timed
+                probes.append(reading)
                 first_paint(page, url)  # warm the caches once
                 paints = [first_paint(page, url) for _ in range(repeats)]
                 steps, leads = [], len(LEADS)
@@ -337,7 +338,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 timed = [s for s in steps if s["median_s"] is not None]
                 worst = max(timed, key=lambda s: s["median_s"]) if timed else None
                 out["pages"].append({
-                    "page": info.title, "path": info.path, "cpu_probe_s": round(probes[-1], 4),
+                    "page": info.title, "path": info.path, "cpu_probe_s": round(probes[-1], 4), "waited_for_idle_s": waited,
                     "first_paint_s": statistics.median(paints),
                     "first_paint_tries": paints,  # the spread: one page's paints differ by up to ~0.3-0.5 s here
                     "controls": len(steps),
@@ -353,14 +354,15 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         finally:
             stop_server(proc)
         try:
-            out["floor"] = floor(browser, repeats=2 * repeats)
+            reading, waited = wait_for_idle()  # the floor, too, on a calm host where it can be
+            out["floor"] = {**floor(browser, repeats=2 * repeats), "cpu_probe_s": round(reading, 4), "waited_for_idle_s": waited}
         finally:
             browser.close()
     steal1, wall = stolen_seconds(), time.perf_counter() - t0
     probes.append(cpu_probe())
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
     out["host"] = {"cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
-                   **host_verdict(probes, steal)}
+                   **host_verdict(probes, steal), "busy_pages": busy_pages(out["pages"], probes[-1])}
     rows = out["pages"]
     out["goals"] = {
         "first_paint_within_1_5_s": all(r["first_paint_s"] <= 1.5 for r in rows),
@@ -372,10 +374,18 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     return out
 
 
+def busy_pages(pages: list[dict], last_probe: float) -> list[str]:
+    """Pages timed while the host was busy: the probe before them (after waiting) or the one after them (the next
+    page's, or the run's last) above IDLE_PROBE_S.  Their figures say more about the host than about the page."""
+    after = [p["cpu_probe_s"] for p in pages[1:]] + [last_probe]
+    return [p["page"] for p, a in zip(pages, after) if max(p["cpu_probe_s"], a) > IDLE_PROBE_S]
+
+
 def verdict(goals: dict, host: dict) -> str:
     """The run in one line: which goals it met, and whether its host was the nearly idle one they are stated for."""
     missed = [name for name, ok in goals.items() if not ok]
     said = f"all {len(goals)} goals met" if not missed else "missed " + ", ".join(missed)
     if host.get("nearly_idle"):
-        return f"{said}, on a nearly idle host"
+        busy = host.get("busy_pages") or []
+        return f"{said}, on a nearly idle host" + (f" (busy while timing: {', '.join(busy)})" if busy else "")
     return f"{said}, on a busy host ({host.get('why_not')}): not a test of goals stated for a nearly idle one"

@@ -73,3 +73,17 @@ def host_verdict(probes: list[float], steal_fraction: float | None) -> dict:
         reasons.append(f"{steal_fraction:.1%} of the CPU was stolen (idle: at most {IDLE_STEAL:.1%})")
     return {"nearly_idle": not reasons, "probe_median_s": round(typical, 4), "probe_max_s": round(slowest, 4),
             "why_not": "; ".join(reasons)}
+
+
+def wait_for_idle(max_wait_s: float = 60.0, every_s: float = 5.0, probe: Callable[[], float] | None = None,
+                  sleep: Callable[[float], None] = time.sleep) -> tuple[float, float]:
+    """Probe the host; while the reading is above IDLE_PROBE_S, wait ``every_s`` and probe again, for at most
+    ``max_wait_s``.  Returns (the last reading, seconds waited): the benchmark waits out a burst of other guests
+    before a page instead of timing it, and says how long it waited and whether the host calmed."""
+    probe = probe or cpu_probe
+    reading, waited = probe(), 0.0
+    while reading > IDLE_PROBE_S and waited + every_s <= max_wait_s:
+        sleep(every_s)
+        waited += every_s
+        reading = probe()
+    return reading, waited

@@ -77,3 +77,23 @@ def test_verdict_says_a_busy_run_is_not_a_test_of_the_goals():
     assert interact.verdict(goals, {"nearly_idle": True}) == "missed cold_within_3_s, on a nearly idle host"
     busy = interact.verdict({k: True for k in goals}, {"nearly_idle": False, "why_not": "the CPU probe's median reading was 0.170 s"})
     assert busy.startswith("all 2 goals met, on a busy host (the CPU probe's median reading was 0.170 s)")
+
+
+def test_wait_for_idle_waits_out_a_burst_and_gives_up_after_its_limit():
+    from bench.timing import wait_for_idle
+
+    readings, slept = iter([0.17, 0.15, 0.09]), []
+    assert wait_for_idle(60, 5, probe=lambda: next(readings), sleep=slept.append) == (0.09, 10.0)
+    assert slept == [5, 5]
+    slept.clear()
+    assert wait_for_idle(12, 5, probe=lambda: 0.2, sleep=slept.append) == (0.2, 10.0)  # busy throughout: stops waiting
+    assert wait_for_idle(60, 5, probe=lambda: 0.08, sleep=slept.append) == (0.08, 0.0)
+
+
+def test_busy_pages_are_those_with_a_slow_probe_before_or_after():
+    pages = [{"page": "a", "cpu_probe_s": 0.08}, {"page": "b", "cpu_probe_s": 0.09}, {"page": "c", "cpu_probe_s": 0.085}]
+    assert interact.busy_pages(pages, 0.107) == ["c"]  # run R of 2026-12-03: the host turned busy during the last page
+    pages[1]["cpu_probe_s"] = 0.15
+    assert interact.busy_pages(pages, 0.09) == ["a", "b"]  # "a" ended on a busy host, "b" began on one
+    said = interact.verdict({"g": True}, {"nearly_idle": True, "busy_pages": ["Extrapolation lab"]})
+    assert said == "all 1 goals met, on a nearly idle host (busy while timing: Extrapolation lab)"
