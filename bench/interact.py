@@ -361,8 +361,9 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     steal1, wall = stolen_seconds(), time.perf_counter() - t0
     probes.append(cpu_probe())
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
+    busy = busy_pages(out["pages"], probes[-1])
     out["host"] = {"cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
-                   **host_verdict(probes, steal), "busy_pages": busy_pages(out["pages"], probes[-1])}
+                   **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"])), "busy_pages": busy}
     rows = out["pages"]
     out["goals"] = {
         "first_paint_within_1_5_s": all(r["first_paint_s"] <= 1.5 for r in rows),

@@ -97,3 +97,11 @@ def test_busy_pages_are_those_with_a_slow_probe_before_or_after():
     assert interact.busy_pages(pages, 0.09) == ["a", "b"]  # "a" ended on a busy host, "b" began on one
     said = interact.verdict({"g": True}, {"nearly_idle": True, "busy_pages": ["Extrapolation lab"]})
     assert said == "all 1 goals met, on a nearly idle host (busy while timing: Extrapolation lab)"
+
+
+def test_a_run_with_many_pages_timed_on_a_busy_host_is_not_nearly_idle():
+    from bench.timing import host_verdict
+
+    t = host_verdict([0.0949] * 17, 0.003, busy=8, timed=15)  # run T of 2026-12-03: a median just under the bound
+    assert not t["nearly_idle"] and "8 of 15 pages" in t["why_not"] and "at most 3" in t["why_not"]
+    assert host_verdict([0.081] * 17, 0.0006, busy=2, timed=15)["nearly_idle"]  # run R: the lab and Compare
