@@ -439,3 +439,28 @@ def test_a_row_remembered_at_another_width_is_the_row_at_this_one(key):
     for d in (8, 16):  # the shared row, as measure_scheme hands it out, is the fresh one
         got = measure_scheme(key, n=24, d=d, n_heads=2, train_len=16)
         assert _same_rows(got, _measure(key, n=24, d=d, n_heads=2, train_len=16, params=None))
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_spectrum_is_the_schemes_own_frequencies(key):
+    """Scheme.spectrum, answered by each kind: a rotary scheme's inv_freq and attention factor, scaled against plain
+    RoPE at its base; a sinusoid's frequencies with factor 1 and scale 1; no spectrum (ValueError) for the rest."""
+    from posenc.schemes.scaling import default_inv_freq
+
+    scheme = SCHEMES[key]
+    d = scheme.width(16)
+    try:
+        freqs = scheme.frequencies(d)
+    except ValueError:
+        with pytest.raises(ValueError, match="has no frequencies"):
+            scheme.spectrum(d)
+        return
+    omega, af, scale = scheme.spectrum(d)
+    if scheme.kind == "rotary":
+        np.testing.assert_array_equal(omega, freqs[0])
+        assert af == freqs[1]
+        base = scheme.validate_params({}).get("base")
+        np.testing.assert_array_equal(scale, omega / default_inv_freq(d, base) if base is not None else np.ones_like(omega))
+    else:
+        np.testing.assert_array_equal(omega, freqs)
+        assert af == 1.0 and np.all(scale == 1.0)

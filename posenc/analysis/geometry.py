@@ -12,7 +12,6 @@ import numpy as np
 
 from posenc._validate import check_float, check_int, check_memory, check_positions
 from posenc.registry import get_scheme
-from posenc.schemes.scaling import default_inv_freq
 
 # Typical token embedding scale: GPT-2 and BERT initialise every entry as normal(0, 0.02),
 # so a token row has norm about 0.02 * sqrt(d) and max |value| about 0.02 * sqrt(2 ln d).
@@ -315,13 +314,7 @@ def frequency_spectrum(key: str, d: int, *, context: int, seq_len: int | None = 
     """
     scheme = get_scheme(key)
     context = check_int("context", context, lo=1, hi=10**9)
-    p = scheme.validate_params(params)
-    if scheme.kind == "rotary":
-        omega, af = scheme.frequencies(d, seq_len=seq_len, **p)
-        scale = omega / default_inv_freq(d, p["base"]) if "base" in p else np.ones_like(omega)
-    else:
-        omega, af = np.asarray(scheme.frequencies(d, **p), dtype=np.float64), 1.0
-        scale = np.ones_like(omega)
+    omega, af, scale = scheme.spectrum(d, seq_len=seq_len, **params)
     wl = 2 * np.pi / omega
     return {
         "pair": np.arange(omega.size),

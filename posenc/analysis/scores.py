@@ -62,7 +62,7 @@ def offset_profile(
 
 
 def _cosine_is_additive(scheme) -> None:
-    if scheme.kind != "additive":
+    if scheme.score_metric("cosine") != "cosine":  # only added vectors are compared by a metric of their own
         raise ValueError(f"metric 'cosine' compares encoding vectors; scheme {scheme.key!r} is {scheme.kind} (use 'dot')")
 
 

@@ -32,7 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from posenc._validate import check_choice, check_int
-from posenc.schemes.scaling import check_head_dim
+from posenc.schemes.scaling import check_head_dim, default_inv_freq
 
 Predicate = Callable[[int], bool]
 PROBES = ("ones", "random")
@@ -120,6 +120,13 @@ class Additive:
         """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
         return additive_unit(metric, self.score_unit)
 
+    def spectrum(self, d: int, seq_len: int | None, params: dict) -> tuple[np.ndarray, float, np.ndarray] | None:
+        """(angular frequency per column pair, attention factor 1, scale 1 per pair); None if not built of sinusoids."""
+        if self.frequencies is None:
+            return None
+        omega = np.asarray(self.frequencies(d, **params), dtype=np.float64)
+        return omega, 1.0, np.ones_like(omega)
+
     def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
         """What an attention layer takes from this scheme at ``pos``: the added vectors, {"pe": (n, d)}."""
         return {"pe": self.encode(pos, d, seq_len=seq_len, **params)}
@@ -173,6 +180,11 @@ class Rotary:
     def unit(self, metric: str) -> str:
         """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
         return f"{self.score_unit} (all-ones probe)"
+
+    def spectrum(self, d: int, seq_len: int | None, params: dict) -> tuple[np.ndarray, float, np.ndarray]:
+        """(inv_freq per pair, attention factor, inv_freq / plain RoPE's at the same base: 1 where unscaled)."""
+        omega, af = self.frequencies(d, seq_len=seq_len, **params)
+        return omega, af, omega / default_inv_freq(d, params["base"]) if "base" in params else np.ones_like(omega)
 
     def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
         """What an attention layer takes from this scheme at ``pos``: its map of queries and keys, {"qk": (Q, K) -> (Q', K')}."""
@@ -230,6 +242,9 @@ class Bias:
     def unit(self, metric: str) -> str:
         """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""
         return self.score_unit
+
+    def spectrum(self, d: int, seq_len: int | None, params: dict) -> None:  # a bias has no frequencies
+        return None
 
     def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
         """What an attention layer takes from this scheme at ``pos``: head 0 of its logit bias, {"bias": (n, n)} (T5: a

@@ -202,6 +202,14 @@ class Scheme:
             return self.behaviour.frequencies(d, **p)
         raise ValueError(f"scheme {self.key!r} has no frequencies (it is not built from sinusoids or rotations)")
 
+    def spectrum(self, d: int, *, seq_len: int | None = None, **params) -> tuple[np.ndarray, float, np.ndarray]:
+        """(angular frequency per pair (h,), attention factor, scale (h,): the frequency over plain RoPE's at the same
+        base, 1 for sinusoids), answered by its kind; ValueError for a scheme not built from sinusoids or rotations."""
+        out = self.behaviour.spectrum(d, seq_len, self.validate_params(params))
+        if out is None:
+            raise ValueError(f"scheme {self.key!r} has no frequencies (it is not built from sinusoids or rotations)")
+        return out
+
     def layer_inputs(self, positions, d: int, *, seq_len: int | None = None, **params) -> dict:
         """What an attention layer takes from this scheme at ``positions``, by kind: {"pe": added vectors (n, d)},
         {"qk": a map of queries and keys} or {"bias": head 0's logit bias (n, n)}."""
