@@ -7,12 +7,12 @@ from posenc.analysis.geometry import closest_pair, growth, length_dependence
 from posenc.analysis.scores import translation_invariance
 from posenc.analysis.tables import measure_table
 from posenc.charts.base import style
-from posenc.charts.compare import measured_dots, wishlist_table
+from posenc.charts.compare import measured_dot_panels, measured_dots, wishlist_table
 from posenc.lab.experiment import LONGER, LabConfig
 from posenc.lab.results import EXTRAPOLATES_RATIO
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code
+from posenc.ui.frame import chart, chart_grid, exercise, header, show_code
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
 from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_names, with_rows
 
@@ -118,8 +118,10 @@ if view is not None:
     marks = marks_frame(frame)
     chart(style(wishlist_table(marks)), key="compare_wishlist", data=marks,
           caption="Blue ✓ = yes, vermillion ✗ = no; each mark comes from the measurement in the table (hover for the number).")
-    chart(style(measured_dots(frame)), key="compare_measured", data=frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]],
-          caption="Left: 0 means the score depends only on j − i. Right: 0 means two positions look identical at this length.")
+    chart_grid([style(p) for p in measured_dot_panels(frame)], whole=lambda: style(measured_dots(frame)), key="compare_measured", width="stretch",
+               data=frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]],
+               caption="Left (first on a phone): 0 means the score depends only on j − i. Right: 0 means two positions look "
+                       "identical at this length.")
     names = wishlist_names(frame)
     exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all four wishlist boxes (bounded, continuous, relative, unique)?",
              answer=len(names), explanation=f"{', '.join(names) or 'None'}: bounded values, defined between integers, "

@@ -21,6 +21,7 @@ from posenc.charts.compare import (
     MASKED,
     NO,
     YES,
+    measured_dot_panels,
     measured_dots,
     offset_profiles,
     score_matrices,
@@ -362,6 +363,10 @@ def test_wishlist_and_dot_charts(table):
     left, right = dots["hconcat"]
     assert left["mark"]["type"] == right["mark"]["type"] == "circle"
     assert left["encoding"]["x"]["field"] == "translation_invariance" and right["encoding"]["x"]["field"] == "closest_distance"
+    # the page's panels are the export's, each with its own scheme names (stacked on a phone, each needs them)
+    panels = [spec(p) for p in measured_dot_panels(table["frame"])]
+    assert [p["encoding"]["x"]["field"] for p in panels] == ["translation_invariance", "closest_distance"]
+    assert all(p["encoding"]["y"]["axis"]["labelLimit"] == 260 for p in panels) and right["encoding"]["y"]["axis"] is None
 
 
 def test_charts_refuse_too_many_marks():

@@ -140,21 +140,36 @@ def wishlist_table(marks: pd.DataFrame) -> alt.LayerChart:
     return alt.layer(cells, text)
 
 
-@memo
-def measured_dots(frame: pd.DataFrame) -> alt.HConcatChart:
-    """Two dot plots, one row per scheme: translation invariance (0 = relative) and the
-    closest-pair distance (0 = two positions collide).  ``frame``: the display table."""
+def _dot_panels(frame: pd.DataFrame, width: int | str) -> tuple[alt.Chart, alt.Chart]:
     _check_marks(frame, "dot plot")
     rows = list(frame["scheme"])
     df = frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]]
 
-    def dots(field: str, title: str, extra: list) -> alt.Chart:
-        return alt.Chart(df, width=320, height=alt.Step(22)).mark_circle(size=110, color=OKABE_ITO[0], opacity=1).encode(
+    def dots(field: str, title: list[str], extra: list) -> alt.Chart:
+        return alt.Chart(df, width=width, height=alt.Step(22)).mark_circle(size=110, color=OKABE_ITO[0], opacity=1).encode(
             x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(zero=True)),
             y=alt.Y("scheme:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260)),
-            tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip(f"{field}:Q", title=title, format=".4g")] + extra,
+            tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip(f"{field}:Q", title=" ".join(title), format=".4g")] + extra,
         )
 
-    left = dots("translation_invariance", "translation invariance (0 = relative)", [])
-    right = dots("closest_distance", "closest-pair distance (0 = collision)", [alt.Tooltip("closest_pair:N", title="closest pair i & j")])
+    # each axis title in two lines: one line is wider than a phone's panel
+    return (dots("translation_invariance", ["translation invariance", "(0 = relative)"], []),
+            dots("closest_distance", ["closest-pair distance", "(0 = collision)"],
+                 [alt.Tooltip("closest_pair:N", title="closest pair i & j")]))
+
+
+@memo
+def measured_dot_panels(frame: pd.DataFrame) -> list[alt.Chart]:
+    """The two panels of ``measured_dots`` as separate charts as wide as their column, each with its scheme names, for
+    a page that draws them side by side and one under the other on a phone (where the concatenated chart, 320 px a
+    panel, is wider than the screen)."""
+    return list(_dot_panels(frame, "container"))
+
+
+@memo
+def measured_dots(frame: pd.DataFrame) -> alt.HConcatChart:
+    """Two dot plots, one row per scheme: translation invariance (0 = relative) and the
+    closest-pair distance (0 = two positions collide).  ``frame``: the display table."""
+    left, right = _dot_panels(frame, 320)
+    rows = list(frame["scheme"])
     return alt.hconcat(left, right.encode(y=alt.Y("scheme:N", sort=rows, title=None, axis=None)), spacing=36)

@@ -157,14 +157,16 @@ def chart_grid(
     arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]] | None = None,
     caption: str | None = None,
     columns: int = 2,
+    width: str = "content",
 ) -> None:
     """Small multiples drawn as separate charts, ``columns`` side by side (one under the other on a phone), with one
     caption and one Export menu for them all: PNG and SVG of ``whole()`` (the panels as one chart, built only when
-    clicked), CSV of ``data``, .npy of ``arrays`` (as in ``chart``).  A control that changes one panel's data then
+    clicked), CSV of ``data``, .npy of ``arrays`` (as in ``chart``); ``width`` as ``st.vega_lite_chart`` takes it
+    ("stretch" for panels whose spec is as wide as its container).  A control that changes one panel's data then
     repaints that panel alone; the others are sent unchanged and stay as they are (README, Performance 8)."""
     for start in range(0, len(parts), columns):
         for col, (i, part) in zip(st.columns(columns), enumerate(parts[start:start + columns], start)):
-            _draw(col, part, key=f"chart_{key}_{i}", width="content")
+            _draw(col, part, key=f"chart_{key}_{i}", width=width)
     _export_row(key, whole, data, arrays, caption)
 
 

@@ -60,8 +60,8 @@ def test_defaults_every_column_measured_and_linked():
     links = [pl for pl in links if pl not in lab]
     assert sorted(pl.proto.label for pl in links) == sorted({PAGE_BY_PATH[p].title for p in SCHEME_PAGE.values()})
     assert all(pl.proto.page_script_hash for pl in links)  # each resolves to a registered page
-    # the charts: the wishlist heat table (one row per scheme x 6) and the dot plot (one row per scheme)
-    assert len(charts(at)) == 2
+    # the charts: the wishlist heat table (one row per scheme x 6) and the two dot plots (one row per scheme each)
+    assert len(charts(at)) == 3
     marks = chart_frame(at, 0)
     assert len(marks) == len(posenc.SCHEMES) * 7
     wish = marks[marks["group"] == "wishlist"].pivot(index="scheme", columns="property", values="ok")
@@ -69,8 +69,11 @@ def test_defaults_every_column_measured_and_linked():
     for name, r in wish.iterrows():
         marks4 = ["bounded", "continuous", "relative", "unique"]
         assert tuple(r[marks4]) == tuple(by_name.loc[name, marks4])
-    dots = chart_frame(at, 1)
-    assert list(dots["translation_invariance"]) == pytest.approx(list(df["translation_invariance"]))
+    for i in (1, 2):
+        dots = chart_frame(at, i)
+        assert list(dots["scheme"]) == list(df["scheme"])
+        assert list(dots["translation_invariance"]) == pytest.approx(list(df["translation_invariance"]))
+        assert list(dots["closest_distance"]) == pytest.approx(list(df["closest_distance"]))
 
 
 def test_seed_001_comparison_rows():
