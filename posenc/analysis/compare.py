@@ -67,7 +67,7 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
         scheme = get_scheme(key)
         d_key, heads_key = _measured_args(scheme, d, n_heads)
         row = dict(_measured(scheme.key, n, d_key, heads_key, train_len))
-        if d_key != d and scheme.width(8) != scheme.width(16):  # a bias measured at MEASURE_D says the d asked for
+        if d_key != d and not _fixed_width(scheme):  # a bias measured at MEASURE_D says the d asked for
             row["d"] = d  # (a bundled table's row keeps its own width)
         return row
     return _measure(key, n=n, d=d, n_heads=n_heads, train_len=train_len, params=params)
@@ -83,8 +83,13 @@ def _measured_args(scheme, d, n_heads) -> tuple:
     changes.  Both are checked first as any measurement would check them (the contract test compares the rows)."""
     d = check_int("d", d, lo=1)
     n_heads = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
-    same_at_any_width = not scheme.scores_use_width or scheme.width(8) == scheme.width(16)
+    same_at_any_width = not scheme.scores_use_width or _fixed_width(scheme)
     return (MEASURE_D if same_at_any_width else d), (n_heads if scheme.uses_heads else MEASURE_HEADS)
+
+
+def _fixed_width(scheme) -> bool:
+    """Its encoding has a width of its own whatever d is asked for (a bundled table)."""
+    return scheme.width(8) == scheme.width(16)
 
 
 @functools.lru_cache(maxsize=MEASURED_ROWS)

@@ -120,11 +120,20 @@ class Additive:
         """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
         return additive_unit(metric, self.score_unit)
 
+    def score_metric(self, metric: str) -> str:
+        """Added vectors are compared by the ``metric`` asked for ("dot" or "cosine")."""
+        return metric
+
+    def pair_frequencies(self, d: int, seq_len: int | None, params: dict) -> np.ndarray | None:
+        """The angular frequency of each sin/cos column pair (h,); None if not built of sinusoids."""
+        return None if self.frequencies is None else self.frequencies(d, **params)
+
     def spectrum(self, d: int, seq_len: int | None, params: dict) -> tuple[np.ndarray, float, np.ndarray] | None:
         """(angular frequency per column pair, attention factor 1, scale 1 per pair); None if not built of sinusoids."""
-        if self.frequencies is None:
+        omega = self.pair_frequencies(d, seq_len, params)
+        if omega is None:
             return None
-        omega = np.asarray(self.frequencies(d, **params), dtype=np.float64)
+        omega = np.asarray(omega, dtype=np.float64)
         return omega, 1.0, np.ones_like(omega)
 
     def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
@@ -181,9 +190,17 @@ class Rotary:
         """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
         return f"{self.score_unit} (all-ones probe)"
 
+    def score_metric(self, metric: str) -> str:
+        """A rotary score is q'·k', whatever ``metric`` is asked for."""
+        return "dot"
+
+    def pair_frequencies(self, d: int, seq_len: int | None, params: dict) -> tuple:
+        """(inv_freq (d/2,), attention_factor), as Hugging Face's rope init functions return them."""
+        return self.frequencies(d, seq_len=seq_len, **params)
+
     def spectrum(self, d: int, seq_len: int | None, params: dict) -> tuple[np.ndarray, float, np.ndarray]:
         """(inv_freq per pair, attention factor, inv_freq / plain RoPE's at the same base: 1 where unscaled)."""
-        omega, af = self.frequencies(d, seq_len=seq_len, **params)
+        omega, af = self.pair_frequencies(d, seq_len, params)
         return omega, af, omega / default_inv_freq(d, params["base"]) if "base" in params else np.ones_like(omega)
 
     def layer_inputs(self, pos: np.ndarray, d: int, seq_len: int, params: dict) -> dict:
@@ -242,6 +259,13 @@ class Bias:
     def unit(self, metric: str) -> str:
         """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""
         return self.score_unit
+
+    def score_metric(self, metric: str) -> str:
+        """A bias score is the bias itself, whatever ``metric`` is asked for."""
+        return "dot"
+
+    def pair_frequencies(self, d: int, seq_len: int | None, params: dict) -> None:  # a bias has no frequencies
+        return None
 
     def spectrum(self, d: int, seq_len: int | None, params: dict) -> None:  # a bias has no frequencies
         return None

@@ -127,7 +127,7 @@ class Scheme:
         """The metric this scheme's position scores are taken with when ``metric`` is asked for: an additive
         scheme's vectors are compared by ``metric`` ("dot" or "cosine"); a rotary scheme's score is q'·k' and a bias
         scheme's is its bias, both "dot" (checked by the contract test against ``position_scores``)."""
-        return metric if self.kind == "additive" else "dot"
+        return self.behaviour.score_metric(metric)
 
     def offset_only(self, d: int) -> bool:
         """Declared: the score of (i, j) depends only on j - i at width d (checked by the contract test)."""
@@ -195,11 +195,9 @@ class Scheme:
 
     def frequencies(self, d: int, *, seq_len: int | None = None, **params):
         """Rotary: (inv_freq (d/2,), attention_factor).  Sinusoids: angular frequency per column pair."""
-        p = self.validate_params(params)
-        if self.kind == "rotary":
-            return self.behaviour.frequencies(d, seq_len=seq_len, **p)
-        if self.kind == "additive" and self.behaviour.frequencies is not None:
-            return self.behaviour.frequencies(d, **p)
+        out = self.behaviour.pair_frequencies(d, seq_len, self.validate_params(params))
+        if out is not None:
+            return out
         raise ValueError(f"scheme {self.key!r} has no frequencies (it is not built from sinusoids or rotations)")
 
     def spectrum(self, d: int, *, seq_len: int | None = None, **params) -> tuple[np.ndarray, float, np.ndarray]:
