@@ -33,13 +33,15 @@ d_model = controls.select_slider("model width d", "d", [4, 8, 16, 32, 64], defau
                                  help="width of the token embeddings and of Wq, Wk, Wv (random, the same every time)")
 
 
-def pair(view, key: str, what: str):
-    """A and B side by side; below them, on the left, B minus A re-ordered. Returns the slot to its right."""
+def pair(view, key: str, what: str, named: str = ""):
+    """A and B side by side; below them, on the left, B minus A re-ordered. Returns the slot to its right.
+    ``named`` (the scheme's name) titles the exports only: in the drawn title it would make a new scheme a new spec."""
     for col, side in zip(st.columns(2), ("a", "b")):
         with col:
             frame = view[f"heat_{side}"]
-            chart(style(token_heatmap(frame, vmax=view["vmax"], title=f"sentence {side.upper()} {what}", legend_title="score")),
-                  key=f"{key}_{side}", data=frame,
+            title = f"sentence {side.upper()} {what}"
+            chart(style(token_heatmap(frame, vmax=view["vmax"], title=title, legend_title="score")),
+                  key=f"{key}_{side}", data=frame, export_title=(f"sentence {side.upper()} + {named}",) if named else (),
                   caption="Scores q_i·k_j/√d" + ("; blank cells are masked (−∞) by the causal mask." if view["masked"] else "."))
     if view["diff"] is None:
         return None
@@ -47,7 +49,8 @@ def pair(view, key: str, what: str):
     with left:
         chart(style(token_heatmap(view["diff"], value="diff", vmax=view["vmax"], legend_title="difference",
                                   title="B minus A re-ordered into B's order")),
-              key=f"{key}_diff", data=view["diff"], caption="White = 0: the same score, moved to another cell"
+              key=f"{key}_diff", data=view["diff"], export_title=(f"B minus A re-ordered into B's order ({named})",) if named else (),
+              caption="White = 0: the same score, moved to another cell"
               + ("; blank = masked in one of the two sentences." if view["masked"] else "."))
     return right
 
@@ -91,7 +94,7 @@ if view is not None and story is not None:
         st.info("NoPE is the control: it adds no positional signal at all. The only thing that tells the two orders "
                 "apart is the causal mask (each token sees only itself and the tokens before it), so the sentences "
                 "come apart through what each token is *not allowed* to see.", icon=":material/science:")
-    slot = pair(view, "pos", f"+ {SCHEMES[scheme].name}")
+    slot = pair(view, "pos", "with positions", named=SCHEMES[scheme].name)
     if story["quiz"] is not None:
         with slot:
             quiz(story["quiz"])

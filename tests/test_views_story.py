@@ -16,6 +16,7 @@ import pytest
 import posenc
 from posenc.charts.base import MAX_MARKS
 from posenc.charts.story import (
+    COLOR_FIELD,
     circle_chart,
     closest_curve_chart,
     growth_chart,
@@ -315,15 +316,43 @@ def test_circle_first_return_and_labels():
 def test_token_heatmap_spec():
     v = attention_view(DOG, MAN, None, 16)
     d = spec(token_heatmap(v["heat_a"], vmax=v["vmax"], title="A", legend_title="score"))
-    assert marks(d) == ["rect"] and rows(d) == 36
-    enc = d["encoding"]
+    assert marks(d) == ["rect", "rect"] and rows(d) == 2 + 36  # the two pins, then the cells
+    pins, cells = d["layer"]
+    assert pins["mark"]["opacity"] == 0 and "tooltip" not in pins["encoding"]
+    enc = cells["encoding"]
     assert enc["x"]["sort"] == v["labels_a"] and enc["y"]["sort"] == v["labels_a"]
     assert enc["x"]["title"] and enc["y"]["title"] and enc["tooltip"]
-    assert enc["color"]["scale"] == {"scheme": "redblue", "domain": [-v["vmax"], v["vmax"]]}
+    assert enc["color"] == pins["encoding"]["color"]  # one colour scale for both layers
+    assert enc["color"]["field"] == COLOR_FIELD and enc["color"]["scale"] == {"scheme": "redblue"}  # no literal domain
     long = attention_view(" ".join(f"w{i}" for i in range(64)), "w0", None, 4)
     d = spec(token_heatmap(long["heat_a"], vmax=long["vmax"], title="A", legend_title="score"))
-    assert rows(d) == 64 * 64 <= MAX_MARKS and d["height"] == 512
-    assert d["encoding"]["x"]["axis"]["labelAngle"] == -90
+    assert rows(d) == 2 + 64 * 64 <= MAX_MARKS and d["height"] == 512
+    assert d["layer"][1]["encoding"]["x"]["axis"]["labelAngle"] == -90
+
+
+def test_token_heatmap_range_travels_with_the_data():
+    """The colour range [-vmax, vmax] is in the data (two invisible pins; the cells' colour clipped to it), so a new
+    width d -- a new vmax -- sends the same spec: the browser keeps the chart's view and swaps its data."""
+    views = [attention_view(DOG, MAN, "rope", d) for d in (8, 32)]
+    assert views[0]["vmax"] != views[1]["vmax"]
+    specs = []
+    for v in views:
+        d = spec(token_heatmap(v["heat_a"], vmax=v["vmax"], title="A", legend_title="score"))
+        (pins, cells), datasets = d["layer"], d.pop("datasets")
+        specs.append(d)
+        pin_rows, cell_rows = datasets[pins["data"]["name"]], datasets[cells["data"]["name"]]
+        assert [r[COLOR_FIELD] for r in pin_rows] == [-v["vmax"], v["vmax"]]
+        assert {(r["query"], r["key"]) for r in pin_rows} == {(v["labels_a"][0], v["labels_a"][0])}  # under the first cell
+        assert all(-v["vmax"] <= r[COLOR_FIELD] <= v["vmax"] for r in cell_rows)
+        assert [r[COLOR_FIELD] for r in cell_rows] == [r["score"] for r in cell_rows]  # nothing beyond the range here
+    for d in specs:
+        for layer in d["layer"]:
+            layer.pop("data")
+    assert specs[0] == specs[1]
+    diff = attention_view(DOG, MAN, "rope", 8)["diff"].assign(diff=lambda f: f["diff"] * 1e3)
+    d = spec(token_heatmap(diff, value="diff", vmax=2.0, title="B - A", legend_title="difference"))
+    colours = [r[COLOR_FIELD] for r in d["datasets"][d["layer"][1]["data"]["name"]]]
+    assert max(colours) == 2.0 and min(colours) == -2.0  # a value beyond the range takes the end colour
 
 
 def test_index_charts_spec():

@@ -31,8 +31,12 @@ def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, tit
                   size: int | None = None) -> alt.Chart:
     """Rect heatmap of a token x token matrix (columns query, key, qi, ki, value), tokens in sentence order.
 
-    The colour scale is diverging red-blue, symmetric on [-vmax, vmax] (0 = white); NaN cells
-    (masked logits) are not drawn, so they show as blank.
+    The colour scale is diverging red-blue, symmetric on [-vmax, vmax] (0 = white; a value beyond it takes the end
+    colour); NaN cells (masked logits) are not drawn, so they show as blank.  The range travels with the data, not
+    in the spec: the cells are coloured by ``COLOR_FIELD`` (the value clipped to [-vmax, vmax]) and a layer of two
+    invisible cells at -vmax and +vmax, under the first cell, pins the scale's ends.  So a new width d or scheme,
+    which moves vmax, sends the same spec with new data, and the browser keeps the chart's view (README,
+    Performance 8).
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"heatmap has {len(frame):,} cells, above the {MAX_MARKS:,}-mark ceiling")
@@ -42,20 +46,26 @@ def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, tit
     angle = -45 if len(order_k) <= 24 else -90
     few = len(order_k) <= 24  # every token label stays (the ones that differ, "4 man" / "1 man", are the point)
     size = size or min(max(260, 8 * len(order_q)), 520)  # height: 260 px for a sentence, 512 px for 64 tokens
-    return (
-        # fit-x: the width follows the column, the height is the plot's own (labels and titles come on top)
-        alt.Chart(frame, title=title, width="container", height=size, autosize=FIT_X)
-        .mark_rect(stroke="white", strokeWidth=0.5 if len(order_k) <= 24 else 0)
-        .encode(
-            x=alt.X("key:O", sort=order_k, title="key token j (attended to)",
-                    axis=alt.Axis(labelAngle=angle, labelLimit=90, labelOverlap=not few, labelFontSize=12 if few else 9)),
-            y=alt.Y("query:O", sort=order_q, title="query token i",
-                    axis=alt.Axis(labelLimit=90, labelOverlap=not few, labelFontSize=12 if few else 9)),
-            color=alt.Color(f"{value}:Q", title=legend_title, scale=alt.Scale(scheme=DIVERGING, domain=[-vmax, vmax])),
+    x = alt.X("key:O", sort=order_k, title="key token j (attended to)",
+              axis=alt.Axis(labelAngle=angle, labelLimit=90, labelOverlap=not few, labelFontSize=12 if few else 9))
+    y = alt.Y("query:O", sort=order_q, title="query token i",
+              axis=alt.Axis(labelLimit=90, labelOverlap=not few, labelFontSize=12 if few else 9))
+    color = alt.Color(f"{COLOR_FIELD}:Q", title=legend_title, scale=alt.Scale(scheme=DIVERGING))
+    cells = frame.assign(**{COLOR_FIELD: frame[value].clip(-vmax, vmax)})
+    pins = pd.DataFrame({"query": order_q[:1] * 2, "key": order_k[:1] * 2, COLOR_FIELD: [-vmax, vmax]})
+    return alt.layer(
+        alt.Chart(pins).mark_rect(opacity=0).encode(x=x, y=y, color=color),
+        alt.Chart(cells).mark_rect(stroke="white", strokeWidth=0.5 if len(order_k) <= 24 else 0).encode(
+            x=x, y=y, color=color,
             tooltip=[alt.Tooltip("query:N", title="query"), alt.Tooltip("key:N", title="key"),
                      alt.Tooltip(f"{value}:Q", title=legend_title, format=".6f")],
-        )
+        ),
+        # fit-x: the width follows the column, the height is the plot's own (labels and titles come on top)
+        title=title, width="container", height=size, autosize=FIT_X,
     )
+
+
+COLOR_FIELD = "colour"  # token_heatmap's colour: the value clipped to the shared range
 
 
 # ----------------------------------------------------------------------------- page 3: index / length

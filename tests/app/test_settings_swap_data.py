@@ -25,6 +25,10 @@ CASES = [
     ("pages/sinusoid.py", {"d": "130"}), ("pages/sinusoid.py", {"d": "512"}), ("pages/sinusoid.py", {"n": "200"}),
     # the chosen base is the series "your base" (posenc.views.why_base.YOUR_BASE), on the list of bases or not
     ("pages/sinusoid.py", {"base": "10001"}), ("pages/sinusoid.py", {"base": "100", "layout": "interleaved"}),
+    # the token heatmaps' colour range rides in their data (posenc.charts.story.token_heatmap) and the scheme's name
+    # is in the caption above them, not in their titles
+    ("pages/attention_order.py", {"d": "64"}), ("pages/attention_order.py", {"scheme": "RoPE"}),
+    ("pages/attention_order.py", {"scheme": "NoPE (causal mask only)", "d": "4"}),
 ]
 
 
