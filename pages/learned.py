@@ -119,12 +119,13 @@ def row_section(label, source: str, seed: int, width: int) -> None:
                        icon=":material/block:")
         elif row is not None:
             st.metric(f"‖row {position}‖ of the table", f"{row['norm']:.4f}")
-            chart(style(vector_chart(row["frame"], title=f"table row {position}")), key="learned_row", data=row["frame"])
+            chart(style(vector_chart(row["frame"], title="the table's row at this position")), key="learned_row", data=row["frame"],
+                  export_title=(f"table row {position}",))
     with right:
         if sine is not None:
             st.metric(f"‖sinusoid at {position}‖ = √(d/2)", f"{sine['norm']:.4f}")
-            chart(style(vector_chart(sine["frame"], title=f"sinusoid at position {position} (defined everywhere)", color=OKABE_ITO[1])),
-                  key="learned_sinusoid_at", data=sine["frame"])
+            chart(style(vector_chart(sine["frame"], title="the sinusoid at this position (defined everywhere)", color=OKABE_ITO[1])),
+                  key="learned_sinusoid_at", data=sine["frame"], export_title=(f"sinusoid at position {position}",))
 
 
 row_section(label, source, seed, view["shape"][1] if view is not None else 384)

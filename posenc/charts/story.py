@@ -117,8 +117,8 @@ ALONE = "no other position within ε"
 def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *, closest: tuple[int, int]) -> alt.LayerChart:
     """sin(wt) as stems at integer t over the continuous curve; positions with a partner within eps
     in vermillion, links between the listed pairs, the closest pair ringed."""
-    x = alt.X("t:Q", title="position t", axis=alt.Axis(tickMinStep=1, format="d"),
-              scale=alt.Scale(domain=[0, int(points["t"].max()) if len(points) else 1], nice=False))
+    # the x range is the data's own, 0 ... n-1 (the curve spans it): no literal, so a new n only swaps the data
+    x = alt.X("t:Q", title="position t", axis=alt.Axis(tickMinStep=1, format="d"), scale=alt.Scale(nice=False, zero=False))
     y = alt.Y("value:Q", title="sin(ω t)", scale=alt.Scale(domain=[-1.1, 1.1]))
     wave = alt.Chart(curve).mark_line(color="#BBBBBB", strokeWidth=1.5).encode(
         x=alt.X("x:Q", title="position t"), y=alt.Y("value:Q", title="sin(ω t)", scale=alt.Scale(domain=[-1.1, 1.1])),

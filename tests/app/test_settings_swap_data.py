@@ -29,6 +29,8 @@ CASES = [
     # is in the caption above them, not in their titles
     ("pages/attention_order.py", {"d": "64"}), ("pages/attention_order.py", {"scheme": "RoPE"}),
     ("pages/attention_order.py", {"scheme": "NoPE (causal mask only)", "d": "4"}),
+    # the sine's x range is its data's (0 ... n-1); the rows' titles say "at this position", the metric above names it
+    ("pages/single_sine.py", {"n": "100"}), ("pages/learned.py", {"position": "600"}),
 ]
 
 
