@@ -28,7 +28,7 @@ def growth_chart(frame: pd.DataFrame, *, context: int) -> alt.LayerChart:
 # ----------------------------------------------------------------------------- page 1: attention needs order
 @memo
 def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, title: str, legend_title: str,
-                  size: int | None = None) -> alt.Chart:
+                  size: int | None = None) -> alt.LayerChart:
     """Rect heatmap of a token x token matrix (columns query, key, qi, ki, value), tokens in sentence order.
 
     The colour scale is diverging red-blue, symmetric on [-vmax, vmax] (0 = white; a value beyond it takes the end
