@@ -406,6 +406,26 @@ def _same_rows(a: dict, b: dict) -> bool:
 
 
 @pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_rotates_as_declared(key):
+    """Scheme.rotates (views.compare.common_params gives such a scheme the settings shared by the RoPE variants): where
+    True, an attention layer gets a query/key map, which at position 0 only scales both by the attention factor, and
+    the scheme has d/2 rotation frequencies; where False, no query/key map.  Scheme.scaling_block answers only for a rotary scheme."""
+    scheme = SCHEMES[key]
+    d = scheme.width(8)
+    assert ("qk" in scheme.layer_inputs(np.arange(4.0), d, seq_len=4)) == scheme.rotates
+    if not scheme.rotates:
+        with pytest.raises(ValueError, match="not a Hugging Face rope_type"):
+            scheme.scaling_block()
+        return
+    inv_freq, factor = scheme.frequencies(d)
+    assert np.asarray(inv_freq).shape == (d // 2,)
+    Q, K = np.random.default_rng(0).standard_normal((2, 1, d))
+    q0, k0 = scheme.qk(Q, K, np.zeros(1), seq_len=4)  # a turn of 0: only the attention factor (YaRN, LongRoPE) scales
+    np.testing.assert_allclose(q0, factor * Q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(k0, factor * K, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
 def test_uses_heads_as_declared(key):
     """Scheme.uses_heads: where it is False the signature and the dense scores are the same with 1 head and with 4, and
     so is every column of the comparison table (measure_scheme remembers such a row once for every head count); where

@@ -104,13 +104,16 @@ class _Rotary(_Engine):
         return {"mq": mq, "mk": mk}
 
 
+_ENGINES = {  # a scheme's kind -> its lab engine, from what the scheme declares (a last row, bucket ids)
+    "additive": lambda s: _Table() if s.max_len is not None else _Additive(),
+    "bias": lambda s: _Buckets() if s.behaviour.buckets is not None else _Bias(),
+    "rotary": lambda s: _Rotary(),
+}
+
+
 def _engine(scheme) -> _Engine:
-    """The engine kind of a registry scheme, from what it declares (kind, a last row, bucket ids)."""
-    if scheme.kind == "additive":
-        return _Table() if scheme.max_len is not None else _Additive()
-    if scheme.kind == "bias":
-        return _Buckets() if scheme.behaviour.buckets is not None else _Bias()
-    return _Rotary()
+    """The engine of a registry scheme: one entry of ``_ENGINES`` per kind of scheme."""
+    return _ENGINES[scheme.kind](scheme)
 
 
 ENGINE = {name: _engine(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
@@ -120,7 +123,7 @@ KIND = {name: engine.name for name, engine in ENGINE.items()}  # additive, table
 def _takes_extensions(key: str, params: dict) -> bool:
     """A plain Hugging Face RoPE (a rope_type with no scaling): the context extensions are its other rope_types."""
     s = get_scheme(key)
-    return s.kind == "rotary" and s.behaviour.scaling_block is not None and s.scaling_block(**params) is None
+    return s.behaviour.scaling_block is not None and s.scaling_block(**params) is None
 
 
 # the lab schemes evaluated with each test-time extension too (from the registry: RoPE, not xPos)

@@ -111,6 +111,8 @@ class Additive:
     score_unit: str = additive_unit("dot")
 
     kind: ClassVar[str] = "additive"
+    rotates: ClassVar[bool] = False  # queries and keys are not rotated by position
+    scaling_block: ClassVar[None] = None  # not a Hugging Face rope_type
     enters: ClassVar[str] = "input embedding"
     centered_scores: ClassVar[bool] = True  # dot products and cosines: symmetric about 0
     scores_use_width: ClassVar[bool] = True  # an added vector has d entries
@@ -181,6 +183,7 @@ class Rotary:
     score_unit: str = "q·k score"
 
     kind: ClassVar[str] = "rotary"
+    rotates: ClassVar[bool] = True  # queries and keys rotate by position at frequencies from a base
     enters: ClassVar[str] = "queries and keys"
     centered_scores: ClassVar[bool] = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
     scores_use_width: ClassVar[bool] = True  # q and k have d entries
@@ -251,6 +254,8 @@ class Bias:
     score_unit: str = "bias on the logit"
 
     kind: ClassVar[str] = "bias"
+    rotates: ClassVar[bool] = False
+    scaling_block: ClassVar[None] = None  # not a Hugging Face rope_type
     enters: ClassVar[str] = "attention logits"
     centered_scores: ClassVar[bool] = False  # a bias or a bucket id has no natural zero in the middle
     scores_use_width: ClassVar[bool] = False  # a bias is added to the logit whatever d

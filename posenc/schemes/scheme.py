@@ -118,6 +118,12 @@ class Scheme:
         return self.behaviour.scores_use_width
 
     @property
+    def rotates(self) -> bool:
+        """Queries and keys are rotated by position, at frequencies from a base (True for the rotary kind; checked by
+        the contract test): the settings a page shares between RoPE variants apply to it."""
+        return self.behaviour.rotates
+
+    @property
     def uses_heads(self) -> bool:
         """Its position signal changes with the number of heads (True for a bias per head; checked by the contract
         test): where False, every measurement of it is the same whatever n_heads."""
@@ -267,7 +273,7 @@ class Scheme:
 
     def scaling_block(self, **params) -> dict | None:
         """The Hugging Face rope_scaling block a rotary scheme stands for (None: plain RoPE)."""
-        fn = getattr(self.behaviour, "scaling_block", None)
+        fn = self.behaviour.scaling_block  # None for a scheme of another kind, and for a rotary one that is no rope_type
         if fn is None:
             raise ValueError(f"scheme {self.key!r} is not a Hugging Face rope_type")
         return fn(**self.validate_params(params))

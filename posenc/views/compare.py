@@ -94,7 +94,7 @@ COMMON_ROTARY = {"base": 10000.0, "factor": 4.0, "original_max_position_embeddin
 def common_params(key: str, common: bool) -> tuple:
     """((name, value), ...) overriding a rotary scheme's registry defaults with COMMON_ROTARY (empty otherwise)."""
     scheme = get_scheme(key)
-    if not common or scheme.kind != "rotary":
+    if not common or not scheme.rotates:
         return ()
     names = {p.name for p in scheme.params}
     return tuple((k, v) for k, v in COMMON_ROTARY.items() if k in names)
