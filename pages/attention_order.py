@@ -90,8 +90,8 @@ if view is not None and story is not None:
     s3.metric("max |scores B − P·scores A·Pᵀ| (with positions)", quiz_value("pooled", format_difference(view["max_diff_logits"])))
     st.caption(f"{SCHEMES[scheme].name} enters at the {SCHEMES[scheme].enters}, with the default parameters its own page "
                f"starts from; model width {view['d_model']}" + (" (the trained MiniLM table fixes it)." if view["d_model"] != d_model else "."))
-    if scheme == "nope":
-        st.info("NoPE is the control: it adds no positional signal at all. The only thing that tells the two orders "
+    if SCHEMES[scheme].mask_only:
+        st.info(f"{SCHEMES[scheme].name} is the control: it adds no positional signal at all. The only thing that tells the two orders "
                 "apart is the causal mask (each token sees only itself and the tokens before it), so the sentences "
                 "come apart through what each token is *not allowed* to see.", icon=":material/science:")
     slot = pair(view, "pos", "with positions", named=SCHEMES[scheme].name)

@@ -49,7 +49,7 @@ with st.expander("Bring your own table (.npy / .safetensors)", icon=":material/u
 options = list(SOURCES) + uploads.upload_options()
 c1, c2, c3 = st.columns([3, 1, 2])
 source = controls.choice("table", "table", options, default="minilm", container=c1, style="select" if len(options) > 3 else "segmented",
-                         format_func=lambda o: SOURCES.get(o, o.removeprefix(uploads.PREFIX)))  # upload labels are long: a list
+                         format_func=lambda o: SOURCES.get(o, uploads.upload_label(o)))  # upload labels are long: a list
 seed = controls.slider("seed (random table)", "seed", default=0, lo=0, hi=10_000, container=c2)
 n = controls.select_slider("positions in the similarity matrix", "n", [64, 128, 256, 512, 1024, 2048], default=512, container=c3)
 

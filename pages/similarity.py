@@ -72,9 +72,7 @@ if results:
     for col, r in zip(st.columns(len(results)), results):
         ti = r["translation_invariance"]
         col.metric(f"{md.escape(r['name'])}: translation invariance", "—" if ti is None else f"{ti:.3g}",
-                   help="‖S − T(S)‖ / ‖S − mean‖, T(S) = each diagonal's mean; 0 = depends on j − i only. "
-                   + ("Measured on the matrix built densely from the vectors, not on the offset view."
-                      if r["offset_only"] and r["kind"] != "bias" else "Measured on the full matrix."))
+                   help="‖S − T(S)‖ / ‖S − mean‖, T(S) = each diagonal's mean; 0 = depends on j − i only. " + r["ti_method"])
         if r["ti_note"]:
             col.caption(f"Not measured at this length: {r['ti_note']}")
     view = similarity_panel(results)

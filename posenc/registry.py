@@ -218,6 +218,21 @@ def get_scheme(key: str | Scheme) -> Scheme:
     return SCHEMES[key]
 
 
+# An uploaded position table is not a registry scheme; where a list of schemes takes one too, its key is
+# "upload:<label>" (no registry key holds a colon).  These two functions are the only place that spelling lives.
+UPLOAD_PREFIX = "upload:"
+
+
+def upload_key(label: str) -> str:
+    """The key that stands for the uploaded table ``label`` beside the registry keys."""
+    return UPLOAD_PREFIX + str(label)
+
+
+def upload_label(key) -> str | None:
+    """The label of an upload key (``upload_key``), None for a registry key or anything else."""
+    return key[len(UPLOAD_PREFIX):] if isinstance(key, str) and key.startswith(UPLOAD_PREFIX) else None
+
+
 # ----------------------------------------------------------------------------- by key
 # The per-kind evaluators of the public API, by scheme key.
 

@@ -279,6 +279,18 @@ def test_registry_entries():
     assert all(k in str(info.value) for k in KEYS)
 
 
+def test_an_upload_key_never_names_a_registry_scheme():
+    """An uploaded table stands beside the registry keys as registry.upload_key(label); upload_label reads it back and
+    is None for every registry key (none holds the prefix), so a page tells the two apart without testing strings."""
+    from posenc.registry import upload_key, upload_label
+
+    assert all(upload_label(k) is None for k in SCHEMES)
+    for label in ("gpt2.wpe", "a: b", "", "rope"):
+        key = upload_key(label)
+        assert key not in SCHEMES and upload_label(key) == label
+    assert upload_label(None) is None and upload_label(3) is None
+
+
 # ----------------------------------------------------------------------------- the contract catches mistakes
 
 def broken(key: str, **behaviour_changes) -> Scheme:
@@ -423,6 +435,25 @@ def test_rotates_as_declared(key):
     q0, k0 = scheme.qk(Q, K, np.zeros(1), seq_len=4)  # a turn of 0: only the attention factor (YaRN, LongRoPE) scales
     np.testing.assert_allclose(q0, factor * Q, rtol=0, atol=1e-12)
     np.testing.assert_allclose(k0, factor * K, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_mask_only_as_declared(key):
+    """Scheme.mask_only (the Attention-order page calls such a scheme the control): where True, the layer gets a bias
+    that is 0 on and below the diagonal and -inf above it, in every head, and nothing else; where False, the
+    scheme gives a layer some position signal: a non-zero added vector, a query/key map, or a non-zero bias."""
+    scheme = SCHEMES[key]
+    d, n = scheme.width(8), 6
+    pos = np.arange(float(n))
+    inputs = scheme.layer_inputs(pos, d, seq_len=n)
+    if scheme.mask_only:
+        assert set(inputs) == {"bias"}
+        B = scheme.bias(pos, pos, 4)  # (4, n, n)
+        below = np.tril(np.ones((n, n), dtype=bool))
+        assert np.all(B[:, below] == 0.0) and np.all(np.isneginf(B[:, ~below]))
+        return
+    signal = [np.any(np.isfinite(v) & (v != 0)) for k, v in inputs.items() if k in ("pe", "bias")]
+    assert "qk" in inputs or any(signal)
 
 
 @pytest.mark.parametrize("key", sorted(SCHEMES))

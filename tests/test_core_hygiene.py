@@ -47,12 +47,22 @@ def _sources():
 
 
 def test_no_module_dispatches_on_a_scheme_key():
-    """The registry is the only place a key maps to behaviour: no `key == "rope"`, no `key in ("t5", ...)`."""
+    """The registry is the only place a key maps to behaviour: no `key == "rope"`, no `key in ("t5", ...)`, no
+    `kind != "bias"`, in posenc/ or in a page.  The spelling of the keys that stand beside the registry's (an upload,
+    "upload:<label>"; a loaded model's series, "model: <name>") lives in one function each."""
     keys = "|".join(re.escape(k) for k in posenc.SCHEMES)
-    test = re.compile(rf"(==|!=|\bin)\s*[(\[{{]?\s*['\"]({keys})['\"]|startswith\(\s*['\"]({keys}|learned|rope)")
-    hits = [f"{path}:{n}: {line.strip()}" for path, src in _sources().items() if path != "posenc/registry.py"
+    kinds = "additive|rotary|bias"
+    test = re.compile(rf"(==|!=|\bin)\s*[(\[{{]?\s*['\"]({keys})['\"]|startswith\(\s*['\"]({keys}|learned|rope)"
+                      rf"|kind['\"]?\]?\s*(==|!=)\s*['\"]({kinds})['\"]")
+    spelled = {"upload:": "posenc/registry.py", "model:": "posenc/charts/base.py"}
+    prefix = re.compile(r"['\"](upload|model):")
+    product = {**_sources(), **{str(p.relative_to(REPO)): p.read_text("utf-8") for p in sorted((REPO / "pages").glob("*.py"))}}
+    hits = [f"{path}:{n}: {line.strip()}" for path, src in product.items() if path != "posenc/registry.py"
             for n, line in enumerate(src.splitlines(), 1) if test.search(line)]
     assert hits == []
+    spellings = [f"{path}:{n}: {line.strip()}" for path, src in product.items() for n, line in enumerate(src.splitlines(), 1)
+                 if (m := prefix.search(line)) and spelled[m.group(1) + ":"] != path and not line.lstrip().startswith(("#", '"""'))]
+    assert spellings == []
 
 
 def test_files_stay_small_and_cite_only_what_the_repository_holds():

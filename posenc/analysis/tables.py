@@ -13,6 +13,7 @@ import numpy as np
 from posenc._validate import check_choice, check_int, check_memory
 from posenc.analysis.geometry import closest_pair
 from posenc.analysis.scores import cosine_from_gram, translation_invariance
+from posenc.registry import upload_key
 from posenc.schemes.learned import learned_lookup
 
 METRICS = ("dot", "cosine")
@@ -81,7 +82,7 @@ def measure_table(table, *, name: str, n: int = 512, train_len: int = 512) -> di
     defined_4l = 4 * L <= rows
     max_abs = float(np.abs(T).max())
     return {
-        "key": f"upload:{name}", "name": name, "kind": "additive", "d": int(d),
+        "key": upload_key(name), "name": name, "kind": "additive", "d": int(d),
         "max_abs_at_1e6": max_abs if rows > 10**6 else float("nan"),
         "max_abs_near": float(np.abs(T[: min(rows, 1001)]).max()),
         "bounded": True,

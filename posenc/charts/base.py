@@ -29,6 +29,20 @@ NEUTRAL_TEXT = "#767676"
 # the reference drawn beside its variants (unscaled RoPE beside its extensions): reads on white and on the dark theme,
 # where black vanishes
 BASELINE_GREY = "#999999"
+MODEL_PREFIX = "model:"  # a loaded model's series beside the classic methods is named "model: <its name>"
+MODEL_COLOR = "#56B4E9"  # and drawn in sky blue (Okabe-Ito), dashed
+
+
+def model_series(name: str) -> str:
+    """The series name of a loaded model's curve (``MODEL_PREFIX`` and its name)."""
+    return f"{MODEL_PREFIX} {name}"
+
+
+def is_model_series(name) -> bool:
+    """Whether a series name is a loaded model's (``model_series``) rather than a method's."""
+    return str(name).startswith(MODEL_PREFIX)
+
+
 # The width follows the page column; the height is the plot's own, with axes and a legend under it added
 # around it (Streamlit's default "fit" would squeeze them into the height instead).
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")

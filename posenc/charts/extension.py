@@ -4,7 +4,7 @@ Every legend sits below its plot, one entry per line, never cut (``labelLimit=0`
 colour by ``name`` (the method alone), so their specs do not change with the settings -- the browser then
 swaps the data of a chart it built -- and a tooltip names the settings each curve was measured at
 (``method``: "name · settings"); the page states them under the chart and in its export's title.  A loaded
-model's curve ("model: <its name>") is a layer of its own, dashed in ``MODEL_COLOR`` and labelled with its name at its
+model's curve (named by ``posenc.charts.base.model_series``) is a layer of its own, dashed in ``MODEL_COLOR`` and labelled with its name at its
 right end instead of a legend entry: with or without a model the spec is the same (the model's layers filter the same
 data), so loading one only swaps data.  (A legend whose entries come from the data is no fix: Vega lays out an empty
 legend at infinite size.)
@@ -17,13 +17,12 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import BASELINE_GREY, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO
+from posenc.charts.base import BASELINE_GREY, MAX_MARKS, MODEL_COLOR, MODEL_PREFIX, NEUTRAL_TEXT, OKABE_ITO, is_model_series
 from posenc.charts.memo import memo
 
 NAME_COLORS = {"RoPE": BASELINE_GREY,  # unscaled reference: grey reads in both themes (black vanishes on dark)
                "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
                "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
-MODEL_COLOR = "#56B4E9"
 WIDTH = 720  # exports render at this width; on the page the chart stretches to its column
 MODE_COLORS = {"float32": OKABE_ITO[0], "float32 → bfloat16": OKABE_ITO[2], "float16": OKABE_ITO[1], "bfloat16": OKABE_ITO[3]}
 
@@ -51,13 +50,12 @@ def slide(chart, height: int):
     return chart.properties(usermeta={"plot_height": int(height)})
 
 
-MODEL_PREFIX = "model:"  # a loaded model's curve is named "model: <its name>" (posenc.views.measure uses this)
 IS_MODEL = f"indexof(datum.name, '{MODEL_PREFIX}') === 0"
 
 
 def methods_only(names: Sequence[str]) -> list[str]:
     """The methods' names, a loaded model's left out (its curve is drawn by its own layer)."""
-    return [str(nm) for nm in names if not str(nm).startswith(MODEL_PREFIX)]
+    return [str(nm) for nm in names if not is_model_series(nm)]
 
 
 def method_scale(names: Sequence[str]) -> alt.Scale:

@@ -7,14 +7,13 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import BASELINE_GREY, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, envelope
+from posenc.charts.base import BASELINE_GREY, MAX_MARKS, MODEL_COLOR, NEUTRAL_TEXT, OKABE_ITO, envelope, is_model_series
 from posenc.charts.memo import memo
 
 # one fixed colour per method (Okabe-Ito; the yellow is skipped, it vanishes on white, and the unscaled reference is
 # grey, not black, which vanishes on the dark theme); a model gets sky blue
 METHOD_COLORS = {"RoPE (no scaling)": BASELINE_GREY, "PI (linear)": "#0072B2", "NTK-aware": "#E69F00",
                  "dynamic NTK": "#009E73", "YaRN": "#D55E00", "Llama 3": "#CC79A7"}
-MODEL_COLOR = "#56B4E9"
 QK_COLORS = {"q": OKABE_ITO[0], "k": OKABE_ITO[3]}
 
 
@@ -127,8 +126,8 @@ def _method_color(methods: Sequence[str]) -> alt.Color:
 
 
 def _method_dash(methods: Sequence[str]) -> alt.StrokeDash:
-    """Solid classics; a pasted model ("model: ...") dashed, so a classic it coincides with stays visible."""
-    dashes = [[6, 3] if str(m).startswith("model:") else [1, 0] for m in methods]
+    """Solid classics; a pasted model (``model_series``) dashed, so a classic it coincides with stays visible."""
+    dashes = [[6, 3] if is_model_series(m) else [1, 0] for m in methods]
     return alt.StrokeDash("method:N", scale=alt.Scale(domain=list(methods), range=dashes), legend=None)
 
 

@@ -112,6 +112,7 @@ class Additive:
 
     kind: ClassVar[str] = "additive"
     rotates: ClassVar[bool] = False  # queries and keys are not rotated by position
+    mask_only: ClassVar[bool] = False  # an added vector is a position signal
     scaling_block: ClassVar[None] = None  # not a Hugging Face rope_type
     enters: ClassVar[str] = "input embedding"
     centered_scores: ClassVar[bool] = True  # dot products and cosines: symmetric about 0
@@ -184,6 +185,7 @@ class Rotary:
 
     kind: ClassVar[str] = "rotary"
     rotates: ClassVar[bool] = True  # queries and keys rotate by position at frequencies from a base
+    mask_only: ClassVar[bool] = False  # a rotation is a position signal
     enters: ClassVar[str] = "queries and keys"
     centered_scores: ClassVar[bool] = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
     scores_use_width: ClassVar[bool] = True  # q and k have d entries
@@ -252,6 +254,7 @@ class Bias:
     num_buckets: Callable[..., int] | None = None
     parameters: Callable[..., int] = no_parameters
     score_unit: str = "bias on the logit"
+    mask_only: bool = False  # True: the bias is 0 on every pair the causal mask lets through (NoPE, the control)
 
     kind: ClassVar[str] = "bias"
     rotates: ClassVar[bool] = False

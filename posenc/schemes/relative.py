@@ -262,4 +262,4 @@ T5 = Bias(bias=_t5_bias, offset_bias=_t5_offset_bias, attention_bias=_t5_attenti
           num_buckets=_t5_num_buckets, parameters=_t5_parameters, offset_only=always, isometric=never,
           score_unit="T5 bucket id")
 ALIBI = Bias(bias=_alibi_bias, offset_bias=_alibi_offset_bias, offset_only=always, isometric=always)
-NOPE = Bias(bias=_nope_bias, offset_bias=_nope_offset_bias, offset_only=always, isometric=always)
+NOPE = Bias(bias=_nope_bias, offset_bias=_nope_offset_bias, offset_only=always, isometric=always, mask_only=True)

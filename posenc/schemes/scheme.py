@@ -124,6 +124,12 @@ class Scheme:
         return self.behaviour.rotates
 
     @property
+    def mask_only(self) -> bool:
+        """It adds no position signal: a layer gets only the causal mask, so order shows only through what the mask
+        hides (NoPE, the control; checked by the contract test)."""
+        return self.behaviour.mask_only
+
+    @property
     def uses_heads(self) -> bool:
         """Its position signal changes with the number of heads (True for a bias per head; checked by the contract
         test): where False, every measurement of it is the same whatever n_heads."""

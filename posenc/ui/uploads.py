@@ -31,11 +31,12 @@ import numpy as np
 import streamlit as st
 
 from posenc.io import uploads as pio
-from posenc.registry import SCHEMES
+from posenc.registry import SCHEMES, UPLOAD_PREFIX, upload_key
+from posenc.registry import upload_label as _label_of
 from posenc.ui import md
 from posenc.ui.cache import _resolve, compute_slot
 
-PREFIX = "upload:"
+PREFIX = UPLOAD_PREFIX  # an upload's option beside the registry keys: posenc.registry.upload_key
 STORE_MAX_BYTES = 256 * 2**20  # every session's tables together
 SESSION_MAX_BYTES = 128 * 2**20  # one session's tables (a 50 MB bfloat16 file is 100 MB as float32)
 HASH_SHOWN = 12  # hex digits of the SHA-256 in a label: 48 bits, unguessable from a link
@@ -158,7 +159,7 @@ def session_tables() -> dict[str, TableMeta]:
 
 def upload_options() -> list[str]:
     """"upload:<label>" for each of this session's uploads."""
-    return [PREFIX + label for label in session_tables()]
+    return [upload_key(label) for label in session_tables()]
 
 
 def scheme_options() -> list[str]:
@@ -167,11 +168,12 @@ def scheme_options() -> list[str]:
 
 
 def is_upload(option: str) -> bool:
-    return isinstance(option, str) and option.startswith(PREFIX)
+    return _label_of(option) is not None
 
 
 def upload_label(option: str) -> str:
-    return option[len(PREFIX):]
+    """The label of an upload option ("" for anything else)."""
+    return _label_of(option) or ""
 
 
 def table_call(fn: Callable, label: str, *args, **kwargs):
@@ -254,7 +256,7 @@ def upload_widget(*, key: str = "upload", container=None) -> None:
         getattr(box, kind)(text, icon=":material/check_circle:" if kind == "success" else ":material/info:")
     tables = session_tables()
     if tables:
-        listed = "; ".join(f"{md.code(PREFIX + t.label)} {t.shape[0]}×{t.shape[1]}" for t in tables.values())
+        listed = "; ".join(f"{md.code(upload_key(t.label))} {t.shape[0]}×{t.shape[1]}" for t in tables.values())
         box.caption(f"In this session: {listed}. They appear on the Learned, Similarity and Compare pages, and a link "
                     "to a view that shows one reopens it while this server holds it.")
         if box.button("Forget my uploads", key=f"{key}_forget", icon=":material/delete:"):

@@ -31,7 +31,7 @@ from posenc.analysis.scores import (
 from posenc.analysis.tables import table_scores
 from posenc.charts.base import HEATMAP_CELLS, downsample, matrix_frame
 from posenc.lab.results import compare_rows
-from posenc.registry import N_HEADS_DEFAULT, SCHEMES, get_scheme
+from posenc.registry import N_HEADS_DEFAULT, SCHEMES, get_scheme, upload_key
 from posenc.schemes.kinds import additive_unit
 
 # ----------------------------------------------------------------------------- result types
@@ -54,6 +54,7 @@ class SchemeSimilarityView(TypedDict):
     translation_invariance: float
     ti_note: str
     offset_only: bool
+    ti_method: str  # which matrix the figure was measured on
     offsets: pd.DataFrame
     offset_method: str
     offset_step: int
@@ -176,7 +177,8 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     ``max_cells`` rows,
     "step": (row stride, col stride), "min"/"max" (finite scores of the full matrix),
     "masked_fraction", "translation_invariance" (float or None), "ti_note" (why None, else ""),
-    "offset_only" (bool), "offsets": DataFrame(offset, score) -- the exact offset profile for
+    "offset_only" (bool), "ti_method" (the matrix the figure is measured on, a sentence),
+    "offsets": DataFrame(offset, score) -- the exact offset profile for
     offset-only schemes, else the mean over each diagonal -- "offset_method", "offset_step"}.
     """
     scheme = get_scheme(key)
@@ -210,6 +212,8 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
         "key": key, "name": settings_label(key, d, params), "kind": kind, "unit": unit_of(key, metric), "n": int(n), "d": d_used,
         "frame": frame, "step": steps, **rng,
         "translation_invariance": ti, "ti_note": note, "offset_only": bool(only),
+        "ti_method": ("Measured on the matrix built densely from the vectors, not on the offset view."
+                      if only and scheme.scores_use_width else "Measured on the full matrix."),
         "offsets": pd.DataFrame({"offset": offsets.astype(np.int32), "score": prof}),
         "offset_method": method, "offset_step": ostep,
     }
@@ -230,9 +234,10 @@ def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name:
     offsets, ostep = offset_grid(n)
     prof = diagonal_means(S)[offsets.astype(np.int64) + n - 1]
     return {
-        "key": f"upload:{name}", "name": name, "kind": "additive", "unit": additive_unit(metric), "n": int(n), "d": int(T.shape[1]),
+        "key": upload_key(name), "name": name, "kind": "additive", "unit": additive_unit(metric), "n": int(n), "d": int(T.shape[1]),
         "frame": frame, "step": steps, **rng,
         "translation_invariance": translation_invariance(S), "ti_note": "", "offset_only": False,
+        "ti_method": "Measured on the full matrix.",
         "offsets": pd.DataFrame({"offset": offsets.astype(np.int32), "score": prof}),
         "offset_method": "mean over each diagonal", "offset_step": ostep,
     }

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_float, check_int
+from posenc.charts.base import model_series
 from posenc.io.modelconfig import ModelRope, parse_model_config
 from posenc.registry import get_scheme, rope_for, rope_scaling
 from posenc.schemes.kinds import probe_vector
@@ -154,7 +155,7 @@ def extension_frequencies(head_dim: int, base: float, trained: int, factor: floa
     if config_text:
         mr = parse_model_config(config_text)
         inv_m, af_m = mr.frequencies(seq_len=target)
-        entries.append((f"model: {mr.name}", inv_m, af_m, default_inv_freq(mr.rotary_dim, mr.base), mr.trained_length))
+        entries.append((model_series(mr.name), inv_m, af_m, default_inv_freq(mr.rotary_dim, mr.base), mr.trained_length))
     for label, inv, af, th, tr in entries:
         labels.append(label)
         frames.append(pd.DataFrame({"pair": np.arange(inv.size), "method": label, "theta": inv,
@@ -224,7 +225,7 @@ def extension_scores(head_dim: int, base: float, trained: int, factor: float, pr
     entries = [(label, d, inv, af) for label, inv, af in classics]
     if config_text:
         mr = parse_model_config(config_text)
-        entries.append((f"model: {mr.name}", mr.rotary_dim, *mr.frequencies(seq_len=target)))
+        entries.append((model_series(mr.name), mr.rotary_dim, *mr.frequencies(seq_len=target)))
     frames, score0, labels = [], {}, []
     for label, dd, inv, af in entries:
         q = probe_vector(dd, probe)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
-from posenc.charts.extension import MODEL_PREFIX
+from posenc.charts.base import model_series
 from posenc.io.ropeconfig import rope_from_config
 from posenc.registry import get_scheme, rope_for
 from posenc.schemes.scaling import MAX_CONTEXT, check_head_dim, default_inv_freq, dynamic_scale
@@ -91,7 +91,7 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
         L = model.trained_length or model.served_length or target
         mt = model.served_length or target
         own = settings(model.rotary_dim, model.base, L, target=mt)
-        out.append({"label": f"{MODEL_PREFIX} {model.name} · {own}", "name": f"{MODEL_PREFIX} {model.name}",
+        out.append({"label": f"{model_series(model.name)} · {own}", "name": model_series(model.name),
                     "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
                     "d": model.rotary_dim, "trained": L, "target": mt})
         said.append(f"the model ({model.name}) at its own {own}")
