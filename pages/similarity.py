@@ -77,26 +77,28 @@ if results:
             col.caption(f"Not measured at this length: {r['ti_note']}")
     view = similarity_panel(results)
     steps = sorted({max(p["step"]) for p in view["panels"]})
+    shown_cells = (f"Strided to at most {HEATMAP_CELLS:,} cells per matrix: one position in {' or '.join(map(str, steps))} "
+                   "is shown, each cell an exact value." if steps != [1] else "Every cell is shown.")
     chart_grid(
         [style(p) for p in score_panels(view["frame"], view["panels"])],
         whole=lambda: style(score_matrices(view["frame"], view["panels"])),
+        export_title=("Position scores S(i, j)", view["drawn_at"], shown_cells),
         key="similarity_matrices",
         data=view["frame"],
         arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1, common_params(k, common))
                 for k, _ in shown if not uploads.is_upload(k)},  # only the matrices drawn: each export can be built
         caption=(
-            f"One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
+            f"{md.escape(view['drawn_at'], limit=None)} One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
             "mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "
-            "a pair uses (posenc ships no trained T5 table). "
-            + (f"Strided to at most {HEATMAP_CELLS:,} cells per matrix: one position in {' or '.join(map(str, steps))} "
-               "is shown, each cell an exact value." if steps != [1] else "Every cell is shown.")
+            f"a pair uses (posenc ships no trained T5 table). {shown_cells}"
         ),
     )
-    methods = {md.escape(r["name"]): r["offset_method"] for r in results}  # an upload's name is outside text
+    methods = {md.escape(name): r["offset_method"] for name, r in zip(view["names"], results)}  # an upload's name is outside text
     chart(
-        style(offset_profiles(view["offsets"], [r["name"] for r in results])),
+        style(offset_profiles(view["offsets"], view["names"])),
         key="similarity_offsets",
         data=view["offsets"],
+        export_title=("Score against the offset j − i", view["drawn_at"]),
         caption=(
             "Score against the offset j − i. "
             + "; ".join(f"{k}: {m}" for k, m in methods.items())

@@ -12,6 +12,7 @@ from PIL import Image
 
 from posenc.charts import raster
 from posenc.io import export
+from posenc.ui.compat import positional_names
 
 
 def test_colorize_maps_the_domain_onto_the_stops_and_masks_non_finite():
@@ -45,14 +46,15 @@ def test_image_heatmap_is_one_image_with_a_legend_and_exact_hover_values():
     ch = raster.image_heatmap(M, rows=np.arange(0, 128, 2), domain=(0.0, float(M.max())), palette="sequential",
                               x_title="key j", y_title="query i", value_title="score")
     spec = export.chart_spec(ch)
-    image, hover = spec["layer"]
+    image, hover, pins = spec["layer"]  # the legend rides on a layer of its own, drawn last (zero-size marks)
     assert image["mark"]["type"] == "image"
     assert spec["datasets"][image["data"]["name"]][0]["url"].startswith("data:image/png;base64,")
     grid = hover_data = spec["datasets"][hover["data"]["name"]]
     assert len(grid) <= raster.HOVER_CELLS
     for cell in hover_data:  # every hover value is the exact matrix value at its row and column
         assert cell["score"] == pytest.approx(M[int(cell["i"]) // 2, int(cell["j"])])
-    assert hover["encoding"]["color"]["scale"]["range"] == list(raster.VIRIDIS)
+    assert pins["encoding"]["color"]["scale"]["range"] == list(raster.VIRIDIS) and "color" not in hover["encoding"]
+    assert raster.legend_range(spec) == (0.0, float(M.max()))
     assert "PNG" in export.chart_png(ch)[:8].decode("latin-1")
     assert isinstance(ch, alt.LayerChart)
 
@@ -87,7 +89,7 @@ def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
                               domain=(0.0, float(np.nanmax(M))), palette="sequential", x_title="j", y_title="i", value_title="s",
                               width=300, height=400)
     spec = export.chart_spec(ch)
-    image, hover = spec["layer"]
+    image, hover, _ = spec["layer"]
     img = _decode(spec, image)
     up_r, up_c = img.shape[0] // 40, img.shape[1] // 30
     assert img.shape[0] == 40 * up_r and img.shape[1] == 30 * up_c
@@ -132,7 +134,7 @@ def test_image_stack_sends_every_matrix_and_filters_to_the_picked_one():
                             domain=(0.0, 1.0), palette="sequential", x_title="key", y_title="query", value_title="w")
     with alt.data_transformers.disable_max_rows():
         spec = ch.to_dict()
-    image, hover = spec["layer"]
+    image, hover, _ = spec["layer"]
     images = spec["datasets"][image["data"]["name"]]
     assert [(r["layer"], r["head"]) for r in images] == list(mats)  # one PNG per matrix, all sent
     assert len({r["url"] for r in images}) == len(mats)
@@ -166,22 +168,51 @@ def test_url_param_and_pick_expressions():
 
 def test_a_factor_rescales_hover_values_and_legend_in_the_browser():
     """image_stack(factor=...): the picture of c·M is the picture of M on a legend scaled by c, so only the hover
-    values and the legend's levels carry the factor (a Vega expression); the image and the data sent stay M's."""
+    values and the legend's ends carry the factor (a Vega expression); the image and the data sent stay M's."""
     M = -np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0)))
     d = raster.image_stack({(): M}, domain=(-7, 0), palette="sequential", x_title="j", y_title="i", value_title="bias",
                            value="distance", factor="slope").to_dict()
     plain = raster.image_stack({(): M}, domain=(-7, 0), palette="sequential", x_title="j", y_title="i", value_title="bias",
                                value="distance").to_dict()
-    image, hover = d["layer"]
+    image, hover, pins = d["layer"]
     assert image["data"] == plain["layer"][0]["data"] and d["datasets"][image["data"]["name"]] == plain["datasets"][image["data"]["name"]]
     assert hover["transform"][0] == {"calculate": "datum['distance'] * (slope)", "as": "distance_scaled"}
-    color = hover["encoding"]["color"]
-    assert color["field"] == "distance_scaled" and hover["encoding"]["tooltip"][-1]["field"] == "distance_scaled"
-    levels = plain["layer"][1]["encoding"]["color"]["scale"]["domain"]
-    assert color["scale"]["domain"] == {"expr": "[" + ", ".join(f"{float(v)!r} * (slope)" for v in levels) + "]"}
+    assert hover["encoding"]["tooltip"][-1]["field"] == "distance_scaled"
+    assert pins["transform"][0] == {"calculate": f"datum[{raster.LEVEL!r}] * (slope)", "as": f"{raster.LEVEL}_scaled"}
+    assert pins["encoding"]["color"]["field"] == f"{raster.LEVEL}_scaled" and raster.legend_range(d) == raster.legend_range(plain) == (-7, 0)
     assert len(d["datasets"][hover["data"]["name"]]) == 64  # 8 x 8 cells, fewer than the hover grid: every cell hovers
     small = raster.image_stack({(): M}, domain=(-7, 0), x_title="j", y_title="i", value_title="v", hover_cells=16).to_dict()
     assert len(small["datasets"][small["layer"][1]["data"]["name"]]) == 16  # a 4 x 4 grid of 2 x 2 blocks
+
+
+@pytest.mark.parametrize("palette", ["diverging", "sequential"])
+def test_the_legend_takes_its_range_from_the_data_and_spreads_the_stops_over_it(palette):
+    """Two ranges give one spec (only the data differ), and the legend Vega draws spreads the image's colour stops
+    evenly over the range: the piecewise scale the picture is coloured on (``colorize``), to the rounding."""
+    M = np.linspace(-3.0, 5.0, 64 * 64).reshape(64, 64)
+    specs = [raster.image_heatmap(M, domain=dom, palette=palette, x_title="j", y_title="i", value_title="v").to_dict()
+             for dom in ((-3.0, 5.0), (-64.0, 64.0))]
+    bare_specs = [{k: v for k, v in positional_names(s).items() if k != "datasets"} for s in specs]
+    assert bare_specs[0] == bare_specs[1]  # the spec text the browser compares, its datasets named by order
+    assert [raster.legend_range(s) for s in specs] == [(-3.0, 5.0), (-64.0, 64.0)]
+    for s, (lo, hi) in zip(specs, [(-3.0, 5.0), (-64.0, 64.0)]):
+        gradient = [g for g in _fills(vlc.vegalite_to_scenegraph(s)) if isinstance(g, dict) and g.get("gradient")]
+        assert len(gradient) == 1 and len(gradient[0]["stops"]) > 11
+        for stop in gradient[0]["stops"]:  # the legend's colour at each offset is the image's colour of that value
+            drawn = np.array([int(c) for c in stop["color"][4:-1].split(",")])
+            value = lo + stop["offset"] * (hi - lo)
+            assert np.abs(drawn - raster.colorize(np.array([[value]]), (lo, hi), raster.PALETTES[palette])[0, 0]).max() <= 1
+    bare = raster.image_heatmap(M, domain=(-3.0, 5.0), legend=False, x_title="j", y_title="i", value_title="v").to_dict()
+    assert len(bare["layer"]) == 2  # no legend, no pins
+    with pytest.raises(ValueError, match="domain"):
+        raster.legend_pins((1.0, 1.0), raster.REDBLUE, "v", alt.Legend())
+
+
+def _fills(node) -> list:
+    """Every ``fill`` of a Vega scenegraph."""
+    if isinstance(node, dict):
+        return ([node["fill"]] if "fill" in node else []) + [f for k, v in node.items() if k != "fill" for f in _fills(v)]
+    return [f for v in node for f in _fills(v)] if isinstance(node, list) else []
 
 
 def test_a_chart_holding_an_image_is_drawn_on_a_canvas_and_others_keep_the_default():

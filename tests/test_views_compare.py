@@ -169,10 +169,18 @@ def test_unit_domains_and_panel_share_one_scale_per_unit():
     panel = v.similarity_panel(rs)
     top = max(max(abs(r["min"]), abs(r["max"])) for r in rs[1:3])
     doms = {p["scheme"]: p["domain"] for p in panel["panels"]}
-    assert doms[v.settings_label("rope", 16)] == doms[v.settings_label("rope_yarn", 16)] == (-top, top)  # one rotary scale
-    assert doms["Sinusoidal (d 16, base 10000)"] == (-1.0, 1.0)
+    assert doms["RoPE"] == doms["RoPE + YaRN"] == (-top, top)  # one rotary scale
+    assert doms["Sinusoidal"] == (-1.0, 1.0)
     assert doms["T5 relative buckets"] == (0.0, 29.0)  # HF T5 bucket function, run: rel +47 -> 16 + 13 (|rel| 46-63 -> 13)
-    assert len(panel["frame"]) == 4 * 48 * 48 and set(panel["frame"]["scheme"]) == {r["name"] for r in rs}
+    assert len(panel["frame"]) == 4 * 48 * 48 and set(panel["frame"]["scheme"]) == {r["label"] for r in rs} == set(panel["names"])
+    # the charts name a scheme alone; its settings are said once, and ride in both frames (the CSV)
+    assert panel["settings"] == ["Sinusoidal: d 16, base 10000", "RoPE: d 16, base 10000", "RoPE + YaRN: d 16, base 10000, s 4, L 2,048"]
+    assert panel["drawn_at"] == "Drawn at n = 48; " + "; ".join(panel["settings"]) + "."
+    assert dict(panel["offsets"].groupby("scheme")["settings"].first()) == {r["label"]: r["settings"] for r in rs}
+    assert [r["name"] for r in rs] == [f"{r['label']} ({r['settings']})" if r["settings"] else r["label"] for r in rs]
+    # two results of one label (an upload named like a scheme) keep their full names apart
+    twin = dict(rs[0], name="Sinusoidal (d 32, base 10000)", settings="d 32, base 10000")
+    assert v.similarity_panel([rs[0], twin])["names"] == ["Sinusoidal (d 16, base 10000)", "Sinusoidal (d 32, base 10000)"]
     assert panel["units"] == ["cosine similarity", "q·k score (all-ones probe)", "T5 bucket id"]
     assert len(panel["offsets"]) == 4 * 95
 
@@ -326,17 +334,16 @@ def test_score_matrices_chart():
 
 def test_big_score_matrices_are_images_with_the_same_scales():
     from posenc.charts.compare import PANELS_HOVER_CELLS
-    from posenc.charts.raster import PALETTES, RASTER_CELLS, palette_of
+    from posenc.charts.raster import PALETTES, RASTER_CELLS, legend_range, palette_of
     rs = [v.scheme_similarity(k, 128, 16, "cosine", 0) for k in ("sinusoidal", "alibi")]
     panel = v.similarity_panel(rs)
     assert all(len(panel["frame"][panel["frame"]["scheme"] == p["scheme"]]) > RASTER_CELLS for p in panel["panels"])
     d = spec(score_matrices(panel["frame"], panel["panels"]))
     for sub, p in zip(d["concat"], panel["panels"]):
-        image, hover = sub["layer"]
+        image, hover, pins = sub["layer"]  # each unit's one panel here: its legend under it
         assert image["mark"]["type"] == "image" and sub["layer"][0]["title"]["text"] == p["scheme"]
-        scale = hover["encoding"]["color"]["scale"]
-        assert scale["domain"][0] == p["domain"][0] and scale["domain"][-1] == p["domain"][1]
-        assert scale["range"] == list(PALETTES[palette_of(p["palette"])])
+        assert legend_range(sub, d["datasets"]) == tuple(p["domain"])
+        assert pins["encoding"]["color"]["scale"]["range"] == list(PALETTES[palette_of(p["palette"])])
         assert len(d["datasets"][hover["data"]["name"]]) <= PANELS_HOVER_CELLS // len(panel["panels"])
 
 

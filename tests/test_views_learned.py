@@ -20,7 +20,7 @@ from posenc.charts.learned import (
     table_heatmap_chart,
     vector_chart,
 )
-from posenc.charts.raster import RASTER_CELLS, REDBLUE
+from posenc.charts.raster import RASTER_CELLS, REDBLUE, legend_range
 from posenc.schemes.learned import minilm_table, random_table
 from posenc.views.learned import (
     MAX_SERIES_POINTS,
@@ -255,16 +255,14 @@ def _spec(ch):
 
 def test_heatmap_charts(minilm):
     d = _spec(table_heatmap_chart(minilm["heatmap"], step=minilm["heat_step"], clip=minilm["clip"]))
-    image, hover = d["layer"]  # more than RASTER_CELLS cells: one image, exact values on a hover grid
+    image, hover, pins = d["layer"]  # more than RASTER_CELLS cells: one image, exact values on a hover grid
     assert image["mark"]["type"] == "image" and len(minilm["heatmap"]) > RASTER_CELLS
     enc = hover["encoding"]
     assert enc["x"]["field"] == "channel" and enc["y"]["field"] == "position" and enc["y"]["scale"]["reverse"]
-    scale = enc["color"]["scale"]
-    assert scale["domain"][0] == -minilm["clip"] and scale["domain"][-1] == minilm["clip"] and scale["range"] == list(REDBLUE)
+    assert legend_range(d) == (-minilm["clip"], minilm["clip"]) and pins["encoding"]["color"]["scale"]["range"] == list(REDBLUE)
     assert image["encoding"]["x"]["title"] and image["encoding"]["y"]["title"] and enc["tooltip"]
     d = _spec(similarity_chart(minilm["similarity"], step=minilm["sim_step"]))
-    scale = d["layer"][1]["encoding"]["color"]["scale"]
-    assert scale["domain"][0] == -1.0 and scale["domain"][-1] == 1.0
+    assert legend_range(d) == (-1.0, 1.0)
     small = minilm["similarity"].head(64)  # a small matrix stays rect marks
     assert _spec(similarity_chart(small, step=minilm["sim_step"]))["mark"]["type"] == "rect"
     assert len(minilm["similarity"]) <= MAX_MARKS and len(minilm["heatmap"]) <= MAX_MARKS

@@ -8,7 +8,7 @@ import pytest
 
 import posenc
 from posenc.charts.base import HEATMAP_CELLS, MAX_MARKS, url_param
-from posenc.charts.raster import MASKED, RASTER_CELLS, VIRIDIS
+from posenc.charts.raster import LEVEL, MASKED, RASTER_CELLS, VIRIDIS, legend_range
 from posenc.charts.relative import (
     MASK_GREY,
     alibi_heads_chart,
@@ -199,10 +199,10 @@ def test_t5_charts():
     d = _spec(bucket_function_chart(causal["segments"], max_exact=16, max_distance=128, bidirectional=False))
     assert sorted(r["rel"] for r in d["datasets"][d["layer"][1]["data"]["name"]]) == [-128, -16]
     d = _spec(bucket_matrix_chart(v["matrix"], step=v["step"], num_buckets=32))
-    image, hover = d["layer"]  # drawn as one image: the colours live on the hover grid's scale
+    image, hover, pins = d["layer"]  # drawn as one image: the legend on a layer of its own
     assert image["mark"]["type"] == "image" and len(v["matrix"]) > RASTER_CELLS
-    scale = hover["encoding"]["color"]["scale"]
-    assert scale["domain"][0] == 0 and scale["domain"][-1] == 31 and scale["range"] == list(VIRIDIS) and scale["clamp"]
+    scale = pins["encoding"]["color"]["scale"]
+    assert legend_range(d) == (0, 31) and scale["range"] == list(VIRIDIS) and scale["clamp"]
     assert len(v["matrix"]) <= MAX_MARKS
 
 
@@ -221,12 +221,12 @@ def test_alibi_charts():
         assert halo["mark"]["color"] == "white" and halo["mark"]["strokeWidth"] > rule["mark"]["strokeWidth"]
         assert rule["mark"]["color"] == "black" and rule["mark"]["strokeDash"] and "tooltip" in rule["encoding"]
     assert d["resolve"] == {"scale": {"color": "independent"}}
-    image, hover = heat["layer"]
+    image, hover, pins = heat["layer"]
     assert image["mark"]["type"] == "image"
     params = {p["name"]: p for p in d["params"]}
     assert params["url_head"]["bind"]["input"] == "range" and params["alibi_slope"]["expr"] == f"{v['slopes']}[url_head - 1]"
-    scale = hover["encoding"]["color"]["scale"]
-    assert scale["domain"]["expr"].startswith("[-511.0 * (alibi_slope), ") and scale["domain"]["expr"].endswith(", 0.0 * (alibi_slope)]")
+    assert pins["transform"] == [{"calculate": f"datum[{LEVEL!r}] * (alibi_slope)", "as": f"{LEVEL}_scaled"}]
+    assert legend_range(heat, d["datasets"]) == (-511.0, 0.0)  # -(n - 1) .. 0, times the slope in the browser
     assert d["title"]["text"] == {"expr": '[["head 1"], ["head 2"], ["head 3"], ["head 4"], ["head 5"], ["head 6"], ["head 7"], '
                                           '["head 8"], ["head 9"], ["head 10"], ["head 11"], ["head 12"]][url_head - 1]'}
     assert mask["encoding"]["color"]["scale"]["range"] == [MASK_GREY]  # -inf drawn grey, not as a colour value

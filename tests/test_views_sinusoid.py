@@ -9,7 +9,7 @@ import pytest
 import posenc
 from posenc.analysis.geometry import collisions
 from posenc.charts.base import MAX_MARKS
-from posenc.charts.raster import RASTER_CELLS, REDBLUE
+from posenc.charts.raster import RASTER_CELLS, REDBLUE, legend_range
 from posenc.charts.sinusoid import bases_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
 from posenc.views import sinusoid as v
 from posenc.views import why_base as wbv
@@ -299,13 +299,12 @@ def test_pe_heatmap_chart():
     hm = v.heatmap_view(4096, 1024, 10000.0, "interleaved")  # big: one image, kept sin/cos pairs side by side
     assert RASTER_CELLS < hm["cells"] <= v.HEATMAP_IMAGE_CELLS
     spec = to_dict(pe_heatmap(hm["frame"]))
-    image, hover = spec["layer"]
+    image, hover, pins = spec["layer"]
     assert image["mark"]["type"] == "image" and image["encoding"]["x"]["title"] and image["encoding"]["y"]["title"]
     labels = image["encoding"]["x"]["axis"]["labelExpr"]
     assert labels.startswith("isValid(['0','1','4','5',")  # slot k is labelled with the depth it shows (every other pair)
     enc = hover["encoding"]
-    assert enc["color"]["scale"]["domain"][0] == -1.0 and enc["color"]["scale"]["domain"][-1] == 1.0
-    assert enc["color"]["scale"]["range"] == list(REDBLUE)
+    assert legend_range(spec) == (-1.0, 1.0) and pins["encoding"]["color"]["scale"]["range"] == list(REDBLUE)
     assert {t["field"] for t in enc["tooltip"]} == {"position", "depth", "column", "value"}
     grid = spec["datasets"][hover["data"]["name"]]
     for cell in grid:  # the hover values are PE itself at the cell's position and depth

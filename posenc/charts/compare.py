@@ -29,7 +29,7 @@ def score_matrix(df: pd.DataFrame, panel: dict, *, size: int = 250, legend: bool
     _check_marks(df, "score matrix")
     si, sj = panel["step"]
     n = panel["n"]
-    sub = panel["unit"] + (f" · one position in {max(si, sj)} shown" if max(si, sj) > 1 else "")
+    sub = panel["unit"]  # the stride is said in the caption: a new n then swaps the panel's data
     if len(df) > RASTER_CELLS:  # one image, not one rect per cell
         return frame_heatmap(df, x="j", y="i", value="score", x_step=sj, y_step=si, domain=tuple(panel["domain"]),
                              palette=palette_of(panel["palette"]), x_title="key position j", y_title="query position i",
@@ -106,7 +106,7 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
     _check_marks(frame, "offset chart")
     panels = []
     for unit in dict.fromkeys(frame["unit"]):
-        part = frame[frame["unit"] == unit]
+        part = frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]]  # what the lines draw: no more is sent
         ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title="offset j − i (key − query)",
                    y_title=unit, domain=list(names), height=170, width=width)
         panels.append(ch.properties(title=unit))

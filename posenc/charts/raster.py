@@ -42,6 +42,7 @@ MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix
 # Each is a mark the browser encodes and draws at every paint: 1,024 -> 256 took the Learned tables' first paint
 # (two image heatmaps) 1.62 -> 1.42 s and 2.54 -> 2.30 s of CPU (alternating A/B, median of 8; README, Performance 8).
 HOVER_CELLS = 400
+LEVEL = "legend_level"  # the field of an image heatmap's legend pins (``legend_pins``)
 RASTER_CELLS = 4096  # a heatmap with more cells than this is drawn as one image, not one rect per cell
 CONTAINER_WIDTH = 640  # the width assumed for the legend when a chart fills its column ("container")
 # A chart holding a heatmap is drawn by Vega's hybrid renderer: its marks on a canvas, its text (titles, axes,
@@ -249,26 +250,57 @@ def image_stack(
         grid = grid.merge(hover_extra, on=[*fields, row, col], how="left")
     if legend is True:
         legend = alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, px_w - 40), gradientOpacity=1, titleLimit=px_w)
-    levels = [float(v) for v in np.linspace(domain[0], domain[1], len(stops))]
     shown = value
-    if factor is not None:  # the hover values and the legend's levels, times the factor, computed in the browser
-        shown = f"{value}_scaled"
-        levels = {"expr": "[" + ", ".join(f"{v!r} * ({factor})" for v in levels) + "]"}
-    color = alt.Color(f"{shown}:Q", title=value_title,
-                      scale=alt.Scale(domain=levels, range=list(stops), interpolate="rgb", clamp=True),
-                      legend=legend or None)
     hover = alt.Chart(grid)
-    if factor is not None:
+    if factor is not None:  # the hover values, times the factor, computed in the browser
+        shown = f"{value}_scaled"
         hover = hover.transform_calculate(**{shown: f"datum[{value!r}] * ({factor})"})
     hover = hover.mark_rect(opacity=0.001).encode(
         x=alt.X(f"{col}:Q", scale=alt.Scale(nice=False, zero=False)), x2=f"{col}_end:Q",
         y=alt.Y(f"{row}:Q", scale=alt.Scale(nice=False, zero=False, reverse=reverse_y)), y2=f"{row}_end:Q",
-        color=color,
         tooltip=[alt.Tooltip(f"{row}:Q", title=y_title)] + ([] if x_labels is not None else [alt.Tooltip(f"{col}:Q", title=x_title)])
         + list(extra_tooltips) + [alt.Tooltip(f"{shown}:Q", title=value_title, format=value_format)])
     if where is not None:
         image, hover = image.transform_filter(where), hover.transform_filter(where)
-    return alt.layer(image, hover)
+    if not legend:
+        return alt.layer(image, hover)
+    return alt.layer(image, hover, legend_pins(domain, stops, value_title, legend, factor=factor))
+
+
+def legend_pins(domain: tuple[float, float], stops: Sequence[str], title: str, legend: alt.Legend, *,
+                factor: str | None = None) -> alt.Chart:
+    """The gradient legend of an image heatmap as a layer of its own: two invisible, zero-size marks at the
+    domain's ends (``LEVEL``) coloured on ``stops``.  The scale takes its domain from this data, and Vega spreads
+    the stops evenly over it (a piecewise domain, as many levels as stops: the image's colouring), so a control
+    that changes only the range swaps the data and leaves the spec as it was (posenc.ui.compat, behaviour 5).
+    ``factor`` (a Vega expression for a positive number) multiplies the ends in the browser."""
+    lo, hi = float(domain[0]), float(domain[1])
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"domain must be two finite numbers lo < hi, got {domain!r}")
+    pins = alt.Chart(pd.DataFrame({LEVEL: [lo, hi]}))
+    field = LEVEL
+    if factor is not None:
+        field = f"{LEVEL}_scaled"
+        pins = pins.transform_calculate(**{field: f"datum[{LEVEL!r}] * ({factor})"})
+    return pins.mark_point(opacity=0, size=0, aria=False).encode(
+        color=alt.Color(f"{field}:Q", title=title, scale=alt.Scale(range=list(stops), interpolate="rgb", clamp=True),
+                        legend=legend))
+
+
+def legend_layer(spec: Mapping) -> Mapping:
+    """The ``legend_pins`` layer of an image heatmap's spec (a dict); KeyError if it has no legend."""
+    for v in spec.get("layer", []):
+        if v.get("encoding", {}).get("color", {}).get("field", "").startswith(LEVEL):
+            return v
+    raise KeyError("this chart has no legend pins")
+
+
+def legend_range(spec: Mapping, datasets: Mapping | None = None) -> tuple[float, float]:
+    """The (lo, hi) an image heatmap's legend spans, read from its ``legend_pins`` data in ``spec`` (a dict;
+    ``datasets``: the top-level spec's when ``spec`` is a panel of a concatenated chart, or the frames a page
+    sent, by name)."""
+    rows = pd.DataFrame((spec["datasets"] if datasets is None else datasets)[legend_layer(spec)["data"]["name"]])
+    return float(rows[LEVEL].iloc[0]), float(rows[LEVEL].iloc[1])
 
 
 def frame_heatmap(df: pd.DataFrame, *, x: str, y: str, value: str, x_step: float | None = None, y_step: float | None = None,

@@ -143,9 +143,13 @@ def chart(
     """
     box = st if bindings else st.container(key=f"nobind_{key}")
     _draw(box, ch, key=f"chart_{key}", width=width)
+    _export_row(key, _titled(lambda: ch, export_title), data, arrays, caption)
+
+
+def _titled(whole: Callable[[], alt.TopLevelMixin], export_title: Sequence[str]) -> Callable[[], alt.TopLevelMixin]:
+    """``whole`` with ``export_title`` (a title, then subtitle lines) on top, if one is given."""
     title, *lines = export_title or ("",)
-    whole = (lambda: ch.properties(title=alt.TitleParams(title, subtitle=lines, anchor="start"))) if title else (lambda: ch)
-    _export_row(key, whole, data, arrays, caption)
+    return (lambda: whole().properties(title=alt.TitleParams(title, subtitle=lines, anchor="start"))) if title else whole
 
 
 def chart_grid(
@@ -158,16 +162,18 @@ def chart_grid(
     caption: str | None = None,
     columns: int = 2,
     width: str = "content",
+    export_title: Sequence[str] = (),
 ) -> None:
     """Small multiples drawn as separate charts, ``columns`` side by side (one under the other on a phone), with one
     caption and one Export menu for them all: PNG and SVG of ``whole()`` (the panels as one chart, built only when
     clicked), CSV of ``data``, .npy of ``arrays`` (as in ``chart``); ``width`` as ``st.vega_lite_chart`` takes it
     ("stretch" for panels whose spec is as wide as its container).  A control that changes one panel's data then
-    repaints that panel alone; the others are sent unchanged and stay as they are (README, Performance 8)."""
+    repaints that panel alone; the others are sent unchanged and stay as they are (README, Performance 8).
+    ``export_title`` titles the PNG and SVG, as in ``chart``."""
     for start in range(0, len(parts), columns):
         for col, (i, part) in zip(st.columns(columns), enumerate(parts[start:start + columns], start)):
             _draw(col, part, key=f"chart_{key}_{i}", width=width)
-    _export_row(key, whole, data, arrays, caption)
+    _export_row(key, _titled(whole, export_title), data, arrays, caption)
 
 
 def _draw(box, ch: alt.TopLevelMixin, *, key: str, width: str | int) -> None:

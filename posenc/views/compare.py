@@ -41,7 +41,9 @@ class SchemeSimilarityView(TypedDict):
     """What ``scheme_similarity`` and ``table_similarity`` return."""
 
     key: str
-    name: str
+    name: str  # with its settings: "Sinusoidal (d 64, base 10000)"
+    label: str  # without: "Sinusoidal"
+    settings: str  # "d 64, base 10000", or "" for a scheme without settings
     kind: str
     unit: str
     n: int
@@ -67,6 +69,9 @@ class SimilarityPanelView(TypedDict):
     panels: list
     offsets: pd.DataFrame
     units: list
+    names: list
+    settings: list
+    drawn_at: str
 
 
 class RelativeCountView(TypedDict):
@@ -101,17 +106,25 @@ def common_params(key: str, common: bool) -> tuple:
     return tuple((k, v) for k, v in COMMON_ROTARY.items() if k in names)
 
 
-def settings_label(key: str, d: int, params: tuple = ()) -> str:
-    """The scheme's name with the settings it is drawn at, for legends and panel titles."""
+def settings_text(key: str, d: int, params: tuple = ()) -> str:
+    """The settings scheme ``key`` is drawn at ("d 64, base 10000"), or "" for a scheme without any."""
     scheme = get_scheme(key)
     p = {sp.name: sp.default for sp in scheme.params} | dict(params)
     if not scheme.scores_use_width or not scheme.params:
-        return scheme.name
+        return ""
     bits = [f"d {scheme.width(d)}"]
     for k, fmt in (("base", "base {:g}"), ("factor", "s {:g}"), ("original_max_position_embeddings", "L {:,}"), ("omega", "ω {:g}")):
         if k in p:
             bits.append(fmt.format(p[k]))
-    return f"{scheme.name} ({', '.join(bits)})"
+    return ", ".join(bits)
+
+
+def settings_label(key: str, d: int, params: tuple = ()) -> str:
+    """The scheme's name with the settings it is drawn at ("Sinusoidal (d 64, base 10000)"), for metrics and exports."""
+    name, settings = get_scheme(key).name, settings_text(key, d, params)
+    return f"{name} ({settings})" if settings else name
+
+
 MAX_OFFSETS = 1024  # offsets drawn per scheme on the score-against-offset chart
 LENGTH_TOL = 1e-12  # length_change at or below this counts as length-invariant
 
@@ -209,7 +222,8 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
         method = "mean over each diagonal"
     prof = np.where(np.isfinite(prof), prof, np.nan)
     return {
-        "key": key, "name": settings_label(key, d, params), "kind": kind, "unit": unit_of(key, metric), "n": int(n), "d": d_used,
+        "key": key, "name": settings_label(key, d, params), "label": scheme.name, "settings": settings_text(key, d, params),
+        "kind": kind, "unit": unit_of(key, metric), "n": int(n), "d": d_used,
         "frame": frame, "step": steps, **rng,
         "translation_invariance": ti, "ti_note": note, "offset_only": bool(only),
         "ti_method": ("Measured on the matrix built densely from the vectors, not on the offset view."
@@ -234,7 +248,7 @@ def table_similarity(table: np.ndarray, n: int, metric: str = "cosine", *, name:
     offsets, ostep = offset_grid(n)
     prof = diagonal_means(S)[offsets.astype(np.int64) + n - 1]
     return {
-        "key": upload_key(name), "name": name, "kind": "additive", "unit": additive_unit(metric), "n": int(n), "d": int(T.shape[1]),
+        "key": upload_key(name), "name": name, "label": name, "settings": "", "kind": "additive", "unit": additive_unit(metric), "n": int(n), "d": int(T.shape[1]),
         "frame": frame, "step": steps, **rng,
         "translation_invariance": translation_invariance(S), "ti_note": "", "offset_only": False,
         "ti_method": "Measured on the full matrix.",
@@ -265,9 +279,13 @@ def unit_domain(unit: str, lo: float, hi: float) -> tuple[tuple[float, float], s
 def similarity_panel(results: list[dict]) -> SimilarityPanelView:
     """Lay several scheme results side by side with ONE colour scale per unit.
 
-    Returns {"frame": DataFrame(scheme, i, j, score) of every matrix (NaN score = masked), "panels": list of
-    {"scheme", "unit", "domain", "palette", "step", "n"} in the given order, "offsets":
-    DataFrame(scheme, unit, method, offset, score), "units": units in first-seen order}.
+    The charts name each scheme by its label alone ("Sinusoidal"; its full name where two labels coincide) and the
+    settings are said beside them, so a control that changes only a setting (d) changes the data, not the charts'
+    specs.  Returns {"frame": DataFrame(scheme, i, j, score) of every matrix (NaN score = masked), "panels": list of
+    {"scheme", "unit", "domain", "palette", "step", "n", "settings"} in the given order, "offsets":
+    DataFrame(scheme, settings, unit, method, offset, score), "units": units in first-seen order, "names": the charts'
+    name of each result, "settings": ["Sinusoidal: d 64, base 10000", ...] for the results that have settings,
+    "drawn_at": one sentence of n and those settings}.  Both frames carry each row's settings (for the CSV).
     """
     units: dict[str, list[dict]] = {}
     for r in results:
@@ -277,13 +295,19 @@ def similarity_panel(results: list[dict]) -> SimilarityPanelView:
         lo = min((r["min"] for r in rs if math.isfinite(r["min"])), default=float("nan"))
         hi = max((r["max"] for r in rs if math.isfinite(r["max"])), default=float("nan"))
         domains[unit] = unit_domain(unit, lo, hi)
-    panels = [{"scheme": r["name"], "unit": r["unit"], "domain": domains[r["unit"]][0], "palette": domains[r["unit"]][1],
-               "step": r["step"], "n": r["n"]} for r in results]
-    frame = pd.concat([r["frame"].assign(scheme=r["name"]) for r in results], ignore_index=True) if results else pd.DataFrame(
-        columns=["i", "j", "score", "scheme"])
-    offsets = pd.concat([r["offsets"].assign(scheme=r["name"], unit=r["unit"], method=r["offset_method"]) for r in results],
-                        ignore_index=True) if results else pd.DataFrame(columns=["offset", "score", "scheme", "unit", "method"])
-    return {"frame": frame, "panels": panels, "offsets": offsets, "units": list(units)}
+    labels = [r.get("label", r["name"]) for r in results]
+    names = labels if len(set(labels)) == len(labels) else [r["name"] for r in results]
+    panels = [{"scheme": name, "unit": r["unit"], "domain": domains[r["unit"]][0], "palette": domains[r["unit"]][1],
+               "step": r["step"], "n": r["n"], "settings": r.get("settings", "")} for name, r in zip(names, results)]
+    frame = pd.concat([r["frame"].assign(scheme=name, settings=r.get("settings", "")) for name, r in zip(names, results)],
+                      ignore_index=True) if results else pd.DataFrame(columns=["i", "j", "score", "scheme", "settings"])
+    offsets = pd.concat([r["offsets"].assign(scheme=name, settings=r.get("settings", ""), unit=r["unit"], method=r["offset_method"])
+                         for name, r in zip(names, results)],
+                        ignore_index=True) if results else pd.DataFrame(columns=["offset", "score", "scheme", "settings", "unit", "method"])
+    settings = [f"{name}: {r['settings']}" for name, r in zip(names, results) if r.get("settings") and name != r["name"]]
+    n = f"n = {results[0]['n']:,}" if results else ""
+    return {"frame": frame, "panels": panels, "offsets": offsets, "units": list(units), "names": names, "settings": settings,
+            "drawn_at": f"Drawn at {'; '.join([n, *settings])}." if results else ""}
 
 
 def relative_count(results: list[dict]) -> RelativeCountView:

@@ -103,7 +103,7 @@ def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
         data = exported(at, export_keys(at)[index])[1]
         for layer in images:
             drawn, hover = drawn_cells(c, layer), layer["layer"][1]["encoding"]
-            x, y, v = hover["x"]["field"], hover["y"]["field"], hover["color"]["field"]
+            x, y, v = hover["x"]["field"], hover["y"]["field"], hover["tooltip"][-1]["field"]  # the value: the last tooltip
             if v not in drawn.columns:  # the browser computes the value from a field sent (raster's factor): check that field
                 calc = next(t["calculate"] for t in layer["layer"][1].get("transform", []) if t.get("as") == v)
                 v = re.fullmatch(r"datum\['(\w+)'\] \* \(.+\)", calc).group(1)

@@ -25,7 +25,9 @@ import posenc
 
 PAGE = "pages/similarity.py"
 TI = ": translation invariance"
-SIN, ROPE = "Sinusoidal (d 64, base 10000)", "RoPE (d 64, base 10000)"  # legends and titles carry the settings
+SIN, ROPE = "Sinusoidal (d 64, base 10000)", "RoPE (d 64, base 10000)"  # the metrics carry the settings
+# the charts name a scheme alone, and the caption and export titles say the settings: a new d only swaps data
+SIN_T, ROPE_T = "Sinusoidal", "RoPE"
 
 
 def matrices(at) -> dict:
@@ -48,8 +50,15 @@ def matrices(at) -> dict:
 
 
 def offsets_of(at):
-    """The data of the offset-profile chart (after the matrix panels)."""
-    return chart_frame(at, export_keys(at).index("similarity_offsets"))
+    """The offset profiles, from the chart's CSV (which adds each scheme's unit, method and settings), after checking
+    that the chart draws its (scheme, offset, score) rows."""
+    drawn = chart_frame(at, export_keys(at).index("similarity_offsets"))
+    frame = exported(at, "similarity_offsets")[1]
+    assert set(drawn.columns) == {"scheme", "offset", "score"} and len(drawn) == len(frame)  # no more is sent
+    key = ["scheme", "offset"]
+    both = drawn.merge(frame, on=key, suffixes=("_drawn", ""))
+    assert len(both) == len(frame) and np.allclose(both["score_drawn"], both["score"], equal_nan=True)
+    return frame
 
 
 def ti_value(at, name: str) -> float:
@@ -78,10 +87,14 @@ def test_defaults_match_posenc():
 
     assert export_keys(at) == ["similarity_matrices"] * 4 + ["similarity_offsets"]  # a chart per panel, one menu
     mats = matrices(at)
-    assert list(mats) == [SIN, "Learned (MiniLM, trained)", ROPE, "ALiBi"]
-    for name, key, kw in [(SIN, "sinusoidal", dict(d=64, metric="cosine")),
+    assert list(mats) == [SIN_T, "Learned (MiniLM, trained)", ROPE_T, "ALiBi"]
+    assert "Drawn at n = 128; Sinusoidal: d 64, base 10000; RoPE: d 64, base 10000." in text_of(at)
+    frame = exported(at, "similarity_matrices")[1]  # the CSV says each row's settings
+    assert dict(frame.groupby("scheme")["settings"].first().fillna("")) == {
+        SIN_T: "d 64, base 10000", "Learned (MiniLM, trained)": "", ROPE_T: "d 64, base 10000", "ALiBi": ""}
+    for name, key, kw in [(SIN_T, "sinusoidal", dict(d=64, metric="cosine")),
                           ("Learned (MiniLM, trained)", "learned_minilm", dict(d=384, metric="cosine")),
-                          (ROPE, "rope", dict(d=64)), ("ALiBi", "alibi", dict(n_heads=8, head=0))]:
+                          (ROPE_T, "rope", dict(d=64)), ("ALiBi", "alibi", dict(n_heads=8, head=0))]:
         df = mats[name]
         assert len(df) == n * n and list(df.columns) == ["i", "j", "score"]
         S = posenc.position_scores(key, n, **kw)
@@ -94,7 +107,7 @@ def test_defaults_match_posenc():
     alibi = offsets[offsets["scheme"] == "ALiBi"].set_index("offset")["score"]
     assert alibi[-10] == pytest.approx(-5.0)  # ALiBi get_slopes (arXiv:2108.12409): 8 heads, head 1 slope 2^-1
     assert math.isnan(alibi[10])  # masked future key
-    rope = offsets[offsets["scheme"] == ROPE].set_index("offset")["score"]
+    rope = offsets[offsets["scheme"] == ROPE_T].set_index("offset")["score"]
     assert rope[0] == pytest.approx(64.0)  # all-ones probe: q.q = d
     assert set(offsets.loc[offsets["scheme"] == "Learned (MiniLM, trained)", "method"]) == {"mean over each diagonal"}
     assert "T5's value is its bucket id" in text_of(at)
@@ -108,14 +121,14 @@ def test_controls_change_the_numbers():
     assert metrics(at)["Learned (MiniLM, trained)" + TI] == f"{minilm:.3g}"
     mats = matrices(at)
     assert all(len(df) == 128 * 128 for df in mats.values())  # strided: one position in 2
-    assert sorted(mats[ROPE]["i"].unique())[:3] == [0, 2, 4]
+    assert sorted(mats[ROPE_T]["i"].unique())[:3] == [0, 2, 4]
     assert "one position in 2" in text_of(at)
     at.slider(key="head").set_value(8).run()
     alibi = offsets_of(at).query("scheme == 'ALiBi'").set_index("offset")["score"]
     assert alibi[-100] == pytest.approx(-100 / 256)  # head 8 of 8: slope 2^-8
     at.segmented_control(key="metric").set_value("dot").run()
     assert_clean(at)
-    sin = matrices(at)[SIN]
+    sin = matrices(at)[SIN_T]
     assert sin["score"].max() == pytest.approx(32.0)  # dot at offset 0 = ||PE||^2 = d/2 (Vaswani et al. 2017, arXiv:1706.03762 §3.5)
     at.multiselect(key="schemes").set_value(["learned_random", "nope"]).run()
     assert_clean(at)
@@ -123,7 +136,8 @@ def test_controls_change_the_numbers():
     assert set(metrics(at)) == {RAND + TI, "NoPE (causal mask only)" + TI}
     rand = posenc.translation_invariance(posenc.position_scores("learned_random", 256, d=64, metric="dot"))
     assert metrics(at)[RAND + TI] == f"{rand:.3g}"
-    assert list(matrices(at)) == [RAND, "NoPE (causal mask only)"]
+    assert list(matrices(at)) == ["Learned (untrained, random)", "NoPE (causal mask only)"]
+    assert "Drawn at n = 256; Learned (untrained, random): d 64." in text_of(at)
 
 
 def test_seeded_link_with_repeated_scheme_keys():
@@ -144,14 +158,17 @@ def test_seeded_link_with_repeated_scheme_keys():
 def test_extensions_compared_at_common_settings_by_default():
     at = open_page(PAGE, {"schemes": ["RoPE + Llama 3 scaling", "RoPE + YaRN"], "n": "64"})
     assert_clean(at)
-    assert set(matrices(at)) == {"RoPE + Llama 3 scaling (d 64, base 10000, s 4, L 2,048)", "RoPE + YaRN (d 64, base 10000, s 4, L 2,048)"}
+    assert set(matrices(at)) == {"RoPE + Llama 3 scaling", "RoPE + YaRN"}
+    assert ("Drawn at n = 64; RoPE + Llama 3 scaling: d 64, base 10000, s 4, L 2,048; RoPE + YaRN: d 64, base 10000, s 4, "
+            "L 2,048.") in text_of(at)
     llama = posenc.position_scores("rope_llama3", 64, d=64, base=1e4, factor=4.0, original_max_position_embeddings=2048)
-    m = matrices(at)["RoPE + Llama 3 scaling (d 64, base 10000, s 4, L 2,048)"]
+    m = matrices(at)["RoPE + Llama 3 scaling"]
     assert float(m["score"].max()) == pytest.approx(float(np.max(llama)), rel=1e-6)
     at.segmented_control(key="ext").set_value("registry").run()
-    assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" in matrices(at)
+    assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" + TI in metrics(at)
+    assert "RoPE + Llama 3 scaling: d 64, base 500000, s 8, L 8,192" in text_of(at)  # the caption says the settings
     offsets = offsets_of(at)
-    assert "RoPE + Llama 3 scaling (d 64, base 500000, s 8, L 8,192)" in set(offsets["scheme"])  # the legend says it too
+    assert set(offsets.loc[offsets["scheme"] == "RoPE + Llama 3 scaling", "settings"]) == {"d 64, base 500000, s 8, L 8,192"}
 
 
 def test_bad_link_values_are_noted():

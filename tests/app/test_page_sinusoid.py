@@ -15,6 +15,7 @@ from apphelpers import (
 )
 
 from posenc.analysis.geometry import collisions, shift_operator
+from posenc.charts.raster import legend_range
 
 PAGE = "pages/sinusoid.py"
 MB = 1_000_000
@@ -37,8 +38,8 @@ def test_defaults_show_the_seed_numbers():
     heat = chart_frame(at, 0)
     assert {"position", "depth", "value"} <= set(heat.columns) and len(heat) == 128 * 128
     assert heat["value"].between(-1, 1).all()
-    scale = cs[0]["spec"]["layer"][1]["encoding"]["color"]["scale"]  # drawn as one image; its legend on the hover grid
-    assert cs[0]["spec"]["layer"][0]["mark"]["type"] == "image" and scale["domain"][0] == -1.0 and scale["domain"][-1] == 1.0
+    # drawn as one image; its legend on a layer of its own, its range in the data
+    assert cs[0]["spec"]["layer"][0]["mark"]["type"] == "image" and legend_range(cs[0]["spec"], cs[0]["data"]) == (-1.0, 1.0)
     spec = chart_frame(at, 1)
     assert spec["wavelength"].notna().sum() >= 64
     assert len(chart_frame(at, 2)) == len(chart_frame(at, 3)) == 8 * 8  # M_k fitted and closed form at d = 8

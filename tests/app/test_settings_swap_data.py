@@ -31,6 +31,11 @@ CASES = [
     ("pages/attention_order.py", {"scheme": "NoPE (causal mask only)", "d": "4"}),
     # the sine's x range is its data's (0 ... n-1); the rows' titles say "at this position", the metric above names it
     ("pages/single_sine.py", {"n": "100"}), ("pages/learned.py", {"position": "600"}),
+    # the panels and the offsets' legend name a scheme alone (the caption says its settings and the stride), and an
+    # image panel's legend takes its range from two pins in its data (posenc.charts.raster.legend_pins); the score
+    # (cosine or dot) is another unit, named in the titles: another spec
+    ("pages/similarity.py", {"d": "66"}), ("pages/similarity.py", {"d": "512"}),
+    ("pages/similarity.py", {"head": "8"}), ("pages/similarity.py", {"n": "129"}), ("pages/similarity.py", {"n": "512"}),
 ]
 
 
