@@ -11,7 +11,7 @@ from posenc.registry import SCHEMES, bias
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, chart_grid, exercise, header, show_code
-from posenc.views.compare import (
+from posenc.views.similarity import (
     COMMON_ROTARY,
     HEADS,
     common_params,
@@ -88,8 +88,8 @@ if results:
         arrays={f"scores_{k}": partial(full_scores, k, n, d, metric, head - 1, common_params(k, common))
                 for k, _ in shown if not uploads.is_upload(k)},  # only the matrices drawn: each export can be built
         caption=(
-            f"{md.escape(view['drawn_at'], limit=None)} One colour scale per unit ({', '.join(view['units'])}). Grey cells are masked (−inf): the causal "
-            "mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "
+            f"{md.escape(view['drawn_at'], limit=None)} One colour scale per unit ({', '.join(view['units'])}). "
+            "Grey cells are masked (−inf): the causal mask hides keys after the query. T5's value is its bucket id, which names the learned scalar "
             f"a pair uses (posenc ships no trained T5 table). {shown_cells}"
         ),
     )
