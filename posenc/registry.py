@@ -103,6 +103,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope": Scheme(
         key="rope", name="RoPE", kind="rotary", learned=False,
+        fine_tuning="—",  # what the extensions extend: nothing to fine-tune for
         paper="Su et al., RoFormer (arXiv:2104.09864)", year=2021,
         models=("Llama 1-3", "Mistral", "Qwen", "GPT-NeoX", "GPT-J", "PaLM", "Gemma"),
         formula=r"f(x, p) = R_{\Theta, p}\, x,\quad \theta_k = b^{-2k/d}",
@@ -111,6 +112,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope_linear": Scheme(
         key="rope_linear", name="RoPE + position interpolation", kind="rotary", learned=False,
+        short_name="PI (linear)", fine_tuning="yes: about 1,000 steps (arXiv:2306.15595)",
         paper="Chen et al., Position Interpolation (arXiv:2306.15595)", year=2023,
         models=("LongChat", "Vicuna-16k", "CodeLlama (with base change)"),
         formula=r"\theta'_k = \theta_k / s",
@@ -119,6 +121,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope_ntk": Scheme(
         key="rope_ntk", name="RoPE + NTK-aware", kind="rotary", learned=False,
+        short_name="NTK-aware", fine_tuning="no: proposed for use without fine-tuning (bloc97, r/LocalLLaMA 2023)",
         paper="bloc97, NTK-aware scaled RoPE (r/LocalLLaMA)", year=2023, models=("Code Llama (base 1e6)", "many community fine-tunes"),
         formula=r"b' = b \cdot s^{d/(d-2)}",
         summary="Raise the base: high frequencies untouched, the lowest divided by exactly s.",
@@ -126,6 +129,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope_dynamic": Scheme(
         key="rope_dynamic", name="RoPE + dynamic NTK", kind="rotary", learned=False,
+        short_name="dynamic NTK", fine_tuning="no: applied at inference only (emozilla, r/LocalLLaMA 2023)",
         paper="emozilla, Dynamically Scaled RoPE (r/LocalLLaMA)", year=2023,
         models=("Qwen-7B (logn + dynamic)", "HF rope_type='dynamic'"),
         formula=r"b' = b\,\big(s L / L_0 - (s - 1)\big)^{d/(d-2)},\ L > L_0",
@@ -134,6 +138,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope_yarn": Scheme(
         key="rope_yarn", name="RoPE + YaRN", kind="rotary", learned=False,
+        short_name="YaRN", fine_tuning="yes: about 400 steps; also used without (arXiv:2309.00071)",
         paper="Peng et al., YaRN (arXiv:2309.00071)", year=2023,
         models=("Qwen2.5 (long)", "DeepSeek-V2/V3", "Mistral YaRN", "gpt-oss"),
         formula=r"\theta'_k = (1 - \gamma_k)\,\theta_k / s + \gamma_k\,\theta_k,\ \ \sqrt{t} = 0.1\ln s + 1",
@@ -147,6 +152,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope_llama3": Scheme(
         key="rope_llama3", name="RoPE + Llama 3 scaling", kind="rotary", learned=False,
+        short_name="Llama 3", fine_tuning="yes: long-context continued pre-training (arXiv:2407.21783)",
         paper="Meta, The Llama 3 Herd of Models (arXiv:2407.21783)", year=2024, models=("Llama 3.1", "Llama 3.2", "Llama 3.3"),
         formula=r"\theta'_k = \theta_k \text{ (fast)},\ \theta_k/s \text{ (slow)},\ \text{smooth blend between}",
         summary="Three bands by wavelength: keep, blend, divide by s.",
@@ -164,6 +170,7 @@ SCHEMES: dict[str, Scheme] = {
     ),
     "rope_longrope": Scheme(
         key="rope_longrope", name="RoPE + LongRoPE (Phi-3 factors)", kind="rotary", learned=False,
+        short_name="LongRoPE (Phi-3 factors)", fine_tuning="searched factors, then fine-tuning past 8x (arXiv:2402.13753)",
         paper="Ding et al., LongRoPE (arXiv:2402.13753)", year=2024,
         models=("Phi-3-mini-128k", "Phi-3.5-mini", "Phi-3.5-MoE", "Phi-4-mini"),
         formula=r"\theta'_k = \theta_k / \lambda_k,\ \ \lambda = \text{short (} L \le L_0\text{) or long factors},\ \ "

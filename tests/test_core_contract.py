@@ -274,6 +274,11 @@ def test_registry_entries():
         assert scheme.enters == kinds.KINDS[scheme.kind].enters
         for spec in scheme.params:
             assert spec.validate(spec.default) == spec.default
+    shorts = [s.short_name for s in SCHEMES.values()]
+    assert all(shorts) and len(set(shorts)) == len(shorts)  # a legend of any schemes names each once
+    from posenc.views.measure import CLASSICS, REFERENCE  # the Context extension page's table says each one's fine-tuning
+
+    assert all(posenc.get_scheme(k).fine_tuning for k, _ in CLASSICS) and REFERENCE.fine_tuning
     with pytest.raises(ValueError) as info:
         posenc.get_scheme("no such scheme")
     assert all(k in str(info.value) for k in KEYS)

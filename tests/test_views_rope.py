@@ -167,7 +167,7 @@ def test_extension_frequencies_relations():
     v = ext.extension_frequencies(128, 500000.0, 8192, 8.0)
     f = v["frame"]
     by = {m: f[f.method == m].reset_index(drop=True) for m in v["methods"]}
-    np.testing.assert_allclose(by["RoPE (no scaling)"]["scale"], 1.0)
+    np.testing.assert_allclose(by["RoPE"]["scale"], 1.0)
     np.testing.assert_allclose(by["PI (linear)"]["scale"], 1 / 8, rtol=1e-15)
     ntk = by["NTK-aware"]["scale"]  # NTK-aware (bloc97): base * s^(d/(d-2)): fastest unchanged, slowest divided by exactly s
     assert ntk.iloc[0] == 1.0 and ntk.iloc[-1] == pytest.approx(1 / 8, rel=1e-12)
@@ -183,8 +183,8 @@ def test_extension_frequencies_relations():
     assert s.loc["YaRN", "attention_factor"] == pytest.approx(yarn_get_mscale(8.0))
     # unseen-angle pairs: PI never exceeds a training angle; plain RoPE = pairs longer than L
     assert s.loc["PI (linear)", "unseen"] == 0
-    assert s.loc["RoPE (no scaling)", "unseen"] == np.sum(2 * np.pi / default_inv_freq(128, 500000.0) > 8192) == 29
-    assert v["unseen"]["RoPE (no scaling)"] == 29 and v["target"] == 65536 and v["skipped"] == {}
+    assert s.loc["RoPE", "unseen"] == np.sum(2 * np.pi / default_inv_freq(128, 500000.0) > 8192) == 29
+    assert v["unseen"]["RoPE"] == 29 and v["target"] == 65536 and v["skipped"] == {}
 
 
 def test_extension_frequencies_with_a_model():
@@ -225,10 +225,10 @@ def test_extension_scores_relations():
     v = ext.extension_scores(128, 500000.0, 8192, 8.0, "ones")
     f = v["frame"]
     assert v["n_points"] <= ext.DENSE + ext.SPARSE + 2 and len(f) == 6 * v["n_points"] <= MAX_MARKS
-    dist = f[f.method == "RoPE (no scaling)"]["distance"].to_numpy()
+    dist = f[f.method == "RoPE"]["distance"].to_numpy()
     assert dist[0] == 1 and dist[-1] == 65536 and 8192 in dist
     theta = default_inv_freq(128, 500000.0)
-    rope = f[f.method == "RoPE (no scaling)"]["score"].to_numpy()
+    rope = f[f.method == "RoPE"]["score"].to_numpy()
     np.testing.assert_allclose(rope, 2 * np.cos(np.outer(dist, theta)).sum(1), rtol=1e-5, atol=2e-4)
     # PI: score(D) = RoPE score at D / s
     pi = f[f.method == "PI (linear)"].set_index("distance")["score"]
@@ -361,7 +361,7 @@ def test_extension_views_work_for_every_control_value(d, base, train, s, probe):
     det = ext.extension_detail(d, base, train, s)
     sc = ext.extension_scores(d, base, train, s, probe)
     assert set(f["methods"]) | set(f["skipped"]) == {label for _, label in ext.METHODS}
-    assert {"RoPE (no scaling)", "PI (linear)", "YaRN", "Llama 3"} <= set(f["methods"])  # never skipped
+    assert {"RoPE", "PI (linear)", "YaRN", "Llama 3"} <= set(f["methods"])  # never skipped
     assert np.all(np.isfinite(f["frame"]["theta"])) and len(sc["frame"]) <= MAX_MARKS
     # HF clamps low at 0 and high at d - 1 separately, so for tiny d and base low can pass high (d=4, base 2)
     assert sum(det["band_counts"]) == d // 2 and det["yarn_low"] >= 0 and det["yarn_high"] <= d - 1

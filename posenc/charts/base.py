@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.charts.memo import memo
+from posenc.registry import get_scheme
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under every common CVD.
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -29,6 +30,11 @@ NEUTRAL_TEXT = "#767676"
 # the reference drawn beside its variants (unscaled RoPE beside its extensions): reads on white and on the dark theme,
 # where black vanishes
 BASELINE_GREY = "#999999"
+# one fixed colour per RoPE method, by registry key (Okabe-Ito; the yellow is skipped, it vanishes on white; the unscaled
+# reference is grey, not black, which vanishes on the dark theme), and by the name its legends show (its short name)
+METHOD_KEY_COLORS = {"rope": BASELINE_GREY, "rope_linear": "#0072B2", "rope_ntk": "#E69F00", "rope_dynamic": "#009E73",
+                     "rope_yarn": "#D55E00", "rope_llama3": "#CC79A7", "rope_longrope": "#8C564B"}
+NAME_COLORS = {get_scheme(key).short_name: color for key, color in METHOD_KEY_COLORS.items()}
 MODEL_PREFIX = "model:"  # a loaded model's series beside the classic methods is named "model: <its name>"
 MODEL_COLOR = "#56B4E9"  # and drawn in sky blue (Okabe-Ito), dashed
 

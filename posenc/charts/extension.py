@@ -17,12 +17,9 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import BASELINE_GREY, MAX_MARKS, MODEL_COLOR, MODEL_PREFIX, NEUTRAL_TEXT, OKABE_ITO, is_model_series
+from posenc.charts.base import MAX_MARKS, MODEL_COLOR, MODEL_PREFIX, NAME_COLORS, NEUTRAL_TEXT, OKABE_ITO, is_model_series
 from posenc.charts.memo import memo
 
-NAME_COLORS = {"RoPE": BASELINE_GREY,  # unscaled reference: grey reads in both themes (black vanishes on dark)
-               "PI": "#0072B2", "NTK-aware": "#E69F00", "dynamic NTK": "#009E73", "YaRN": "#D55E00",
-               "Llama 3": "#CC79A7", "LongRoPE (Phi-3 factors)": "#8C564B"}
 WIDTH = 720  # exports render at this width; on the page the chart stretches to its column
 MODE_COLORS = {"float32": OKABE_ITO[0], "float32 → bfloat16": OKABE_ITO[2], "float16": OKABE_ITO[1], "bfloat16": OKABE_ITO[3]}
 
@@ -64,7 +61,7 @@ def method_scale(names: Sequence[str]) -> alt.Scale:
 
 
 def method_color(names: Sequence[str]) -> alt.Color:
-    """Colour by the method's name (field ``name``): "PI", "YaRN", ... (the model's curve has its own layer)."""
+    """Colour by the method's name (field ``name``): "PI (linear)", "YaRN", ... (the model's curve has its own layer)."""
     return alt.Color("name:N", scale=method_scale(names), legend=legend("method"))
 
 

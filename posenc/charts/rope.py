@@ -7,13 +7,10 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import BASELINE_GREY, MAX_MARKS, MODEL_COLOR, NEUTRAL_TEXT, OKABE_ITO, envelope, is_model_series
+from posenc.charts.base import MAX_MARKS, MODEL_COLOR, NAME_COLORS, NEUTRAL_TEXT, OKABE_ITO, envelope, is_model_series
 from posenc.charts.memo import memo
 
-# one fixed colour per method (Okabe-Ito; the yellow is skipped, it vanishes on white, and the unscaled reference is
-# grey, not black, which vanishes on the dark theme); a model gets sky blue
-METHOD_COLORS = {"RoPE (no scaling)": BASELINE_GREY, "PI (linear)": "#0072B2", "NTK-aware": "#E69F00",
-                 "dynamic NTK": "#009E73", "YaRN": "#D55E00", "Llama 3": "#CC79A7"}
+METHOD_COLORS = NAME_COLORS  # one fixed colour per method, by its name (charts.base); a model gets MODEL_COLOR
 QK_COLORS = {"q": OKABE_ITO[0], "k": OKABE_ITO[3]}
 
 

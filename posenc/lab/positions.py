@@ -41,7 +41,7 @@ NAMES = {
 }
 # RoPE context extensions applied at test time, without retraining, to the models of EXTENSIBLE: lab name -> registry scheme
 EXTENSIONS = {"pi": "rope_linear", "ntk": "rope_ntk", "dynamic": "rope_dynamic", "yarn": "rope_yarn", "llama3": "rope_llama3"}
-EXTENSION_NAMES = {"pi": "PI (linear)", "ntk": "NTK-aware", "dynamic": "dynamic NTK", "yarn": "YaRN", "llama3": "Llama 3"}
+EXTENSION_NAMES = {name: get_scheme(key).short_name for name, key in EXTENSIONS.items()}  # "PI (linear)", ...
 ROPE_BASE = 10000.0  # the RoPE model's base; the extensions keep it (Llama 3's registry default is 5e5)
 
 

@@ -67,6 +67,8 @@ class Scheme:
     behaviour: Any  # an instance of posenc.schemes.kinds.KINDS[kind]
     page: str  # the dashboard page that explains it (a file under pages/)
     params: tuple[ParamSpec, ...] = field(default_factory=tuple)
+    short_name: str = ""  # its name in a legend beside its siblings ("PI (linear)", "YaRN"); empty: the name itself
+    fine_tuning: str = ""  # a context extension: whether its paper fine-tunes the extended model, with the source
 
     def __post_init__(self):
         where = f"scheme {self.key!r}"
@@ -79,6 +81,8 @@ class Scheme:
         problems = self.behaviour.problems()
         if problems:
             raise ValueError(f"{where}: incomplete behaviour: {'; '.join(problems)}")
+        if not self.short_name:
+            object.__setattr__(self, "short_name", self.name)
         names = [p.name for p in self.params]
         if len(names) != len(set(names)):
             raise ValueError(f"{where}: parameter names repeat: {names}")

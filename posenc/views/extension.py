@@ -31,14 +31,10 @@ from posenc.schemes.scaling import (
 from posenc.views.rope import PROBES, _cat
 
 DENSE, SPARSE = 1024, 3072  # extension score curve: every distance to DENSE, then SPARSE log-spaced
-METHODS = (
-    ("rope", "RoPE (no scaling)"),
-    ("rope_linear", "PI (linear)"),
-    ("rope_ntk", "NTK-aware"),
-    ("rope_dynamic", "dynamic NTK"),
-    ("rope_yarn", "YaRN"),
-    ("rope_llama3", "Llama 3"),
-)
+# the methods the RoPE page compares (LongRoPE's searched factors exist for Phi-3's head size only), each named by its
+# scheme's short name
+METHOD_KEYS = ("rope", "rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3")
+METHODS = tuple((key, get_scheme(key).short_name) for key in METHOD_KEYS)
 BAND_LABELS = ("kept (θ)", "smoothed", "divided by s")
 
 
@@ -104,8 +100,9 @@ def target_length(trained: int, factor: float) -> int:
     return target
 
 
-def _method(key: str, d: int, base: float, trained: int, factor: float, target: int) -> tuple[np.ndarray, float]:
-    """(inv_freq, attention_factor) of one classic method at the current length ``target``."""
+def method_frequencies(key: str, d: int, base: float, trained: int, factor: float, target: int) -> tuple[np.ndarray, float]:
+    """(inv_freq, attention_factor) of one classic method (a registry key) at base, trained length, factor and the
+    current length ``target``."""
     names = {p.name for p in get_scheme(key).params}  # plain RoPE takes neither factor nor trained length
     extra = {"factor": factor, "original_max_position_embeddings": trained}
     return rope_for(key, d, seq_len=target, base=base, **{k: v for k, v in extra.items() if k in names})
@@ -121,7 +118,7 @@ def _classics(d: int, base: float, trained: int, factor: float, target: int) -> 
     done, skipped = [], {}
     for key, label in METHODS:
         try:
-            done.append((label, *_method(key, d, base, trained, factor, target)))
+            done.append((label, *method_frequencies(key, d, base, trained, factor, target)))
         except ValueError as exc:
             skipped[label] = f"{label} is left out at these settings: {exc}"
     return done, skipped

@@ -23,24 +23,17 @@ from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
 from posenc.charts.base import model_series
 from posenc.io.ropeconfig import rope_from_config
-from posenc.registry import get_scheme, rope_for
+from posenc.registry import get_scheme
 from posenc.schemes.scaling import MAX_CONTEXT, check_head_dim, default_inv_freq, dynamic_scale
+from posenc.views.extension import method_frequencies
 
-CLASSICS = (
-    ("rope_linear", "PI"), ("rope_ntk", "NTK-aware"), ("rope_dynamic", "dynamic NTK"), ("rope_yarn", "YaRN"),
-    ("rope_llama3", "Llama 3"), ("rope_longrope", "LongRoPE (Phi-3 factors)"),
-)
+# the context extensions, each named by its scheme's short name; plain RoPE is the reference they are measured against
+CLASSIC_KEYS = ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3", "rope_longrope")
+CLASSICS = tuple((key, get_scheme(key).short_name) for key in CLASSIC_KEYS)
+REFERENCE = get_scheme("rope")
 AT = ("controls", "model")
-# Whether each method's paper extends a model with fine-tuning (sources: the papers / posts named in the registry).
-FINE_TUNING = {
-    "PI": "yes: about 1,000 steps (arXiv:2306.15595)",
-    "NTK-aware": "no: proposed for use without fine-tuning (bloc97, r/LocalLLaMA 2023)",
-    "dynamic NTK": "no: applied at inference only (emozilla, r/LocalLLaMA 2023)",
-    "YaRN": "yes: about 400 steps; also used without (arXiv:2309.00071)",
-    "Llama 3": "yes: long-context continued pre-training (arXiv:2407.21783)",
-    "LongRoPE (Phi-3 factors)": "searched factors, then fine-tuning past 8x (arXiv:2402.13753)",
-    "RoPE": "—",  # plain RoPE is what the others extend: nothing to fine-tune for
-}
+# Whether each method's paper extends a model with fine-tuning (the registry's fine_tuning, with its source), by name
+FINE_TUNING = {s.short_name: s.fine_tuning for s in (REFERENCE, *(get_scheme(k) for k, _ in CLASSICS))}
 LAB = "/lab"  # the Extrapolation lab: measured per scheme there
 
 
@@ -73,14 +66,13 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
         raise ValueError(f"target length {target:,} (cap {MAX_CONTEXT:,}) or head_dim {d} (at least 4) is out of range")
     theta = default_inv_freq(d, base)
     tag = settings(d, base, trained, factor)
-    out = [{"label": f"RoPE · {settings(d, base, trained)}", "name": "RoPE", "inv": theta, "theta": theta, "logit": 1.0, "d": d,
+    ref = REFERENCE.short_name
+    out = [{"label": f"{ref} · {settings(d, base, trained)}", "name": ref, "inv": theta, "theta": theta, "logit": 1.0, "d": d,
             "trained": trained, "target": target}]
     skipped = {}
     for key, name in CLASSICS:
-        names = {p.name for p in get_scheme(key).params}
-        extra = {k: v for k, v in {"factor": factor, "original_max_position_embeddings": trained}.items() if k in names}
         try:
-            inv, af = rope_for(key, d, seq_len=target, base=base, **extra)
+            inv, af = method_frequencies(key, d, base, trained, factor, target)
         except ValueError as exc:
             skipped[name] = f"{name} is left out at these settings: {exc}"
             continue
@@ -218,8 +210,9 @@ def summary_table(fid: dict, lr: dict, bands: dict) -> pd.DataFrame:
     f = fid["table"].set_index("method")
     b = bands["summary"].set_index("method")
     out = []
+    name_of = dict(zip(lr["labels"], lr["names"]))  # "PI (linear) · d 128, ..." -> "PI (linear)"
     for _, r in lr["table"].iterrows():
-        name = r["method"].split(" · ")[0]
+        name = name_of[r["method"]]
         out.append({"method": r["method"],
                     "short-range max |Δ|": float(f["max"].get(r["method"], 0.0)),
                     "fast pairs changed by": float(b["kept_max_change"].get(r["method"], float("nan"))),

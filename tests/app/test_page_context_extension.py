@@ -12,7 +12,7 @@ from posenc.registry import rope_for, rope_scaling
 from posenc.schemes.scaling import default_inv_freq, yarn_ramp
 
 PAGE = "pages/context_extension.py"
-NAMES = ["RoPE", "PI", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3", "LongRoPE (Phi-3 factors)"]
+NAMES = ["RoPE", "PI (linear)", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3", "LongRoPE (Phi-3 factors)"]
 TAG = "d 128, base 500000, L 8,192, s 4"
 LABELS = ["RoPE · d 128, base 500000, L 8,192"] + [f"{n} · {TAG}" for n in NAMES[1:]]
 
