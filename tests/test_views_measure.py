@@ -129,3 +129,22 @@ def test_precision_scans_find_the_first_position_a_brute_force_scan_finds(mode):
         same = np.all(c[1:] == c[:-1], axis=1) & np.all(s[1:] == s[:-1], axis=1) | ~np.all(np.isfinite(c[1:]), axis=1)
         want = next((int(p) for p in np.flatnonzero(same[: limit + 1])), None)
         assert P.first_identical_position(inv, mode, limit=limit) == want
+
+
+def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
+    # e.g. an NTK-style base the core refuses: that method alone is dropped, with the core's message
+    from posenc.views import extension
+
+    real = extension.rope_for
+
+    def fake(key, *args, **kwargs):
+        if key == "rope_dynamic":
+            raise ValueError("dynamic NTK at seq_len 65536 gives a scaled base of inf; reduce the factor")
+        return real(key, *args, **kwargs)
+
+    monkeypatch.setattr(extension, "rope_for", fake)
+    e = M.entries(128, 500000.0, 8192, 8.0, EXAMPLE_TEXTS["DeepSeek-V3"])
+    assert e["skipped"] == {"dynamic NTK": "dynamic NTK is left out at these settings: dynamic NTK at seq_len 65536 "
+                                          "gives a scaled base of inf; reduce the factor"}
+    names = [x["name"] for x in e["methods"]]
+    assert "dynamic NTK" not in names and names[-1].startswith("model:") and len(names) == 7  # RoPE, 5 methods, the model

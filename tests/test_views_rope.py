@@ -16,7 +16,6 @@ import pytest
 from posenc.charts import rope as charts
 from posenc.charts.base import MAX_MARKS
 from posenc.io.modelconfig import EXAMPLE_CONFIGS
-from posenc.registry import rope_for
 from posenc.schemes.kinds import probe_vector
 from posenc.schemes.rotary import (
     apply_rope,
@@ -24,7 +23,7 @@ from posenc.schemes.rotary import (
     rope_decay_bound,
     rope_offset_scores,
 )
-from posenc.schemes.scaling import default_inv_freq, yarn_get_mscale
+from posenc.schemes.scaling import default_inv_freq
 from posenc.views import extension as ext
 from posenc.views import rope as views
 
@@ -163,42 +162,6 @@ def test_target_length():
         ext.target_length(8192, 0.5)
 
 
-def test_extension_frequencies_relations():
-    v = ext.extension_frequencies(128, 500000.0, 8192, 8.0)
-    f = v["frame"]
-    by = {m: f[f.method == m].reset_index(drop=True) for m in v["methods"]}
-    np.testing.assert_allclose(by["RoPE"]["scale"], 1.0)
-    np.testing.assert_allclose(by["PI (linear)"]["scale"], 1 / 8, rtol=1e-15)
-    ntk = by["NTK-aware"]["scale"]  # NTK-aware (bloc97): base * s^(d/(d-2)): fastest unchanged, slowest divided by exactly s
-    assert ntk.iloc[0] == 1.0 and ntk.iloc[-1] == pytest.approx(1 / 8, rel=1e-12)
-    # Llama 3.1 (Meta llama-models apply_scaling == HF _compute_llama3_parameters, run): pairs 29-34 smoothed with theta/theta' = 1.2075 ... 5.2573
-    ratio = 1 / by["Llama 3"]["scale"].to_numpy()
-    np.testing.assert_allclose(ratio[29:35], [1.2075, 1.5534, 2.0263, 2.6945, 3.6843, 5.2573], atol=6e-5)
-    assert np.all(ratio[:29] == 1) and np.allclose(ratio[35:], 8)
-    # dynamic NTK at the current length s L: base' = b (s^2 - s + 1)^(d/(d-2))
-    dyn = by["dynamic NTK"]["theta"].to_numpy()
-    np.testing.assert_allclose(dyn, default_inv_freq(128, 500000.0 * (64 - 8 + 1) ** (128 / 126)), rtol=1e-12)
-    np.testing.assert_allclose(by["YaRN"]["wavelength"], 2 * np.pi / by["YaRN"]["theta"])
-    s = v["summary"].set_index("method")
-    assert s.loc["YaRN", "attention_factor"] == pytest.approx(yarn_get_mscale(8.0))
-    # unseen-angle pairs: PI never exceeds a training angle; plain RoPE = pairs longer than L
-    assert s.loc["PI (linear)", "unseen"] == 0
-    assert s.loc["RoPE", "unseen"] == np.sum(2 * np.pi / default_inv_freq(128, 500000.0) > 8192) == 29
-    assert v["unseen"]["RoPE"] == 29 and v["target"] == 65536 and v["skipped"] == {}
-
-
-def test_extension_frequencies_with_a_model():
-    v = ext.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
-    assert v["methods"][-1] == "model: meta-llama/Llama-3.1-8B"
-    f = v["frame"]
-    model = f[f.method == v["methods"][-1]]["theta"].to_numpy()
-    np.testing.assert_array_equal(model, f[f.method == "Llama 3"]["theta"].to_numpy())  # same settings, same numbers
-    q = ext.extension_frequencies(64, 10000.0, 4096, 4.0, EXAMPLE_CONFIGS["Qwen2.5 7B + YaRN"])
-    qm = q["frame"][q["frame"].method == q["methods"][-1]]
-    assert len(qm) == 64  # the model keeps its own head_dim 128, whatever the page's d
-    assert q["summary"].iloc[-1]["attention_factor"] == pytest.approx(1.1386294361, abs=1e-10)
-
-
 @pytest.mark.parametrize(
     "d, base, train, s, low, high",
     [(16, 10000.0, 2048, 4.0, 2, 6), (128, 10000.0, 4096, 4.0, 20, 46)],  # HF transformers modeling_rope_utils, _compute_yarn_parameters, run
@@ -219,57 +182,6 @@ def test_extension_detail_llama3_bands():
     assert v["band_limits"] == (2048.0, 8192.0)
     b = v["bands"]
     assert list(b["band"].iloc[[0, 29, 63]]) == ["kept (θ)", "smoothed", "divided by s"]
-
-
-def test_extension_scores_relations():
-    v = ext.extension_scores(128, 500000.0, 8192, 8.0, "ones")
-    f = v["frame"]
-    assert v["n_points"] <= ext.DENSE + ext.SPARSE + 2 and len(f) == 6 * v["n_points"] <= MAX_MARKS
-    dist = f[f.method == "RoPE"]["distance"].to_numpy()
-    assert dist[0] == 1 and dist[-1] == 65536 and 8192 in dist
-    theta = default_inv_freq(128, 500000.0)
-    rope = f[f.method == "RoPE"]["score"].to_numpy()
-    np.testing.assert_allclose(rope, 2 * np.cos(np.outer(dist, theta)).sum(1), rtol=1e-5, atol=2e-4)
-    # PI: score(D) = RoPE score at D / s
-    pi = f[f.method == "PI (linear)"].set_index("distance")["score"]
-    on_grid = dist[dist % 8 == 0]
-    np.testing.assert_allclose(pi.loc[on_grid], 2 * np.cos(np.outer(on_grid / 8, theta)).sum(1), rtol=1e-5, atol=2e-4)
-    # YaRN: af^2 d at distance 0; all others d
-    assert v["score0"]["YaRN"] == pytest.approx(128 * yarn_get_mscale(8.0) ** 2)
-    assert v["score0"]["PI (linear)"] == 128.0
-
-
-def test_extension_scores_at_the_largest_settings():
-    v = ext.extension_scores(512, 1e9, 1_048_576, 64.0, "random", EXAMPLE_CONFIGS["Llama 3.1 8B"])
-    assert len(v["frame"]) <= MAX_MARKS and v["target"] == 67_108_864
-    classics = {label for _, label in ext.METHODS}
-    assert set(v["methods"]) | set(v["skipped"]) == classics | {"model: meta-llama/Llama-3.1-8B"}
-    inv, af = rope_for("rope_yarn", 512, base=1e9, factor=64.0, original_max_position_embeddings=1_048_576)
-    q = probe_vector(512, "random")
-    row = v["frame"][(v["frame"].method == "YaRN") & (v["frame"].distance == 1000)]["score"].iloc[0]
-    assert row == pytest.approx(rope_offset_scores([1000], inv, q, q, attention_factor=af)[0], rel=1e-5)
-
-
-def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
-    # e.g. an NTK-style base the core refuses: that method alone is dropped, with the core's message
-    real = ext.rope_for
-
-    def fake(key, *args, **kwargs):
-        if key == "rope_dynamic":
-            raise ValueError("dynamic NTK at seq_len 65536 gives a scaled base of inf; reduce the factor")
-        return real(key, *args, **kwargs)
-
-    monkeypatch.setattr(ext, "rope_for", fake)
-    f = ext.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Llama 3.1 8B"])
-    assert f["skipped"] == {"dynamic NTK": "dynamic NTK is left out at these settings: dynamic NTK at seq_len 65536 "
-                                          "gives a scaled base of inf; reduce the factor"}
-    assert "dynamic NTK" not in f["methods"] and "dynamic NTK" not in set(f["frame"]["method"])
-    assert f["methods"][-1].startswith("model:") and len(f["summary"]) == 6
-    sc = ext.extension_scores(128, 500000.0, 8192, 8.0)
-    assert set(sc["skipped"]) == {"dynamic NTK"} and sc["frame"]["method"].nunique() == 5
-    sp = spec(charts.scale_chart(f["frame"], f["methods"]))
-    colors = dict(zip(sp["encoding"]["color"]["scale"]["domain"], sp["encoding"]["color"]["scale"]["range"]))
-    assert colors["YaRN"] == charts.METHOD_COLORS["YaRN"]  # colours stay with their method when one is missing
 
 
 def test_model_view():
@@ -324,27 +236,6 @@ def test_line_charts():
                                          "series": pd.Categorical(["a"] * (MAX_MARKS + 1))}))
 
 
-def test_extension_charts():
-    f = ext.extension_frequencies(128, 500000.0, 8192, 8.0, EXAMPLE_CONFIGS["Mistral 7B v0.3"])
-    sp = spec(charts.scale_chart(f["frame"], f["methods"]))
-    assert sp["encoding"]["y"]["scale"]["type"] == "log" and sp["encoding"]["color"]["scale"]["domain"] == f["methods"]
-    assert sp["encoding"]["strokeDash"]["scale"]["range"][-1] == [6, 3]  # the model is dashed
-    sp = spec(charts.wavelength_chart(f["frame"], f["methods"], trained=8192, target=65536))
-    assert marks(sp) == ["line", "rule", "text"]
-    rules = [d for d in sp["datasets"].values() if len(d) == 2][0]
-    assert sorted(r["at"] for r in rules) == [8192.0, 65536.0]
-    det = ext.extension_detail(128, 500000.0, 8192, 8.0)
-    sp = spec(charts.ramp_chart(det["ramp"], low=det["yarn_low"], high=det["yarn_high"]))
-    assert marks(sp)[0] == "line" and "rule" in marks(sp)
-    sp = spec(charts.bands_chart(det["bands"]))
-    assert sp["mark"]["type"] == "bar" and sp["encoding"]["color"]["field"] == "band"
-    sc = ext.extension_scores(128, 500000.0, 8192, 8.0, "ones")
-    sp = spec(charts.score_chart(sc["frame"], sc["methods"], trained=8192, target=sc["target"]))
-    x = sp["layer"][0]["encoding"]["x"]
-    assert x["scale"]["type"] == "log" and x["scale"]["domain"] == [1, 65536]
-    assert len(sc["frame"]) <= MAX_MARKS
-
-
 # ============================================================================ every allowed control value works
 
 from hypothesis import given, settings  # noqa: E402
@@ -355,18 +246,19 @@ _BASE = st.floats(2.0, 1e9)  # the base number input's range
 
 
 @settings(max_examples=40, deadline=None)
-@given(d=_D, base=_BASE, train=st.integers(16, 1_048_576), s=st.floats(1.0, 64.0), probe=st.sampled_from(views.PROBES))
-def test_extension_views_work_for_every_control_value(d, base, train, s, probe):
-    f = ext.extension_frequencies(d, base, train, s)
+@given(d=_D, base=_BASE, train=st.integers(16, 1_048_576), s=st.floats(1.0, 64.0))
+def test_extension_views_work_for_every_control_value(d, base, train, s):
+    from posenc.views import measure
+
     det = ext.extension_detail(d, base, train, s)
-    sc = ext.extension_scores(d, base, train, s, probe)
-    assert set(f["methods"]) | set(f["skipped"]) == {label for _, label in ext.METHODS}
-    assert {"RoPE", "PI (linear)", "YaRN", "Llama 3"} <= set(f["methods"])  # never skipped
-    assert np.all(np.isfinite(f["frame"]["theta"])) and len(sc["frame"]) <= MAX_MARKS
     # HF clamps low at 0 and high at d - 1 separately, so for tiny d and base low can pass high (d=4, base 2)
     assert sum(det["band_counts"]) == d // 2 and det["yarn_low"] >= 0 and det["yarn_high"] <= d - 1
     assert np.all((det["ramp"]["ramp"] >= 0) & (det["ramp"]["ramp"] <= 1))
-    assert np.all(np.isfinite(sc["frame"]["score"]))
+    e = measure.entries(d, base, train, s)  # the Context extension page's methods: each drawn, or left out saying why
+    names = [m["name"] for m in e["methods"]]
+    assert names[0] == "RoPE" and set(names[1:]) | set(e["skipped"]) == {name for _, name in measure.CLASSICS}
+    assert {"PI (linear)", "YaRN", "Llama 3"} <= set(names)  # never left out
+    assert all(np.all(np.isfinite(m["inv"])) for m in e["methods"])
 
 
 @settings(max_examples=40, deadline=None)

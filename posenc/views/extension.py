@@ -1,4 +1,6 @@
-"""Data for the context-extension page: PI, NTK-aware, dynamic NTK, YaRN and Llama 3 on one axis.
+"""Data for the context-extension page: one method's frequencies (``method_frequencies``, which
+posenc.views.measure draws for every method), YaRN's ramp and Llama 3's bands (``extension_detail``)
+and what a pasted model config sets (``model_view``).
 
 axes: d head_dim, h = d / 2 rotation pairs, m distances (key position - query position).
 Every function takes scalars (cache keys) and returns tidy DataFrames plus the numbers the page
@@ -13,12 +15,9 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
-from posenc._validate import check_choice, check_float, check_int
-from posenc.charts.base import model_series
+from posenc._validate import check_float, check_int
 from posenc.io.modelconfig import ModelRope, parse_model_config
 from posenc.registry import get_scheme, rope_for, rope_scaling
-from posenc.schemes.kinds import probe_vector
-from posenc.schemes.rotary import rope_offset_scores
 from posenc.schemes.scaling import (
     MAX_CONTEXT,
     check_head_dim,
@@ -28,26 +27,9 @@ from posenc.schemes.scaling import (
     yarn_get_mscale,
     yarn_ramp,
 )
-from posenc.views.rope import PROBES, _cat
+from posenc.views.rope import _cat
 
-DENSE, SPARSE = 1024, 3072  # extension score curve: every distance to DENSE, then SPARSE log-spaced
-# the methods the RoPE page compares (LongRoPE's searched factors exist for Phi-3's head size only), each named by its
-# scheme's short name
-METHOD_KEYS = ("rope", "rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3")
-METHODS = tuple((key, get_scheme(key).short_name) for key in METHOD_KEYS)
 BAND_LABELS = ("kept (θ)", "smoothed", "divided by s")
-
-
-class ExtensionFrequenciesView(TypedDict):
-    """What ``extension_frequencies`` returns."""
-
-    frame: pd.DataFrame
-    summary: pd.DataFrame
-    methods: list
-    target: int
-    trained: int
-    unseen: dict
-    skipped: dict
 
 
 class ExtensionDetailView(TypedDict):
@@ -63,18 +45,6 @@ class ExtensionDetailView(TypedDict):
     bands: pd.DataFrame
     band_counts: tuple
     band_limits: tuple
-
-
-class ExtensionScoresView(TypedDict):
-    """What ``extension_scores`` returns."""
-
-    frame: pd.DataFrame
-    score0: dict
-    methods: list
-    n_points: int
-    target: int
-    trained: int
-    skipped: dict
 
 
 class ModelView(TypedDict):
@@ -108,63 +78,6 @@ def method_frequencies(key: str, d: int, base: float, trained: int, factor: floa
     return rope_for(key, d, seq_len=target, base=base, **{k: v for k, v in extra.items() if k in names})
 
 
-def _classics(d: int, base: float, trained: int, factor: float, target: int) -> tuple[list, dict]:
-    """[(label, inv_freq, attention_factor)] of the methods computable here, {label: why not} for the rest.
-
-    NTK-aware and dynamic NTK raise the base to b * s^(d/(d-2)) (dynamic: a larger power); with a
-    huge base, a large s or a tiny d that passes posenc's base cap (1e12), and that method alone is
-    left out with the core's message instead of failing the whole figure.
-    """
-    done, skipped = [], {}
-    for key, label in METHODS:
-        try:
-            done.append((label, *method_frequencies(key, d, base, trained, factor, target)))
-        except ValueError as exc:
-            skipped[label] = f"{label} is left out at these settings: {exc}"
-    return done, skipped
-
-
-def _unseen(theta: np.ndarray, inv: np.ndarray, trained: int | None, target: int) -> float:
-    """Pairs rotated at the target beyond any angle they reached in training (which was < one turn)."""
-    if trained is None:
-        return float("nan")
-    seen = trained * theta  # (h,) largest angle in training
-    return float(np.sum((seen < 2 * np.pi) & (target * inv > seen * (1 + 1e-9))))
-
-
-def extension_frequencies(head_dim: int, base: float, trained: int, factor: float, config_text: str = "") -> ExtensionFrequenciesView:
-    """Per-pair frequencies of every method (and a parsed model), at the current length = target.
-
-    Returns {"frame": DataFrame(pair, method, theta, scale = theta'/theta, wavelength = 2 pi/theta'),
-    "summary": DataFrame(method, attention_factor, slowest_scale, longest_wavelength, unseen),
-    "methods": labels in drawing order, "target", "trained", "unseen": {method: count}, "skipped":
-    {method: message} for methods not computable at these settings}.  ``unseen`` counts pairs whose angle
-    at the target, target * theta', exceeds the largest angle they reached in training,
-    trained * theta, while that training angle stayed under one turn (2 pi).  A model from
-    ``config_text`` is drawn with its own head_dim (rotary_dim), base and trained length.
-    """
-    d = check_head_dim(head_dim, lo=4)
-    target = target_length(trained, factor)
-    theta = default_inv_freq(d, base)  # (h,)
-    frames, summary, labels = [], [], []
-    classics, skipped = _classics(d, base, trained, factor, target)
-    entries = [(label, inv, af, theta, trained) for label, inv, af in classics]
-    if config_text:
-        mr = parse_model_config(config_text)
-        inv_m, af_m = mr.frequencies(seq_len=target)
-        entries.append((model_series(mr.name), inv_m, af_m, default_inv_freq(mr.rotary_dim, mr.base), mr.trained_length))
-    for label, inv, af, th, tr in entries:
-        labels.append(label)
-        frames.append(pd.DataFrame({"pair": np.arange(inv.size), "method": label, "theta": inv,
-                                    "scale": inv / th, "wavelength": 2 * np.pi / inv}))
-        summary.append({"method": label, "attention_factor": af, "slowest_scale": float(inv[-1] / th[-1]),
-                        "longest_wavelength": float(2 * np.pi / inv[-1]), "unseen": _unseen(th, inv, tr, target)})
-    frame = pd.concat(frames, ignore_index=True)
-    frame["method"] = _cat(frame["method"], labels)
-    return {"frame": frame, "summary": pd.DataFrame(summary), "methods": labels, "target": target, "trained": int(trained),
-            "unseen": {row["method"]: row["unseen"] for row in summary}, "skipped": skipped}
-
-
 def extension_detail(head_dim: int, base: float, trained: int, factor: float) -> ExtensionDetailView:
     """YaRN's ramp and attention factor, and Llama 3's three bands, at these settings.
 
@@ -196,44 +109,6 @@ def extension_detail(head_dim: int, base: float, trained: int, factor: float) ->
         "band_counts": tuple(int(np.sum(band == j)) for j in range(3)),
         "band_limits": (trained / ls["high_freq_factor"], trained / ls["low_freq_factor"]),
     }
-
-
-def curve_distances(trained: int, target: int) -> np.ndarray:
-    """Distances 1 .. target: every one up to DENSE, then SPARSE log-spaced, plus trained; (m,) int."""
-    dense = np.arange(1, min(target, DENSE) + 1)
-    sparse = np.round(np.geomspace(DENSE, target, SPARSE)) if target > DENSE else np.empty(0)
-    return np.unique(np.concatenate([dense, sparse, [trained, target]])).astype(np.int64)
-
-
-def extension_scores(head_dim: int, base: float, trained: int, factor: float, probe: str = "ones", config_text: str = "") -> ExtensionScoresView:
-    """q . k of a probe with itself against distance, 1 .. target, for every method (and the model).
-
-    Score = af^2 <R_i q, R_(i+D) q> (rope_offset_scores with each method's frequencies at the
-    current length = target, attention factor included).  Returns {"frame": DataFrame(distance,
-    method, score), "score0": {method: score at distance 0}, "methods", "n_points", "target",
-    "trained", "skipped": {method: message}}.  The model uses its own rotary_dim probe (partial-rotary pass-through channels
-    left out).
-    """
-    d = check_head_dim(head_dim, lo=4)
-    target = target_length(trained, factor)
-    check_choice("probe", probe, PROBES)
-    dist = curve_distances(trained, target)  # (m,)
-    classics, skipped = _classics(d, base, trained, factor, target)
-    entries = [(label, d, inv, af) for label, inv, af in classics]
-    if config_text:
-        mr = parse_model_config(config_text)
-        entries.append((model_series(mr.name), mr.rotary_dim, *mr.frequencies(seq_len=target)))
-    frames, score0, labels = [], {}, []
-    for label, dd, inv, af in entries:
-        q = probe_vector(dd, probe)
-        s = rope_offset_scores(dist, inv, q, q, attention_factor=af)  # (m,)
-        labels.append(label)
-        score0[label] = float(af**2 * (q @ q))
-        frames.append(pd.DataFrame({"distance": dist.astype(np.int32), "method": label, "score": s.astype(np.float32)}))
-    frame = pd.concat(frames, ignore_index=True)
-    frame["method"] = _cat(frame["method"], labels)
-    return {"frame": frame, "score0": score0, "methods": labels, "n_points": int(dist.size), "target": target,
-            "trained": int(trained), "skipped": skipped}
 
 
 def model_view(config_text: str, limits: tuple = ()) -> ModelView:
