@@ -148,3 +148,14 @@ def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
                                           "gives a scaled base of inf; reduce the factor"}
     names = [x["name"] for x in e["methods"]]
     assert "dynamic NTK" not in names and names[-1].startswith("model:") and len(names) == 7  # RoPE, 5 methods, the model
+
+
+def test_every_extension_the_registry_names_has_its_own_colour_and_fine_tuning():
+    """The Context extension page draws every registry scheme whose entry names it; each needs its own colour (by key,
+    charts.base.METHOD_KEY_COLORS) and its paper's fine-tuning (Scheme.fine_tuning) for the summary table."""
+    from posenc.charts.base import METHOD_KEY_COLORS, NAME_COLORS
+
+    keys = [k for k, _ in M.CLASSICS]
+    assert keys and set(keys) | {"rope"} <= set(METHOD_KEY_COLORS)
+    assert len(set(METHOD_KEY_COLORS.values())) == len(METHOD_KEY_COLORS) == len(NAME_COLORS)
+    assert all(M.FINE_TUNING[name] for _, name in M.CLASSICS)

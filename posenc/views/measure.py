@@ -23,12 +23,13 @@ from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
 from posenc.charts.base import model_series
 from posenc.io.ropeconfig import rope_from_config
-from posenc.registry import get_scheme
+from posenc.registry import SCHEMES, get_scheme
 from posenc.schemes.scaling import MAX_CONTEXT, check_head_dim, default_inv_freq, dynamic_scale
 from posenc.views.extension import method_frequencies
 
-# the context extensions, each named by its scheme's short name; plain RoPE is the reference they are measured against
-CLASSIC_KEYS = ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3", "rope_longrope")
+PAGE = "pages/context_extension.py"
+# the context extensions: every registry scheme this page explains (its entry names the page), in the registry's order
+CLASSIC_KEYS = tuple(key for key, scheme in SCHEMES.items() if scheme.page == PAGE)
 CLASSICS = tuple((key, get_scheme(key).short_name) for key in CLASSIC_KEYS)
 REFERENCE = get_scheme("rope")
 AT = ("controls", "model")
