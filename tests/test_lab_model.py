@@ -116,3 +116,15 @@ def test_the_extended_model_comes_from_the_registry():
     assert EXTENSIBLE == ("rope",)  # plain Hugging Face RoPE; xPos is rotary but no rope_type
     assert extended_scheme(load_shipped()["results"]) == "rope"
     assert extended_scheme({"runs": {"nope": {"0": {"extensions": {}}}}}) is None
+
+
+def test_every_registry_scheme_has_a_lab_engine():
+    """The lab picks an engine by the scheme's behaviour class (posenc.lab.positions._ENGINES): every kind has one, so a
+    new registry scheme of any kind can be trained; a table answers only for a scheme with a last row."""
+    from posenc.lab.positions import _ENGINES, _engine
+    from posenc.schemes.kinds import KINDS
+
+    assert set(KINDS.values()) == set(_ENGINES)
+    for key, scheme in posenc.SCHEMES.items():
+        engine = _engine(scheme)
+        assert engine.table == (scheme.max_len is not None), key

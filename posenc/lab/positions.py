@@ -27,6 +27,7 @@ import numpy as np
 
 from posenc._validate import check_choice, check_int
 from posenc.registry import get_scheme
+from posenc.schemes.kinds import Additive, Bias, Rotary
 
 # the schemes the lab trains, in display order, and the registry entry (with parameters) each stands for
 LAB_SCHEMES = ("raw_index", "sinusoidal", "learned", "t5", "alibi", "nope", "rope", "xpos")
@@ -104,16 +105,17 @@ class _Rotary(_Engine):
         return {"mq": mq, "mk": mk}
 
 
-_ENGINES = {  # a scheme's kind -> its lab engine, from what the scheme declares (a last row, bucket ids)
-    "additive": lambda s: _Table() if s.max_len is not None else _Additive(),
-    "bias": lambda s: _Buckets() if s.behaviour.buckets is not None else _Bias(),
-    "rotary": lambda s: _Rotary(),
+_ENGINES = {  # a scheme's behaviour class -> its lab engine, from what the scheme declares (a last row, bucket ids)
+    Additive: lambda s: _Table() if s.max_len is not None else _Additive(),
+    Bias: lambda s: _Buckets() if s.behaviour.buckets is not None else _Bias(),
+    Rotary: lambda s: _Rotary(),
 }
 
 
 def _engine(scheme) -> _Engine:
-    """The engine of a registry scheme: one entry of ``_ENGINES`` per kind of scheme."""
-    return _ENGINES[scheme.kind](scheme)
+    """The engine of a registry scheme: one entry of ``_ENGINES`` per kind of behaviour (every kind has one: a
+    contract test)."""
+    return _ENGINES[type(scheme.behaviour)](scheme)
 
 
 ENGINE = {name: _engine(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
