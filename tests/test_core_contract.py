@@ -241,6 +241,16 @@ def test_invalid_parameter_value_is_refused_naming_scheme_and_argument(key, spec
 
 
 @pytest.mark.parametrize("key", KEYS)
+def test_accepted_keeps_the_settings_a_scheme_takes(key):
+    """Scheme.accepted (shared settings given to schemes of which only some take them) keeps exactly the entries
+    named by the scheme's parameters, and what it keeps validates."""
+    scheme = SCHEMES[key]
+    shared = {"bogus_param": 1, **{p.name: p.default for p in scheme.params}}
+    kept = scheme.accepted(shared)
+    assert list(kept) == [p.name for p in scheme.params] and scheme.validate_params(kept) == kept
+
+
+@pytest.mark.parametrize("key", KEYS)
 def test_unknown_parameter_is_refused_listing_the_valid_ones(key):
     with pytest.raises(ValueError) as info:
         posenc.signature(key, np.arange(N), widths(SCHEMES[key])[0], bogus_param=1)

@@ -48,13 +48,7 @@ MEASURED_ROWS = 512  # rows remembered by measure_scheme (a row is a few hundred
 
 def comparison_params(key: str, train_len: int, factor: float = 4.0) -> dict:
     """Parameters that put every RoPE extension on the same footing: trained at L, factor 4."""
-    names = {p.name for p in get_scheme(key).params}
-    out = {}
-    if "original_max_position_embeddings" in names:
-        out["original_max_position_embeddings"] = train_len
-    if "factor" in names:
-        out["factor"] = factor
-    return out
+    return get_scheme(key).accepted({"original_max_position_embeddings": train_len, "factor": factor})
 
 
 def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512, params: dict | None = None) -> dict:

@@ -154,6 +154,12 @@ class Scheme:
         return bool(self.behaviour.isometric(check_int("d", d, lo=1)))
 
     # -- parameters ------------------------------------------------------------------------
+    def accepted(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The entries of ``values`` this scheme has a parameter for (shared settings, e.g. a factor and a trained
+        length, given to schemes of which only some take them); not validated."""
+        names = {p.name for p in self.params}
+        return {k: v for k, v in values.items() if k in names}
+
     def validate_params(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Fill defaults and validate; every error names this scheme and the parameter."""
         params = dict(params or {})

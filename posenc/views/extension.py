@@ -73,9 +73,8 @@ def target_length(trained: int, factor: float) -> int:
 def method_frequencies(key: str, d: int, base: float, trained: int, factor: float, target: int) -> tuple[np.ndarray, float]:
     """(inv_freq, attention_factor) of one classic method (a registry key) at base, trained length, factor and the
     current length ``target``."""
-    names = {p.name for p in get_scheme(key).params}  # plain RoPE takes neither factor nor trained length
-    extra = {"factor": factor, "original_max_position_embeddings": trained}
-    return rope_for(key, d, seq_len=target, base=base, **{k: v for k, v in extra.items() if k in names})
+    extra = get_scheme(key).accepted({"factor": factor, "original_max_position_embeddings": trained})  # plain RoPE: neither
+    return rope_for(key, d, seq_len=target, base=base, **extra)
 
 
 def extension_detail(head_dim: int, base: float, trained: int, factor: float) -> ExtensionDetailView:

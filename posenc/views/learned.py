@@ -121,7 +121,7 @@ def builtin_table(source: str, seed: int = 0) -> np.ndarray:
     positions 0..511 with d = 384; "random": an untrained table, Normal(0, 0.02), ``seed``.
     """
     scheme = _source_scheme(source)
-    table = scheme.table(MINILM_D_MODEL, **({"seed": seed} if any(p.name == "seed" for p in scheme.params) else {}))
+    table = scheme.table(MINILM_D_MODEL, **scheme.accepted({"seed": seed}))
     return table if table is not None else scheme.encode(np.arange(MINILM_MAX_LEN), MINILM_D_MODEL)  # a function: its first rows
 
 

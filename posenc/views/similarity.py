@@ -90,8 +90,7 @@ def common_params(key: str, common: bool) -> tuple:
     scheme = get_scheme(key)
     if not common or not scheme.rotates:
         return ()
-    names = {p.name for p in scheme.params}
-    return tuple((k, v) for k, v in COMMON_ROTARY.items() if k in names)
+    return tuple(scheme.accepted(COMMON_ROTARY).items())
 
 
 def settings_text(key: str, d: int, params: tuple = ()) -> str:
