@@ -11,6 +11,8 @@ incomplete, raises when this module is imported.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from posenc._validate import check_int
@@ -19,11 +21,13 @@ from posenc.schemes.scheme import ParamSpec, Scheme
 
 # ----------------------------------------------------------------------------- shared parameters
 N_HEADS_DEFAULT = 8
-_BASE = ParamSpec("base", "base", 10000.0, "float", 1.0, 1e9, 1.0, lo_open=True, help="the wavelength base (10000 in the paper)")
-_OMEGA = ParamSpec("omega", "frequency ω", 1.0, "float", 0.0, 100.0, 0.01, lo_open=True, help="radians per position")
+_BASE = ParamSpec("base", "base", 10000.0, "float", 1.0, 1e9, 1.0, lo_open=True, help="the wavelength base (10000 in the paper)",
+                  brief="base {:g}")
+_OMEGA = ParamSpec("omega", "frequency ω", 1.0, "float", 0.0, 100.0, 0.01, lo_open=True, help="radians per position", brief="ω {:g}")
 _ROPE_LAYOUT = ParamSpec("layout", "pairing", "half_split", "choice", choices=rotary.LAYOUTS, help="which channels form a rotation pair")
-_FACTOR = ParamSpec("factor", "scale factor s", 4.0, "float", 1.0, 128.0, 0.5, help="target length / trained length")
-_ORIG = ParamSpec("original_max_position_embeddings", "trained length", 2048, "int", 1, 1_048_576, 1, help="the context the model was trained on")
+_FACTOR = ParamSpec("factor", "scale factor s", 4.0, "float", 1.0, 128.0, 0.5, help="target length / trained length", brief="s {:g}")
+_ORIG = ParamSpec("original_max_position_embeddings", "trained length", 2048, "int", 1, 1_048_576, 1, help="the context the model was trained on",
+                  brief="L {:,}")
 _NO_PAPER = "none: a naive first attempt, not a published scheme"
 
 
@@ -158,10 +162,10 @@ SCHEMES: dict[str, Scheme] = {
         summary="Three bands by wavelength: keep, blend, divide by s.",
         page="pages/context_extension.py", behaviour=rotary.rope_scheme("llama3"),
         params=(
-            ParamSpec("base", "base", 500000.0, "float", 1.0, 1e9, 1.0, lo_open=True),
+            replace(_BASE, default=500000.0, help="the wavelength base (500000 in Llama 3)"),
             _ROPE_LAYOUT,
-            ParamSpec("factor", "scale factor s", 8.0, "float", 1.0, 128.0, 0.5),
-            ParamSpec("original_max_position_embeddings", "trained length", 8192, "int", 1, 1_048_576, 1),
+            replace(_FACTOR, default=8.0),
+            replace(_ORIG, default=8192),
             ParamSpec("low_freq_factor", "low-frequency factor", 1.0, "float", 0.0, 64.0, 0.5, lo_open=True,
                       hi_from=(("high_freq_factor",), float), help="at most the high-frequency factor (equal: Llama 4)"),
             ParamSpec("high_freq_factor", "high-frequency factor", 4.0, "float", 0.0, 64.0, 0.5, lo_open=True,
@@ -179,10 +183,10 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/context_extension.py", behaviour=rotary.rope_scheme("longrope", {"factor_set": "phi3-mini-128k"}),
         params=(
             _BASE, _ROPE_LAYOUT,
-            ParamSpec("factor", "scale factor s", 32.0, "float", 1.0, 128.0, 0.5,
-                      help="sets the attention factor sqrt(1 + ln s / ln L); Phi-3-mini-128k: 131072 / 4096 = 32"),
-            ParamSpec("original_max_position_embeddings", "trained length", 4096, "int", 16, 1_048_576, 16,
-                      help="the long factors apply past it; Phi-3: 4096"),
+            replace(_FACTOR, default=32.0,
+                    help="sets the attention factor sqrt(1 + ln s / ln L); Phi-3-mini-128k: 131072 / 4096 = 32"),
+            replace(_ORIG, default=4096, lo=16, step=16,
+                    help="the long factors apply past it; Phi-3: 4096"),
         ),
     ),
     "xpos": Scheme(

@@ -250,6 +250,25 @@ def test_accepted_keeps_the_settings_a_scheme_takes(key):
     assert list(kept) == [p.name for p in scheme.params] and scheme.validate_params(kept) == kept
 
 
+BRIEF_VALID = [(key, spec, v) for key, spec, v in VALID if spec.brief]
+
+
+@pytest.mark.parametrize(("key", "spec", "value"), BRIEF_VALID, ids=[f"{k}-{s.name}-{v}" for k, s, v in BRIEF_VALID])
+def test_a_brief_parameter_reads_its_value_in_the_summary_line(key, spec, value):
+    """ParamSpec.briefly puts every valid value in a short label that carries the number (a setting whose summary reads
+    the same at two values would hide which one a chart was drawn at)."""
+    text = spec.briefly(value)
+    assert text and "\n" not in text and len(text) <= 24
+    assert float(text.split()[-1].replace(",", "")) == pytest.approx(value, rel=1e-5)
+
+
+def test_brief_covers_the_settings_a_summary_names_and_no_others():
+    briefs = {(spec.name, spec.brief) for s in SCHEMES.values() for spec in s.params if spec.brief}
+    assert briefs == {("base", "base {:g}"), ("omega", "ω {:g}"), ("factor", "s {:g}"),
+                      ("original_max_position_embeddings", "L {:,}")}
+    assert all(spec.briefly(spec.default) == "" for s in SCHEMES.values() for spec in s.params if not spec.brief)
+
+
 @pytest.mark.parametrize("key", KEYS)
 def test_unknown_parameter_is_refused_listing_the_valid_ones(key):
     with pytest.raises(ValueError) as info:

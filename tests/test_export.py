@@ -71,8 +71,8 @@ def test_lazy_array_exports_are_the_full_arrays():
     """The .npy buttons behind the sinusoid, similarity, learned and ALiBi charts hand out the
     whole array the chart samples, computed on click."""
     import posenc
-    from posenc.views.compare import full_scores
     from posenc.views.learned import builtin_table
+    from posenc.views.similarity import full_scores
     from posenc.views.sinusoid import full_encoding
 
     pe = np.load(io.BytesIO(export.array_npy(full_encoding(300, 64, 10000.0, "interleaved"))))

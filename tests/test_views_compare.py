@@ -29,6 +29,7 @@ from posenc.charts.compare import (
 )
 from posenc.registry import SCHEMES
 from posenc.views import compare as v
+from posenc.views import similarity as sim
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -55,7 +56,7 @@ def offsets_at(r: dict, k: int) -> float:
 
 def test_sinusoid_matrix_and_measured_translation_invariance():
     n, d = 64, 16
-    r = v.scheme_similarity("sinusoidal", n, d, "cosine", 0)
+    r = sim.scheme_similarity("sinusoidal", n, d, "cosine", 0)
     assert (r["kind"], r["unit"], r["n"], r["d"], r["step"]) == ("additive", "cosine similarity", n, d, (1, 1))
     assert len(r["frame"]) == n * n
     S = posenc.position_scores("sinusoidal", n, d=d, metric="cosine")
@@ -75,7 +76,7 @@ def test_sinusoid_matrix_and_measured_translation_invariance():
 
 def test_sinusoid_dot_profile_matches_schemes_md():
     # Vaswani et al. 2017, arXiv:1706.03762 §3.5: the shift property: PE(p).PE(p+k) = sum cos(k w_i); for d = 8, k = 5 this is 3.15998251
-    r = v.scheme_similarity("sinusoidal", 16, 8, "dot", 0)
+    r = sim.scheme_similarity("sinusoidal", 16, 8, "dot", 0)
     assert r["unit"] == "dot product PE(i)·PE(j)"
     assert offsets_at(r, 5) == pytest.approx(3.15998251, abs=1e-8)
     assert at(r["frame"], 2, 7) == pytest.approx(3.15998251, abs=1e-6)
@@ -83,7 +84,7 @@ def test_sinusoid_dot_profile_matches_schemes_md():
 
 def test_learned_minilm_is_absolute_and_ignores_d():
     n = 96
-    r = v.scheme_similarity("learned_minilm", n, 64, "cosine", 0)
+    r = sim.scheme_similarity("learned_minilm", n, 64, "cosine", 0)
     assert r["d"] == 384  # the bundled table is 384 wide whatever the control says
     S = posenc.position_scores("learned_minilm", n, d=384, metric="cosine")
     assert r["translation_invariance"] == pytest.approx(posenc.translation_invariance(S), rel=1e-12)
@@ -93,12 +94,12 @@ def test_learned_minilm_is_absolute_and_ignores_d():
         assert offsets_at(r, k) == pytest.approx(np.diagonal(S, k).mean(), abs=1e-12)
     assert r["offset_method"] == "mean over each diagonal"
     with pytest.raises(ValueError, match="max_len = 512"):
-        v.scheme_similarity("learned_minilm", 600, 64, "cosine", 0)
+        sim.scheme_similarity("learned_minilm", 600, 64, "cosine", 0)
 
 
 def test_rope_measured_on_dense_probe_scores():
     n, d = 80, 32
-    r = v.scheme_similarity("rope", n, d, "cosine", 0)  # metric applies to additive schemes only
+    r = sim.scheme_similarity("rope", n, d, "cosine", 0)  # metric applies to additive schemes only
     assert r["unit"] == "q·k score (all-ones probe)"
     D = posenc.dense_scores("rope", n, d=d)
     assert r["translation_invariance"] == pytest.approx(posenc.translation_invariance(D), abs=1e-13)
@@ -109,7 +110,7 @@ def test_rope_measured_on_dense_probe_scores():
 
 def test_alibi_mask_slopes_and_bias_translation_invariance():
     n = 32
-    r = v.scheme_similarity("alibi", n, 64, "cosine", 0)
+    r = sim.scheme_similarity("alibi", n, 64, "cosine", 0)
     # causal form masks j > i: n(n-1)/2 cells, NaN in the frame (ALiBi get_slopes (arXiv:2108.12409): -inf above the diagonal)
     assert r["frame"]["score"].isna().sum() == n * (n - 1) // 2
     assert r["masked_fraction"] == pytest.approx((n - 1) / (2 * n))
@@ -117,14 +118,14 @@ def test_alibi_mask_slopes_and_bias_translation_invariance():
     assert r["min"] == pytest.approx(-0.5 * (n - 1))
     assert offsets_at(r, -10) == pytest.approx(-5.0)
     assert math.isnan(offsets_at(r, 4))  # a future key is masked
-    last = v.scheme_similarity("alibi", n, 64, "cosine", 7)
+    last = sim.scheme_similarity("alibi", n, 64, "cosine", 7)
     assert offsets_at(last, -10) == pytest.approx(-10 / 256)
     assert r["translation_invariance"] == 0.0 == posenc.translation_invariance(posenc.bias("alibi", n, 8)[0])
     assert r["unit"] == "bias on the logit"
 
 
 def test_t5_bucket_ids_match_schemes_md():
-    r = v.scheme_similarity("t5", 40, 64, "cosine", 0)
+    r = sim.scheme_similarity("t5", 40, 64, "cosine", 0)
     assert r["unit"] == "T5 bucket id"
     # HF T5 bucket function, run, bidirectional 32/128: rel -5 -> 5, -1 -> 1, 0 -> 0, 1 -> 17, 7 -> 23, 20 -> 26, -31 -> 11
     for rel, bucket in [(-5, 5), (-1, 1), (0, 0), (1, 17), (7, 23), (20, 26), (-31, 11)]:
@@ -135,21 +136,21 @@ def test_t5_bucket_ids_match_schemes_md():
 
 def test_large_n_is_strided_exactly_and_bias_dense_over_cap_is_noted():
     n = 1000
-    r = v.scheme_similarity("raw_index", n, 8, "dot", 0)
+    r = sim.scheme_similarity("raw_index", n, 8, "dot", 0)
     assert len(r["frame"]) <= HEATMAP_CELLS and r["step"] == (8, 8)
     S = posenc.position_scores("raw_index", n, d=8, metric="dot")
     assert at(r["frame"], 992, 8) == pytest.approx(S[992, 8], rel=1e-6)  # strided cells are exact values
     assert r["max"] == pytest.approx(999 * 999 * 8)  # the range is of the full matrix, not the strided one
     assert set(r["frame"]["i"].unique()) == set(range(0, n, 8))
-    big = v.scheme_similarity("alibi", 4096, 64, "cosine", 0)  # one dense head: n^2, not 8 n^2
+    big = sim.scheme_similarity("alibi", 4096, 64, "cosine", 0)  # one dense head: n^2, not 8 n^2
     assert big["translation_invariance"] == 0.0 and big["ti_note"] == ""
 
 
 def test_offset_grid():
-    k, step = v.offset_grid(10)
+    k, step = sim.offset_grid(10)
     assert step == 1 and list(k) == list(range(-9, 10))
-    k, step = v.offset_grid(4096)
-    assert 0 in k and len(k) <= v.MAX_OFFSETS + 1 and step == math.ceil(8191 / v.MAX_OFFSETS)
+    k, step = sim.offset_grid(4096)
+    assert 0 in k and len(k) <= sim.MAX_OFFSETS + 1 and step == math.ceil(8191 / sim.MAX_OFFSETS)
     assert np.array_equal(k, -k[::-1]) and k.max() <= 4095
 
 
@@ -157,16 +158,16 @@ def test_diagonal_means_equal_profile_for_relative_scheme():
     n = 50
     D = posenc.dense_scores("sinusoidal", n, d=16)
     prof = posenc.offset_profile("sinusoidal", np.arange(-(n - 1), n), d=16)
-    assert np.allclose(v.diagonal_means(D), prof, atol=1e-12)
+    assert np.allclose(sim.diagonal_means(D), prof, atol=1e-12)
 
 
 def test_unit_domains_and_panel_share_one_scale_per_unit():
-    assert v.unit_domain("cosine similarity", 0.2, 1.0) == ((-1.0, 1.0), "diverging")
-    assert v.unit_domain("q·k score (all-ones probe)", 21.0, 64.0) == ((-64.0, 64.0), "diverging")
-    assert v.unit_domain("bias on the logit", -63.5, 0.0) == ((-63.5, 0.0), "sequential")
-    assert v.unit_domain("bias on the logit", 0.0, 0.0) == ((-0.5, 0.5), "sequential")  # NoPE alone
-    rs = [v.scheme_similarity(k, 48, 16, "cosine", 0) for k in ("sinusoidal", "rope", "rope_yarn", "t5")]
-    panel = v.similarity_panel(rs)
+    assert sim.unit_domain("cosine similarity", 0.2, 1.0) == ((-1.0, 1.0), "diverging")
+    assert sim.unit_domain("q·k score (all-ones probe)", 21.0, 64.0) == ((-64.0, 64.0), "diverging")
+    assert sim.unit_domain("bias on the logit", -63.5, 0.0) == ((-63.5, 0.0), "sequential")
+    assert sim.unit_domain("bias on the logit", 0.0, 0.0) == ((-0.5, 0.5), "sequential")  # NoPE alone
+    rs = [sim.scheme_similarity(k, 48, 16, "cosine", 0) for k in ("sinusoidal", "rope", "rope_yarn", "t5")]
+    panel = sim.similarity_panel(rs)
     top = max(max(abs(r["min"]), abs(r["max"])) for r in rs[1:3])
     doms = {p["scheme"]: p["domain"] for p in panel["panels"]}
     assert doms["RoPE"] == doms["RoPE + YaRN"] == (-top, top)  # one rotary scale
@@ -180,26 +181,26 @@ def test_unit_domains_and_panel_share_one_scale_per_unit():
     assert [r["name"] for r in rs] == [f"{r['label']} ({r['settings']})" if r["settings"] else r["label"] for r in rs]
     # two results of one label (an upload named like a scheme) keep their full names apart
     twin = dict(rs[0], name="Sinusoidal (d 32, base 10000)", settings="d 32, base 10000")
-    assert v.similarity_panel([rs[0], twin])["names"] == ["Sinusoidal (d 16, base 10000)", "Sinusoidal (d 32, base 10000)"]
+    assert sim.similarity_panel([rs[0], twin])["names"] == ["Sinusoidal (d 16, base 10000)", "Sinusoidal (d 32, base 10000)"]
     assert panel["units"] == ["cosine similarity", "q·k score (all-ones probe)", "T5 bucket id"]
     assert len(panel["offsets"]) == 4 * 95
 
 
 def test_relative_count():
-    rs = [v.scheme_similarity(k, 32, 16, "cosine", 0) for k in ("sinusoidal", "raw_index", "learned_random")]
-    out = v.relative_count(rs)
+    rs = [sim.scheme_similarity(k, 32, 16, "cosine", 0) for k in ("sinusoidal", "raw_index", "learned_random")]
+    out = sim.relative_count(rs)
     assert out["count"] == 1 and out["relative"] == ["Sinusoidal (d 16, base 10000)"]
     assert [name for name, _ in out["absolute"]] == ["Raw index", "Learned (untrained, random) (d 16)"]
 
 
 def test_uploaded_table_path_agrees_with_the_registry_path():
     T = posenc.minilm_table()
-    up = v.table_similarity(T, 100, "cosine", name="MiniLM upload")
-    reg = v.scheme_similarity("learned_minilm", 100, 64, "cosine", 0)
+    up = sim.table_similarity(T, 100, "cosine", name="MiniLM upload")
+    reg = sim.scheme_similarity("learned_minilm", 100, 64, "cosine", 0)
     assert up["translation_invariance"] == pytest.approx(reg["translation_invariance"], rel=1e-9)
     assert np.allclose(up["frame"]["score"], reg["frame"]["score"], atol=1e-6)
     with pytest.raises(ValueError, match="512 rows"):
-        v.table_similarity(T, 513, "cosine", name="MiniLM upload")
+        sim.table_similarity(T, 513, "cosine", name="MiniLM upload")
 
 
 # ----------------------------------------------------------------------------- page 12 views
@@ -311,8 +312,8 @@ def spec(ch) -> dict:
 
 
 def test_score_matrices_chart():
-    rs = [v.scheme_similarity(k, 40, 16, "cosine", 0) for k in ("sinusoidal", "rope", "alibi")]
-    panel = v.similarity_panel(rs)
+    rs = [sim.scheme_similarity(k, 40, 16, "cosine", 0) for k in ("sinusoidal", "rope", "alibi")]
+    panel = sim.similarity_panel(rs)
     d = spec(score_matrices(panel["frame"], panel["panels"]))
     assert len(d["concat"]) == 3 and d["columns"] == 2
     assert d["resolve"]["scale"]["color"] == "independent"
@@ -335,8 +336,8 @@ def test_score_matrices_chart():
 def test_big_score_matrices_are_images_with_the_same_scales():
     from posenc.charts.compare import PANELS_HOVER_CELLS
     from posenc.charts.raster import PALETTES, RASTER_CELLS, legend_range, palette_of
-    rs = [v.scheme_similarity(k, 128, 16, "cosine", 0) for k in ("sinusoidal", "alibi")]
-    panel = v.similarity_panel(rs)
+    rs = [sim.scheme_similarity(k, 128, 16, "cosine", 0) for k in ("sinusoidal", "alibi")]
+    panel = sim.similarity_panel(rs)
     assert all(len(panel["frame"][panel["frame"]["scheme"] == p["scheme"]]) > RASTER_CELLS for p in panel["panels"])
     d = spec(score_matrices(panel["frame"], panel["panels"]))
     for sub, p in zip(d["concat"], panel["panels"]):
@@ -348,8 +349,8 @@ def test_big_score_matrices_are_images_with_the_same_scales():
 
 
 def test_offset_profiles_chart():
-    rs = [v.scheme_similarity(k, 30, 16, "cosine", 0) for k in ("sinusoidal", "learned_random", "t5")]
-    panel = v.similarity_panel(rs)
+    rs = [sim.scheme_similarity(k, 30, 16, "cosine", 0) for k in ("sinusoidal", "learned_random", "t5")]
+    panel = sim.similarity_panel(rs)
     d = spec(offset_profiles(panel["offsets"], [r["name"] for r in rs]))
     assert len(d["vconcat"]) == 2  # cosine similarity, T5 bucket id
     for sub in d["vconcat"]:
@@ -380,3 +381,13 @@ def test_charts_refuse_too_many_marks():
     big = pd.DataFrame({"i": np.zeros(MAX_MARKS + 1, dtype=np.int16), "j": 0, "score": 0.0, "scheme": "x"})
     with pytest.raises(ValueError, match="ceiling"):
         score_matrices(big, [])
+
+
+def test_settings_text_names_what_each_scheme_is_drawn_at_from_its_parameter_specs():
+    """The settings line (Similarity's caption, export titles and CSV column) reads each parameter's ``brief``, in the
+    scheme's parameter order; the values are the scheme's defaults unless given."""
+    assert sim.settings_text("rope_llama3", 64) == "d 64, base 500000, s 8, L 8,192"
+    assert sim.settings_text("rope_longrope", 64, (("factor", 16.0),)) == "d 64, base 10000, s 16, L 4,096"
+    assert sim.settings_text("single_sine", 7) == "d 7, ω 1"
+    assert sim.settings_text("alibi", 64) == sim.settings_text("t5", 64) == ""  # no width, no setting drawn
+    assert sim.settings_label("sinusoidal", 66, (("base", 500.0),)) == "Sinusoidal (d 66, base 500)"

@@ -39,6 +39,13 @@ class ParamSpec:
     # the rule maps the other values to this parameter's bound (inclusive)
     lo_from: tuple[tuple[str, ...], Callable[..., float]] | None = None
     hi_from: tuple[tuple[str, ...], Callable[..., float]] | None = None
+    # how the setting reads in a one-line summary of what a chart was drawn at ("base {:g}" -> "base 10000");
+    # empty: a setting such a line leaves out (a channel layout, a decay rate the chart does not show)
+    brief: str = ""
+
+    def briefly(self, value) -> str:
+        """``value`` as the summary line shows it ("s 4", "L 8,192"); "" for a parameter without ``brief``."""
+        return self.brief.format(value) if self.brief else ""
 
     def validate(self, value):
         """Return ``value`` cleaned, or raise ValueError naming the parameter and its range."""

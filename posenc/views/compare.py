@@ -1,8 +1,7 @@
 """Data for page 12, the comparison table: posenc.compare.measure_scheme for every registered
 scheme, as one display table with the wishlist marks derived from the measured numbers.
 
-Page 11's views (similarity matrices) live in posenc.views.similarity; they are re-exported here,
-where they were first published.
+Page 11's views (similarity matrices) are in posenc.views.similarity.
 """
 
 from __future__ import annotations
@@ -15,27 +14,6 @@ import pandas as pd
 from posenc.analysis.compare import measure_scheme
 from posenc.lab.results import compare_rows
 from posenc.registry import SCHEMES
-from posenc.views.similarity import (  # noqa: F401  (re-exported: the names page 11 and its tests import from here)
-    COMMON_ROTARY,
-    HEADS,
-    MAX_OFFSETS,
-    SEQUENTIAL_UNITS,
-    RelativeCountView,
-    SchemeSimilarityView,
-    SimilarityPanelView,
-    common_params,
-    diagonal_means,
-    full_scores,
-    offset_grid,
-    relative_count,
-    scheme_similarity,
-    settings_label,
-    settings_text,
-    similarity_panel,
-    table_similarity,
-    unit_domain,
-    unit_of,
-)
 
 # ----------------------------------------------------------------------------- result types
 

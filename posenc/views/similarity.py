@@ -6,7 +6,7 @@ axes: n positions, i query/row, j key/column, k = j - i offset, d encoding width
 side: the position-score matrix of each scheme (posenc.position_scores), strided to at most
 ``HEATMAP_CELLS`` cells, its translation-invariance figure measured on a matrix built densely
 from the vectors (never on the Toeplitz view, which is relative by construction), and its score
-against the offset j - i.  (posenc.views.compare re-exports these names.)
+against the offset j - i.
 """
 
 from __future__ import annotations
@@ -99,10 +99,7 @@ def settings_text(key: str, d: int, params: tuple = ()) -> str:
     p = {sp.name: sp.default for sp in scheme.params} | dict(params)
     if not scheme.scores_use_width or not scheme.params:
         return ""
-    bits = [f"d {scheme.width(d)}"]
-    for k, fmt in (("base", "base {:g}"), ("factor", "s {:g}"), ("original_max_position_embeddings", "L {:,}"), ("omega", "ω {:g}")):
-        if k in p:
-            bits.append(fmt.format(p[k]))
+    bits = [f"d {scheme.width(d)}"] + [sp.briefly(p[sp.name]) for sp in scheme.params if sp.brief]
     return ", ".join(bits)
 
 
