@@ -16,6 +16,7 @@ import pytest
 from posenc.charts import rope as charts
 from posenc.charts.base import MAX_MARKS
 from posenc.io.modelconfig import EXAMPLE_CONFIGS
+from posenc.registry import rope_scaling
 from posenc.schemes.kinds import probe_vector
 from posenc.schemes.rotary import (
     apply_rope,
@@ -23,7 +24,7 @@ from posenc.schemes.rotary import (
     rope_decay_bound,
     rope_offset_scores,
 )
-from posenc.schemes.scaling import default_inv_freq
+from posenc.schemes.scaling import default_inv_freq, llama3_bands, yarn_ramp
 from posenc.views import extension as ext
 from posenc.views import rope as views
 
@@ -170,7 +171,9 @@ def test_extension_detail_yarn_reference(d, base, train, s, low, high):
     v = ext.extension_detail(d, base, train, s)
     assert (v["yarn_low"], v["yarn_high"]) == (low, high)
     assert v["yarn_attention"] == pytest.approx(1.1386294361, abs=1e-10) == v["yarn_mscale"]
-    ramp = v["ramp"]["ramp"].to_numpy()
+    ramp = yarn_ramp(d, base, rope_scaling("rope_yarn", base=base, factor=s, original_max_position_embeddings=train))
+    assert (ramp["low"], ramp["high"]) == (low, high)  # the range the page prints is the ramp's own
+    ramp = ramp["ramp"]
     assert np.all(ramp[: low + 1] == 0) and np.all(ramp[high:] == 1) and np.all(np.diff(ramp) >= 0)
     if d == 16:
         assert v["yarn_low_exact"] == pytest.approx(2.0160, abs=5e-5) and v["yarn_high_exact"] == pytest.approx(5.0263, abs=5e-5)
@@ -180,8 +183,8 @@ def test_extension_detail_llama3_bands():
     v = ext.extension_detail(128, 500000.0, 8192, 8.0)
     assert v["band_counts"] == (29, 6, 29)  # Meta llama-models apply_scaling == HF _compute_llama3_parameters, run
     assert v["band_limits"] == (2048.0, 8192.0)
-    b = v["bands"]
-    assert list(b["band"].iloc[[0, 29, 63]]) == ["kept (θ)", "smoothed", "divided by s"]
+    bands = llama3_bands(128, 500000.0, rope_scaling("rope_llama3", base=500000.0, factor=8.0, original_max_position_embeddings=8192))
+    assert bands[[0, 28, 29, 34, 35, 63]].tolist() == [0, 0, 1, 1, 2, 2]  # kept, smoothed, divided: in order of wavelength
 
 
 def test_model_view():
@@ -253,7 +256,8 @@ def test_extension_views_work_for_every_control_value(d, base, train, s):
     det = ext.extension_detail(d, base, train, s)
     # HF clamps low at 0 and high at d - 1 separately, so for tiny d and base low can pass high (d=4, base 2)
     assert sum(det["band_counts"]) == d // 2 and det["yarn_low"] >= 0 and det["yarn_high"] <= d - 1
-    assert np.all((det["ramp"]["ramp"] >= 0) & (det["ramp"]["ramp"] <= 1))
+    ramp = yarn_ramp(d, base, rope_scaling("rope_yarn", base=base, factor=s, original_max_position_embeddings=train))["ramp"]
+    assert np.all((ramp >= 0) & (ramp <= 1)) and np.all(np.diff(ramp) >= 0)
     e = measure.entries(d, base, train, s)  # the Context extension page's methods: each drawn, or left out saying why
     names = [m["name"] for m in e["methods"]]
     assert names[0] == "RoPE" and set(names[1:]) | set(e["skipped"]) == {name for _, name in measure.CLASSICS}

@@ -1,6 +1,6 @@
 """Data for the context-extension page: one method's frequencies (``method_frequencies``, which
-posenc.views.measure draws for every method), YaRN's ramp and Llama 3's bands (``extension_detail``)
-and what a pasted model config sets (``model_view``).
+posenc.views.measure draws for every method), the numbers of YaRN's ramp and Llama 3's bands that the page
+prints (``extension_detail``) and what a pasted model config sets (``model_view``).
 
 axes: d head_dim, h = d / 2 rotation pairs, m distances (key position - query position).
 Every function takes scalars (cache keys) and returns tidy DataFrames plus the numbers the page
@@ -21,28 +21,22 @@ from posenc.registry import get_scheme, rope_for, rope_scaling
 from posenc.schemes.scaling import (
     MAX_CONTEXT,
     check_head_dim,
-    default_inv_freq,
     llama3_bands,
     yarn_correction_dim,
     yarn_get_mscale,
     yarn_ramp,
 )
-from posenc.views.rope import _cat
-
-BAND_LABELS = ("kept (θ)", "smoothed", "divided by s")
 
 
 class ExtensionDetailView(TypedDict):
     """What ``extension_detail`` returns."""
 
-    ramp: pd.DataFrame
     yarn_low: int
     yarn_high: int
     yarn_low_exact: float
     yarn_high_exact: float
     yarn_attention: float
     yarn_mscale: float
-    bands: pd.DataFrame
     band_counts: tuple
     band_limits: tuple
 
@@ -78,33 +72,25 @@ def method_frequencies(key: str, d: int, base: float, trained: int, factor: floa
 
 
 def extension_detail(head_dim: int, base: float, trained: int, factor: float) -> ExtensionDetailView:
-    """YaRN's ramp and attention factor, and Llama 3's three bands, at these settings.
+    """YaRN's correction range and attention factor, and the sizes of Llama 3's three bands, at these settings.
 
-    Returns {"ramp": DataFrame(pair, ramp, wavelength), "yarn_low", "yarn_high" (HF integer
-    correction range), "yarn_low_exact", "yarn_high_exact" (before floor/ceil), "yarn_attention"
-    (HF's value), "yarn_mscale" (0.1 ln s + 1, the formula), "bands": DataFrame(pair, band, ratio =
-    theta/theta', wavelength), "band_counts": (kept, smoothed, divided), "band_limits":
-    (trained / high_freq_factor, trained / low_freq_factor) in positions}.
+    Returns {"yarn_low", "yarn_high" (HF integer correction range), "yarn_low_exact", "yarn_high_exact" (before
+    floor/ceil), "yarn_attention" (HF's value), "yarn_mscale" (0.1 ln s + 1, the formula), "band_counts": (kept,
+    smoothed, divided), "band_limits": (trained / high_freq_factor, trained / low_freq_factor) in positions}.  The
+    ramp and the band of each pair are ``posenc.schemes.scaling.yarn_ramp`` and ``llama3_bands``.
     """
     d = check_head_dim(head_dim, lo=4)
     target_length(trained, factor)
-    theta = default_inv_freq(d, base)
-    wl = 2 * np.pi / theta  # (h,)
     ys = rope_scaling("rope_yarn", base=base, factor=factor, original_max_position_embeddings=trained)
     ramp = yarn_ramp(d, base, ys)
     _, yarn_af = rope_for("rope_yarn", d, base=base, factor=factor, original_max_position_embeddings=trained)
     ls = rope_scaling("rope_llama3", base=base, factor=factor, original_max_position_embeddings=trained)
     band = llama3_bands(d, base, ls)  # (h,) 0 kept, 1 smoothed, 2 divided
-    inv_l, _ = rope_for("rope_llama3", d, base=base, factor=factor, original_max_position_embeddings=trained)
-    pairs = np.arange(d // 2)
     return {
-        "ramp": pd.DataFrame({"pair": pairs, "ramp": ramp["ramp"], "wavelength": wl}),
         "yarn_low": ramp["low"], "yarn_high": ramp["high"],
         "yarn_low_exact": yarn_correction_dim(ys.get("beta_fast", 32.0), d, base, trained),
         "yarn_high_exact": yarn_correction_dim(ys.get("beta_slow", 1.0), d, base, trained),
         "yarn_attention": float(yarn_af), "yarn_mscale": yarn_get_mscale(float(factor)),
-        "bands": pd.DataFrame({"pair": pairs, "band": _cat([BAND_LABELS[b] for b in band], BAND_LABELS),
-                               "ratio": theta / inv_l, "wavelength": wl}),
         "band_counts": tuple(int(np.sum(band == j)) for j in range(3)),
         "band_limits": (trained / ls["high_freq_factor"], trained / ls["low_freq_factor"]),
     }
