@@ -23,7 +23,7 @@ from bench.timing import median_time
 from posenc.lab import model as M
 from posenc.lab.evaluate import eval_sequences, position_losses
 from posenc.lab.experiment import LabConfig
-from posenc.lab.positions import LAB_SCHEMES, positions
+from posenc.lab.positions import BUCKET_PARAM, LAB_SCHEMES, TABLE_PARAM, positions
 from posenc.lab.train import train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +73,8 @@ def _autograd_loss(anp):
         if pos.add is not None:
             x = x + pos.add[None]
         if pos.table_rows is not None:
-            x = x + params["pos"][:n][None]
-        bias = pos.bias if pos.buckets is None else pos.bias + anp.transpose(params["t5"][pos.buckets], (2, 0, 1))
+            x = x + params[TABLE_PARAM][:n][None]
+        bias = pos.bias if pos.buckets is None else pos.bias + anp.transpose(params[BUCKET_PARAM][pos.buckets], (2, 0, 1))
         for layer in range(cfg.n_layers):
             h = rms(x, params[f"g1_{layer}"])
             qkv = anp.dot(h, params[f"wqkv{layer}"])

@@ -7,7 +7,7 @@ import pytest
 
 import posenc
 from posenc.lab import model as M
-from posenc.lab.positions import LAB_SCHEMES, positions
+from posenc.lab.positions import BUCKET_PARAM, LAB_SCHEMES, TABLE_PARAM, positions
 
 TINY = M.ModelConfig(vocab=3, d_model=8, n_heads=2, n_layers=2, d_mlp=6)
 N = 6
@@ -17,7 +17,7 @@ def _perturbed_params(scheme: str) -> dict:
     p = M.init_params(TINY, scheme, N, 0)
     rng = np.random.default_rng(1)
     for name in p:  # move gains and tables off their init so every term has a gradient
-        if name.startswith("g") or name in ("t5", "pos"):
+        if name.startswith("g") or name in (BUCKET_PARAM, TABLE_PARAM):
             p[name] = p[name] + rng.normal(0, 0.3, size=p[name].shape)
     return p
 

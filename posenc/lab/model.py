@@ -9,7 +9,7 @@ Pre-norm (RMSNorm with a learned gain, eps 1e-6), no biases anywhere, untied out
     per layer:
       h = rms(x) * g1;  [q | k | v] = h Wqkv      -> (B, H, n, e) each
       q'_p = Mq[p] q_p,  k'_p = Mk[p] k_p           rotary schemes only
-      s = q' k'^T / sqrt(e) + bias + T5[buckets]     bias holds the causal mask (-inf above diagonal)
+      s = q' k'^T / sqrt(e) + bias + Wb[buckets]     bias holds the causal mask (-inf above diagonal)
       x = x + softmax(s) v Wo
       x = x + relu(rms(x) * g2 W1) W2
     logits = rms(x) * gf Wu
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from posenc._validate import check_int
-from posenc.lab.positions import Positions, trainable_shapes
+from posenc.lab.positions import BUCKET_PARAM, TABLE_PARAM, Positions, trainable_shapes
 
 EPS = 1e-6
 
@@ -201,7 +201,7 @@ def _bias(params, pos: Positions) -> np.ndarray:
     """(H, n, n) logit bias: the scheme's fixed bias plus T5's learned bucket scalars."""
     if pos.buckets is None:
         return pos.bias
-    return pos.bias + params["t5"][pos.buckets].transpose(2, 0, 1)  # (n, n, H) -> (H, n, n)
+    return pos.bias + params[BUCKET_PARAM][pos.buckets].transpose(2, 0, 1)  # (n, n, H) -> (H, n, n)
 
 
 # ----------------------------------------------------------------------------- forward / backward
@@ -220,7 +220,7 @@ def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, kee
     if pos.add is not None:
         x = x + pos.add[None]
     if pos.table_rows is not None:
-        x = x + params["pos"][:n][None]
+        x = x + params[TABLE_PARAM][:n][None]
     bias = _bias(params, pos)  # (H, n, n)
     scale = 1.0 / np.sqrt(e)
     layers = []
@@ -295,11 +295,11 @@ def backward(params, cache, dlogits: np.ndarray) -> dict[str, np.ndarray]:
     onehot = (cache["tokens"][:, None, :] == np.arange(cfg.vocab + 1)[None, :, None]).astype(np.float64)  # (B, V+1, n)
     g["tok"] = (onehot @ dx).sum(axis=0)
     if pos.table_rows is not None:
-        g["pos"] = np.zeros_like(params["pos"])
-        g["pos"][: pos.n] = dx.sum(axis=0)
+        g[TABLE_PARAM] = np.zeros_like(params[TABLE_PARAM])
+        g[TABLE_PARAM][: pos.n] = dx.sum(axis=0)
     if dbias is not None:
         ids = pos.buckets.reshape(-1)
-        g["t5"] = np.stack([np.bincount(ids, weights=dbias[h].reshape(-1), minlength=pos.num_buckets)
+        g[BUCKET_PARAM] = np.stack([np.bincount(ids, weights=dbias[h].reshape(-1), minlength=pos.num_buckets)
                             for h in range(H)], axis=1)  # (num_buckets, H)
     return g
 

@@ -29,17 +29,26 @@ from posenc._validate import check_choice, check_int
 from posenc.registry import get_scheme
 from posenc.schemes.kinds import Additive, Bias, Rotary
 
-# the schemes the lab trains, in display order, and the registry entry (with parameters) each stands for
-LAB_SCHEMES = ("raw_index", "sinusoidal", "learned", "t5", "alibi", "nope", "rope", "xpos")
-REGISTRY_KEY = {
-    "raw_index": "raw_index", "sinusoidal": "sinusoidal", "learned": "learned_random", "t5": "t5",
-    "alibi": "alibi", "nope": "nope", "rope": "rope", "xpos": "xpos",
+# the schemes the lab trains, in display order: lab name -> (the registry entry it stands for, the parameters it
+# overrides there, its name in the lab's tables).  The lab's models are not the registry's schemes as they stand: its
+# learned table is trained (the registry's is random), its T5 is the decoder's (causal) buckets.
+LAB = {
+    "raw_index": ("raw_index", {}, "Raw index"),
+    "sinusoidal": ("sinusoidal", {}, "Sinusoidal"),
+    "learned": ("learned_random", {}, "Learned table"),
+    "t5": ("t5", {"bidirectional": False}, "T5 buckets"),
+    "alibi": ("alibi", {}, "ALiBi"),
+    "nope": ("nope", {}, "NoPE"),
+    "rope": ("rope", {}, "RoPE"),
+    "xpos": ("xpos", {}, "xPos"),
 }
-PARAMS = {"t5": {"bidirectional": False}}  # T5's decoder (causal) buckets; everything else at its registry defaults
-NAMES = {
-    "raw_index": "Raw index", "sinusoidal": "Sinusoidal", "learned": "Learned table", "t5": "T5 buckets",
-    "alibi": "ALiBi", "nope": "NoPE", "rope": "RoPE", "xpos": "xPos",
-}
+LAB_SCHEMES = tuple(LAB)
+REGISTRY_KEY = {name: key for name, (key, _, _) in LAB.items()}
+PARAMS = {name: params for name, (_, params, _) in LAB.items()}
+NAMES = {name: shown for name, (_, _, shown) in LAB.items()}
+# the scheme's own trainable tables, named by what the engine does with them (model.py reads them by these names)
+TABLE_PARAM = "pos"  # (L, d_model): a learned row per position, added to the token embedding
+BUCKET_PARAM = "buckets"  # (num_buckets, H): a learned logit bias per bucket and head
 # RoPE context extensions applied at test time, without retraining, to the models of EXTENSIBLE: lab name -> registry scheme
 EXTENSIONS = {"pi": "rope_linear", "ntk": "rope_ntk", "dynamic": "rope_dynamic", "yarn": "rope_yarn", "llama3": "rope_llama3"}
 EXTENSION_NAMES = {name: get_scheme(key).short_name for name, key in EXTENSIONS.items()}  # "PI (linear)", ...
@@ -71,7 +80,7 @@ class _Table(_Engine):
     name, table = "table", True
 
     def trainable(self, s, params, *, d_model, n_heads, train_len):
-        return {"pos": (train_len, d_model)}
+        return {TABLE_PARAM: (train_len, d_model)}
 
     def arrays(self, s, params, pos, mask, *, d, hd, H, L):
         if pos.size > L:
@@ -83,7 +92,7 @@ class _Buckets(_Engine):
     name = "buckets"
 
     def trainable(self, s, params, *, d_model, n_heads, train_len):
-        return {"t5": (s.behaviour.num_buckets(**s.validate_params(params)), n_heads)}
+        return {BUCKET_PARAM: (s.behaviour.num_buckets(**s.validate_params(params)), n_heads)}
 
     def arrays(self, s, params, pos, mask, *, d, hd, H, L):
         p = s.validate_params(params)
@@ -129,7 +138,7 @@ def _takes_extensions(key: str, params: dict) -> bool:
 
 
 # the lab schemes evaluated with each test-time extension too (from the registry: RoPE, not xPos)
-EXTENSIBLE = tuple(name for name in LAB_SCHEMES if _takes_extensions(REGISTRY_KEY[name], PARAMS.get(name, {})))
+EXTENSIBLE = tuple(name for name in LAB_SCHEMES if _takes_extensions(REGISTRY_KEY[name], PARAMS[name]))
 
 
 @dataclass(frozen=True)
@@ -149,9 +158,9 @@ class Positions:
 
 
 def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int) -> dict[str, tuple[int, ...]]:
-    """Shapes of the scheme's own trainable parameters: {"pos": (L, d)} or {"t5": (B, H)} or {}."""
+    """Shapes of the scheme's own trainable parameters: {TABLE_PARAM: (L, d)}, {BUCKET_PARAM: (B, H)} or {}."""
     check_choice("scheme", scheme, LAB_SCHEMES)
-    return ENGINE[scheme].trainable(get_scheme(REGISTRY_KEY[scheme]), dict(PARAMS.get(scheme, {})),
+    return ENGINE[scheme].trainable(get_scheme(REGISTRY_KEY[scheme]), dict(PARAMS[scheme]),
                                     d_model=d_model, n_heads=n_heads, train_len=train_len)
 
 
@@ -194,7 +203,7 @@ def positions(
         raise ValueError(f"d_model / n_heads must be an even integer, got {d} / {H}")
     hd = d // H
     engine = ENGINE[scheme]
-    key, params = REGISTRY_KEY[scheme], dict(PARAMS.get(scheme, {}))
+    key, params = REGISTRY_KEY[scheme], dict(PARAMS[scheme])
     if extension is not None:
         if scheme not in EXTENSIBLE:
             raise ValueError(f"context extensions apply to the {' and '.join(NAMES[s] for s in EXTENSIBLE)} model only, "

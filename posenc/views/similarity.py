@@ -96,9 +96,9 @@ def common_params(key: str, common: bool) -> tuple:
 def settings_text(key: str, d: int, params: tuple = ()) -> str:
     """The settings scheme ``key`` is drawn at ("d 64, base 10000"), or "" for a scheme without any."""
     scheme = get_scheme(key)
-    p = {sp.name: sp.default for sp in scheme.params} | dict(params)
     if not scheme.scores_use_width or not scheme.params:
         return ""
+    p = scheme.validate_params(dict(params))  # the defaults filled in
     bits = [f"d {scheme.width(d)}"] + [sp.briefly(p[sp.name]) for sp in scheme.params if sp.brief]
     return ", ".join(bits)
 
