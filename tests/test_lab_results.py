@@ -130,3 +130,15 @@ def test_the_provenance_file_carries_the_follow_up(tmp_path):
     assert (tmp_path / LONGER_FILE.name).exists()
     save(SHIPPED, {}, tmp_path, longer=None)
     assert not (tmp_path / LONGER_FILE.name).exists() and (tmp_path / "lab_results.json").exists()
+
+
+@pytest.mark.parametrize("scheme", LAB_SCHEMES)
+def test_shipped_weights_have_the_names_and_shapes_the_model_reads(scheme):
+    """The attention views run ``forward`` on the shipped weights: each scheme's file entry must hold exactly the
+    parameters ``init_params`` makes (a renamed table in the engine would otherwise fail only on the page)."""
+    from posenc.lab.model import init_params
+
+    cfg = LabConfig.from_dict(SHIPPED["config"])
+    want = {k: v.shape for k, v in init_params(cfg.model(), scheme, cfg.train_len, 0).items()}
+    got = {k: v.shape for k, v in load_shipped()["weights"][scheme].items()}
+    assert got == want
