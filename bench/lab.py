@@ -22,8 +22,8 @@ import numpy as np
 from bench.timing import median_time
 from posenc.lab import model as M
 from posenc.lab.evaluate import eval_sequences, position_losses
-from posenc.lab.experiment import LabConfig
-from posenc.lab.positions import BUCKET_PARAM, LAB_SCHEMES, TABLE_PARAM, positions
+from posenc.lab.experiment import EXTENSION_MULTIPLES, LabConfig
+from posenc.lab.positions import BUCKET_PARAM, EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, TABLE_PARAM, positions
 from posenc.lab.train import train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,9 +49,9 @@ def budget() -> list[dict]:
         params, _ = train(scheme, source, model, cfg.training(), train_len=cfg.train_len, seed=0)
         w1, c1 = time.perf_counter(), time.process_time()
         _evaluate(params, scheme, cfg, source, seqs)
-        if scheme == "rope":
-            for ext in ("pi", "ntk", "dynamic", "yarn", "llama3"):
-                for m in (4, 8):
+        if scheme in EXTENSIBLE:  # what the experiment evaluates at test time, as posenc.lab.experiment does
+            for ext in EXTENSIONS:
+                for m in EXTENSION_MULTIPLES:
                     position_losses(params, scheme, source, model, seqs[:, : m * cfg.train_len], train_len=cfg.train_len, extension=ext)
         w2 = time.perf_counter()
         rows.append({"scheme": scheme, "steps": cfg.steps, "train_wall_s": w1 - w0, "train_cpu_s": c1 - c0,
