@@ -2,7 +2,7 @@
 
 The serving sections take longer and run only when named:
 `python -m bench --only load,memory,soak` (about 40 minutes with the default 2-minute soak;
-`--soak-minutes 60` for the README's hour).  `load` includes the Chromium validation and the worker
+`--soak-minutes 60` for the hour of docs/serving.md).  `load` includes the Chromium validation and the worker
 restart; `--load-levels 10,25` and `--load-workers 1` shorten it.
 """
 
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--load-levels", default="10,25,50,100", help="load: concurrent sessions per level")
     ap.add_argument("--load-workers", default="1,2", help="load: worker counts")
     ap.add_argument("--load-moves", type=int, default=4, help="load: control moves per session")
-    ap.add_argument("--soak-minutes", type=float, default=2.0, help="soak: duration (the README's figure: 60)")
+    ap.add_argument("--soak-minutes", type=float, default=2.0, help="soak: duration (the figure in docs/serving.md: 60)")
     ap.add_argument("--soak-sessions", type=int, default=1, help="soak: sessions that stay open")
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]

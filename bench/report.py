@@ -1,8 +1,8 @@
-"""`python -m bench.report`: the README's "Serving a class" tables and the browser-timing table
-(Performance, section 8), from bench/results.json.
+"""`python -m bench.report`: the "Serving a class" tables of docs/serving.md and the
+browser-timing table of docs/performance.md (section 8), from bench/results.json.
 
 Run after `python -m bench --only load,memory,soak` (or `--only interact`); paste the output over the
-tables in README.md.
+tables in docs/serving.md and docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Section ``soak``: sessions that stay open and keep moving controls; does the worker's memory settle?
 
-``sessions`` protocol sessions (default 1) stay connected for ``minutes`` (default 2; the README's figure
-is an hour: ``python -m bench --only soak --soak-minutes 60``).  Each walks the load test's pages in turn on
+``sessions`` protocol sessions (default 1) stay connected for ``minutes`` (default 2; the figure in
+docs/serving.md is an hour: ``python -m bench --only soak --soak-minutes 60``).  Each walks the load test's pages in turn on
 one websocket (a page switch is a sidebar click: same session), moving that page's control through a
 bounded cycle of values, as a student exploring the same few settings again and again.  The worker's RSS
 is sampled every few seconds.  "Settled" is the median RSS over the second tenth of the run (after the

@@ -40,7 +40,7 @@ def stolen_seconds(stat_text: str | None = None) -> float | None:
 def cpu_probe(loops: int = 3_000_000, repeats: int = 3) -> float:
     """Seconds a fixed pure-Python loop takes (median of ``repeats``): the speed of one core as the benchmark found it,
     read before and after a browser section so that its figures can be compared across days on a shared host (the
-    README gives the readings)."""
+    readings are in docs/performance.md and docs/testing.md)."""
     def loop() -> int:
         s = 0
         for i in range(loops):

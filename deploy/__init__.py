@@ -1,6 +1,6 @@
 """Serve the dashboard to a class: N Streamlit workers behind nginx with sticky sessions.
 
-``python -m deploy --workers 2 --port 8080`` (see README, "Serving a class").
+``python -m deploy --workers 2 --port 8080`` (see docs/serving.md, "Serving a class").
 """
 
 from deploy.cluster import Cluster, nginx_path

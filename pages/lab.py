@@ -41,7 +41,7 @@ st.latex(r"\text{floor} = H(X_t \mid X_{t-k..t-1}) = \sum_c \pi(c) \sum_y -T_{cy
          r"\text{gap}_t = \mathrm{KL}\big(P(\cdot \mid x_{<t}) \,\|\, q_\theta(\cdot \mid x_{<t})\big)")
 results_box, why_box, custom_box = st.container(), st.container(), st.container()
 # A notice slot that is always there, empty or not: an element that appears above the charts would move every one of
-# them to a new place on the page, and the browser would build them all again (README, Performance 8).
+# them to a new place on the page, and the browser would build them all again (docs/performance.md, section 8).
 notice = results_box.empty()
 
 with custom_box:

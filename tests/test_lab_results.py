@@ -50,8 +50,8 @@ def test_every_model_but_the_raw_index_learned_the_task():
     """Gap at L within 10 % of the gap between a uniform guess and the floor, per scheme and seed.
 
     The raw index (e'_t = e_t + t 1, unscaled, as the article defines it) fails at every seed; the
-    README says why, and the follow-up run trains it longer.  If it ever learns, this test fails so that
-    the README gets corrected.
+    docs/lab.md says why, and the follow-up run trains it longer.  If it ever learns, this test fails so that
+    docs/lab.md gets corrected.
     """
     rows = learned_check(SHIPPED)
     assert len(rows) == len(LAB_SCHEMES) * 3

@@ -88,7 +88,7 @@ def downsample(M: np.ndarray, max_cells: int = HEATMAP_CELLS, *, rows: np.ndarra
 
 # A full-width line chart's plot is ~850 px at a 1,400 px window: 400 columns of ~2 px each, 2 rows a column.  Every
 # row is a point the browser encodes and draws (1,000 -> 250 columns: RoPE's first paint 1.97 -> 1.86 s, 3.23 -> 2.87 s
-# of CPU; alternating A/B, median of 8; README, Performance 8).
+# of CPU; alternating A/B, median of 8; docs/performance.md, section 8).
 LINE_COLUMNS = 400
 
 

@@ -40,7 +40,7 @@ MASKED_RGB = (189, 189, 189)  # MASKED as RGB
 MAX_IMAGE_CELLS = 1 << 22  # pixels encoded at once (4 Mpx, a 2048 x 2048 matrix)
 # Transparent hover cells over the image (a 20 x 20 grid of exact values; every value is in the CSV and .npy exports).
 # Each is a mark the browser encodes and draws at every paint: 1,024 -> 256 took the Learned tables' first paint
-# (two image heatmaps) 1.62 -> 1.42 s and 2.54 -> 2.30 s of CPU (alternating A/B, median of 8; README, Performance 8).
+# (two image heatmaps) 1.62 -> 1.42 s and 2.54 -> 2.30 s of CPU (alternating A/B, median of 8; docs/performance.md, section 8).
 HOVER_CELLS = 400
 LEVEL = "legend_level"  # the field of an image heatmap's legend pins (``legend_pins``)
 RASTER_CELLS = 4096  # a heatmap with more cells than this is drawn as one image, not one rect per cell

@@ -35,8 +35,8 @@ def token_heatmap(frame: pd.DataFrame, *, value: str = "score", vmax: float, tit
     colour); NaN cells (masked logits) are not drawn, so they show as blank.  The range travels with the data, not
     in the spec: the cells are coloured by ``COLOR_FIELD`` (the value clipped to [-vmax, vmax]) and a layer of two
     invisible cells at -vmax and +vmax, under the first cell, pins the scale's ends.  So a new width d or scheme,
-    which moves vmax, sends the same spec with new data, and the browser keeps the chart's view (README,
-    Performance 8).
+    which moves vmax, sends the same spec with new data, and the browser keeps the chart's view
+    (docs/performance.md, section 8).
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"heatmap has {len(frame):,} cells, above the {MAX_MARKS:,}-mark ceiling")

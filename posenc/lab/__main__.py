@@ -22,7 +22,7 @@ from posenc.lab.results import DATA, extended_scheme, gaps, learned_check, save,
 
 
 def _table(results: dict) -> str:
-    """The README's table: scheme x length, mean gap and min-max over seeds."""
+    """The results table of docs/lab.md and of the provenance README.md: scheme x length, mean gap and min-max over seeds."""
     L = results["config"]["train_len"]
     head = "| scheme | " + " | ".join(f"{n // L}L = {n}" if n != L else f"L = {n}" for n in results["lengths"]) + " |"
     lines = [head, "|---|" + "---|" * len(results["lengths"])]
@@ -61,7 +61,7 @@ def provenance(results: dict, command: str, seconds: float, longer: dict | None 
 Produced by `{command}` on {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} in {seconds:.0f} s wall.
 Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, {platform.machine()} ({platform.system()}).
 
-- `lab_results.json`: every number the lab page and the README table show (format {results["format"]}).
+- `lab_results.json`: every number the lab page and the table of docs/lab.md show (format {results["format"]}).
 - `lab_weights.npz`: the trained weights of seed {0} for every scheme, stored as float32 (for the attention
   views only; every number in the JSON comes from the float64 run).
 

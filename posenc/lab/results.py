@@ -66,7 +66,7 @@ def spread(values) -> dict:
 
 
 def spread_text(values, undefined: str = "no row past L") -> str:
-    """"mean (min–max)" of the finite values to 3 decimals, as the README and the page print a cell; ``undefined``
+    """"mean (min–max)" of the finite values to 3 decimals, as docs/lab.md and the page print a cell; ``undefined``
     when there are none."""
     sp = spread(values)
     return undefined if sp["n"] == 0 else f"{sp['mean']:.3f} ({sp['min']:.3f}–{sp['max']:.3f})"

@@ -168,7 +168,7 @@ def chart_grid(
     caption and one Export menu for them all: PNG and SVG of ``whole()`` (the panels as one chart, built only when
     clicked), CSV of ``data``, .npy of ``arrays`` (as in ``chart``); ``width`` as ``st.vega_lite_chart`` takes it
     ("stretch" for panels whose spec is as wide as its container).  A control that changes one panel's data then
-    repaints that panel alone; the others are sent unchanged and stay as they are (README, Performance 8).
+    repaints that panel alone; the others are sent unchanged and stay as they are (docs/performance.md, section 8).
     ``export_title`` titles the PNG and SVG, as in ``chart``."""
     for start in range(0, len(parts), columns):
         for col, (i, part) in zip(st.columns(columns), enumerate(parts[start:start + columns], start)):
@@ -216,7 +216,7 @@ def table(df: pd.DataFrame, *, formats: Mapping[str, str] | None = None, labels:
           height: int | None = None, missing: str = "?", links: Mapping[str, str] | None = None) -> None:
     """A small table that changes with the controls, as a static HTML table (``st.table``), drawn with the rest of
     a rerun: a data grid (``st.dataframe``) repaints its cells about 0.2 s after everything else on the page
-    (README, Performance 8).  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``);
+    (docs/performance.md, section 8).  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``);
     ``labels`` renames columns for display; a missing value (NaN, None: an exercise's hidden cell) prints
     ``missing``.  st.table reads every cell and header as Markdown: each cell is escaped (``md.escape``) and
     shows as its text, and a header (the dashboard's own label) is only kept from starting a block
@@ -317,8 +317,8 @@ def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping 
 
     The content is drawn only while the expander is open (Streamlit's lazy expander: opening it reruns
     the page, or the section it sits in).  Drawn closed, its syntax highlighting took 0.1-0.35 s of
-    every first paint in the browser (RoPE 1.84 -> 1.64 s, the sinusoid 1.81 -> 1.49 s; README,
-    Performance 8).
+    every first paint in the browser (RoPE 1.84 -> 1.64 s, the sinusoid 1.81 -> 1.49 s;
+    docs/performance.md, section 8).
     """
     name = "_".join([label, *(getattr(f, "__name__", "f") for f in fns[:1])])
     box = when_open(label, key=f"code_{name}", icon=":material/code:")

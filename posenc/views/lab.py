@@ -52,7 +52,7 @@ def _steps(res: dict) -> str:
 
 
 def overview(run: dict) -> dict:
-    """Mean gap per scheme and length (min-max band), the README table, the "learned it" check.
+    """Mean gap per scheme and length (min-max band), the table of docs/lab.md, the "learned it" check.
 
     Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds, budget), "table": wide
     DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,

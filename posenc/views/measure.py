@@ -7,7 +7,7 @@ axes: h pairs, D distances, n context lengths.
 the same scalars (cache keys) and returns tidy frames whose ``method`` labels carry the settings of
 each curve (a tooltip and the CSV say what was measured) and whose ``name`` is the method alone: a legend
 keyed on names stays the same when a setting changes, so the browser swaps the data of the charts it
-built instead of building new ones (README, Performance 8); ``settings`` says them in words, a line per set of curves.
+built instead of building new ones (docs/performance.md, section 8); ``settings`` says them in words, a line per set of curves.
 Nothing here is typed in: every number comes from
 ``posenc.analysis.extension`` on frequencies from ``posenc.schemes.scaling``.
 """

@@ -39,8 +39,8 @@ MAX_DOT_OFFSETS = 1024  # offsets drawn per base on the dot-product chart
 FROZEN_RADIANS = 1.0  # a pair that turns less than this over the whole context barely moves
 LONGEST = "longest wavelength"  # the table column that holds the wavelength exercise's answer
 # The chosen base's series on the two charts: one legend entry whatever the base (its value is in the tooltip and the
-# table), so that a new base only swaps the charts' data (a legend naming it would change their spec: README,
-# Performance 8).  When the chosen base is one of the fixed ones, its curve is drawn twice, the thick one on top.
+# table), so that a new base only swaps the charts' data (a legend naming it would change their spec:
+# docs/performance.md, section 8).  When the chosen base is one of the fixed ones, its curve is drawn twice, the thick one on top.
 YOUR_BASE = "your base"
 
 

@@ -2,7 +2,7 @@
 
 Streamlit's browser side redraws an element whose message changed; a table whose pandas Styler drew a
 random uuid each run (pandas' default) was redrawn, every cell renamed, on every step of any control of
-its page (README, Performance 8).  Each page is run three times with the same controls and every table's and
+its page (docs/performance.md, section 8).  Each page is run three times with the same controls and every table's and
 chart's proto of the last two runs compared (the first run computes its views; the later ones read them from the
 cache, whose unpickled frames can be laid out in other Arrow buffers of the same values: learned tables' summary)."""
 

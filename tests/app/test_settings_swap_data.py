@@ -2,7 +2,7 @@
 
 Streamlit's browser side keeps a chart's Vega view when only its datasets changed (the datasets are named by
 place, ``posenc.ui.compat.positional_names``) and builds a new view when the spec text changed -- a view costs
-0.05-0.15 s per chart on a 2-core machine (README, Performance 8).  So no spec may carry a setting that a page's
+0.05-0.15 s per chart on a 2-core machine (docs/performance.md, section 8).  So no spec may carry a setting that a page's
 control moves: a legend entry naming d, a literal domain computed from the data.  Each case opens a page at its
 defaults and at one changed setting and compares every chart's spec text."""
 
