@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from posenc._validate import check_int
-from posenc.schemes import learned, naive, relative, rotary, sinusoidal, xpos
+from posenc.schemes import fire, learned, naive, relative, rotary, sinusoidal, xpos
 from posenc.schemes.scheme import ParamSpec, Scheme
 
 # ----------------------------------------------------------------------------- shared parameters
@@ -33,31 +33,31 @@ _NO_PAPER = "none: a naive first attempt, not a published scheme"
 
 SCHEMES: dict[str, Scheme] = {
     "raw_index": Scheme(
-        key="raw_index", name="Raw index", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="raw_index", color="#0072B2", name="Raw index", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + t\,\mathbf{1}",
         summary="Add the position itself: unique but unbounded (10^6 at position 10^6).",
         page="pages/raw_index.py", behaviour=naive.RAW_INDEX,
     ),
     "index_over_length": Scheme(
-        key="index_over_length", name="Index / length", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="index_over_length", color="#56B4E9", name="Index / length", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + \frac{t + 1}{L}\,\mathbf{1}\quad(t = 0 \ldots L - 1)",
         summary="Normalise by the prompt length: bounded, but the same position changes with L.",
         page="pages/index_length.py", behaviour=naive.INDEX_OVER_LENGTH,
     ),
     "single_sine": Scheme(
-        key="single_sine", name="Single sine", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="single_sine", color="#E69F00", name="Single sine", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + \sin(\omega t)\,\mathbf{1}",
         summary="Bounded and smooth, but periodic: sin(t) = sin(t + 2πk) collides.",
         page="pages/single_sine.py", behaviour=naive.SINGLE_SINE, params=(_OMEGA,),
     ),
     "sincos_pair": Scheme(
-        key="sincos_pair", name="One sin+cos pair", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="sincos_pair", color="#009E73", name="One sin+cos pair", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + [\sin(\omega t), \cos(\omega t), \ldots]",
         summary="A point on the unit circle: unique within one turn, colliding across turns.",
         page="pages/sincos_pair.py", behaviour=naive.SINCOS_PAIR, params=(_OMEGA,),
     ),
     "sinusoidal": Scheme(
-        key="sinusoidal", name="Sinusoidal", kind="additive", learned=False,
+        key="sinusoidal", color="#E69F00", name="Sinusoidal", kind="additive", learned=False,
         paper="Vaswani et al., Attention Is All You Need (arXiv:1706.03762)", year=2017,
         models=("Transformer (base/big)", "fairseq transformer", "Marian", "Whisper (encoder)"),
         formula=r"PE_{(p,2i)} = \sin\!\big(p / b^{2i/d}\big),\; PE_{(p,2i+1)} = \cos\!\big(p / b^{2i/d}\big)",
@@ -67,7 +67,7 @@ SCHEMES: dict[str, Scheme] = {
                                  help="sin/cos interleaved (paper) or [sin | cos]")),
     ),
     "learned_minilm": Scheme(
-        key="learned_minilm", name="Learned (MiniLM, trained)", kind="additive", learned=True,
+        key="learned_minilm", color="#117733", name="Learned (MiniLM, trained)", kind="additive", learned=True,
         paper="Devlin et al., BERT (arXiv:1810.04805); table from all-MiniLM-L6-v2", year=2018,
         models=("BERT", "RoBERTa", "GPT-2", "OPT", "all-MiniLM-L6-v2"),
         formula=r"e'_t = e_t + P[t],\quad P \in \mathbb{R}^{512 \times 384}",
@@ -75,7 +75,7 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/learned.py", behaviour=learned.LEARNED_MINILM,
     ),
     "learned_random": Scheme(
-        key="learned_random", name="Learned (untrained, random)", kind="additive", learned=True,
+        key="learned_random", color="#009E73", name="Learned (untrained, random)", kind="additive", learned=True,
         paper="init as in GPT-2 / BERT: normal(0, 0.02)", year=None, models=("any learned table before training",),
         formula=r"P[t] \sim \mathcal{N}(0,\, 0.02^2\, I)",
         summary="The same lookup before training: noise, with no notion of distance.",
@@ -83,7 +83,7 @@ SCHEMES: dict[str, Scheme] = {
         params=(ParamSpec("seed", "seed", 0, "int", 0, 10_000, 1, help="random seed of the table"),),
     ),
     "t5": Scheme(
-        key="t5", name="T5 relative buckets", kind="bias", learned=True,
+        key="t5", color="#D55E00", name="T5 relative buckets", kind="bias", learned=True,
         paper="Raffel et al., T5 (arXiv:1910.10683)", year=2019, models=("T5", "mT5", "Flan-T5", "LongT5"),
         formula=r"A_{ij} = q_i^\top k_j + W_h[\mathrm{bucket}(j - i)]",
         summary="A learned scalar per head for each distance bucket: exact up close, log-spaced far away.",
@@ -97,7 +97,7 @@ SCHEMES: dict[str, Scheme] = {
         ),
     ),
     "alibi": Scheme(
-        key="alibi", name="ALiBi", kind="bias", learned=False,
+        key="alibi", color="#CC79A7", name="ALiBi", kind="bias", learned=False,
         paper="Press, Smith, Lewis, Train Short, Test Long (arXiv:2108.12409)", year=2021,
         models=("BLOOM", "MPT", "Baichuan-13B", "Falcon (some)"),
         formula=r"A_{ij} = q_i^\top k_j - m_h\,(i - j),\quad m_h = 2^{-8h/H}",
@@ -105,8 +105,40 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/relative_bias.py", behaviour=relative.ALIBI,
         params=(ParamSpec("causal", "causal", True, "bool", help="causal (paper) or symmetric |i - j|"),),
     ),
+    "kerple": Scheme(
+        key="kerple", color="#AA4499", name="Kerple (log)", kind="bias", learned=True,
+        paper="Chi et al., KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation (arXiv:2205.09921)",
+        year=2022, models=("KERPLE GPT-NeoX (paper)",),
+        formula=r"A_{ij} = q_i^\top k_j - r_1 \log(1 + r_2\,|i - j|),\quad r_1, r_2 > 0",
+        summary="A logarithmic kernel of distance with two learned scalars per head: ALiBi's penalty, bent to flatten far away.",
+        page="pages/relative_bias.py", behaviour=relative.KERPLE,
+        params=(
+            ParamSpec("r1", "r₁ (scale)", 1.0, "float", 0.01, 100.0, 0.01,
+                      help="the kernel's height; trained per head (init U(0, 2) in the authors' code), clamped at 0.01",
+                      brief="r₁ {:g}"),
+            ParamSpec("r2", "r₂ (rate)", 0.5, "float", 0.01, 100.0, 0.01,
+                      help="how fast the penalty bends; trained per head (init U(0, 1)), clamped at 0.01", brief="r₂ {:g}"),
+        ),
+    ),
+    "fire": Scheme(
+        key="fire", color="#117733", name="FIRE (untrained)", kind="bias", learned=True,
+        paper="Li et al., Functional Interpolation for Relative Positions Improves Long Context Transformers (arXiv:2310.04418)",
+        year=2023, models=("FIRE (paper: T5-style models, 2023)",),
+        formula=r"A_{ij} = q_i^\top k_j + f_\theta\!\left(\frac{\psi(i - j)}{\psi(\max(i, L))}\right),\ \ "
+                r"\psi(x) = \log(c|x| + 1)",
+        summary="A small MLP of the log distance, normalised by the query's position past a threshold L: learned per head.",
+        page="pages/relative_bias.py", behaviour=fire.FIRE,
+        params=(
+            ParamSpec("c", "c (log scale)", 0.1, "float", 0.0, 100.0, 0.01, lo_open=True,
+                      help="ψ(x) = log(c|x| + 1); learned, 0.1 at init in the authors' code", brief="c {:g}"),
+            ParamSpec("threshold", "threshold L", 512.0, "float", 1.0, 1e7, 1.0,
+                      help="below it the normaliser is ψ(L) and the bias depends on |i − j| only; 512 at init", brief="L {:g}"),
+            ParamSpec("mlp_width", "MLP width", 32, "int", 1, 256, 1, help="hidden units of f_θ (32 in the paper)"),
+            ParamSpec("seed", "seed", 0, "int", 0, 10_000, 1, help="random seed of the MLP's initial weights"),
+        ),
+    ),
     "rope": Scheme(
-        key="rope", name="RoPE", kind="rotary", learned=False,
+        key="rope", color="#999999", name="RoPE", kind="rotary", learned=False,
         fine_tuning="—",  # what the extensions extend: nothing to fine-tune for
         paper="Su et al., RoFormer (arXiv:2104.09864)", year=2021,
         models=("Llama 1-3", "Mistral", "Qwen", "GPT-NeoX", "GPT-J", "PaLM", "Gemma"),
@@ -115,7 +147,7 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/rope.py", behaviour=rotary.rope_scheme("default"), params=(_BASE, _ROPE_LAYOUT),
     ),
     "rope_linear": Scheme(
-        key="rope_linear", name="RoPE + position interpolation", kind="rotary", learned=False,
+        key="rope_linear", color="#0072B2", name="RoPE + position interpolation", kind="rotary", learned=False,
         short_name="PI (linear)", fine_tuning="yes: about 1,000 steps (arXiv:2306.15595)",
         paper="Chen et al., Position Interpolation (arXiv:2306.15595)", year=2023,
         models=("LongChat", "Vicuna-16k", "CodeLlama (with base change)"),
@@ -124,7 +156,7 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/context_extension.py", behaviour=rotary.rope_scheme("linear"), params=(_BASE, _ROPE_LAYOUT, _FACTOR, _ORIG),
     ),
     "rope_ntk": Scheme(
-        key="rope_ntk", name="RoPE + NTK-aware", kind="rotary", learned=False,
+        key="rope_ntk", color="#E69F00", name="RoPE + NTK-aware", kind="rotary", learned=False,
         short_name="NTK-aware", fine_tuning="no: proposed for use without fine-tuning (bloc97, r/LocalLLaMA 2023)",
         paper="bloc97, NTK-aware scaled RoPE (r/LocalLLaMA)", year=2023, models=("Code Llama (base 1e6)", "many community fine-tunes"),
         formula=r"b' = b \cdot s^{d/(d-2)}",
@@ -132,7 +164,7 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/context_extension.py", behaviour=rotary.rope_scheme("ntk"), params=(_BASE, _ROPE_LAYOUT, _FACTOR, _ORIG),
     ),
     "rope_dynamic": Scheme(
-        key="rope_dynamic", name="RoPE + dynamic NTK", kind="rotary", learned=False,
+        key="rope_dynamic", color="#009E73", name="RoPE + dynamic NTK", kind="rotary", learned=False,
         short_name="dynamic NTK", fine_tuning="no: applied at inference only (emozilla, r/LocalLLaMA 2023)",
         paper="emozilla, Dynamically Scaled RoPE (r/LocalLLaMA)", year=2023,
         models=("Qwen-7B (logn + dynamic)", "HF rope_type='dynamic'"),
@@ -141,7 +173,7 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/context_extension.py", behaviour=rotary.rope_scheme("dynamic"), params=(_BASE, _ROPE_LAYOUT, _FACTOR, _ORIG),
     ),
     "rope_yarn": Scheme(
-        key="rope_yarn", name="RoPE + YaRN", kind="rotary", learned=False,
+        key="rope_yarn", color="#D55E00", name="RoPE + YaRN", kind="rotary", learned=False,
         short_name="YaRN", fine_tuning="yes: about 400 steps; also used without (arXiv:2309.00071)",
         paper="Peng et al., YaRN (arXiv:2309.00071)", year=2023,
         models=("Qwen2.5 (long)", "DeepSeek-V2/V3", "Mistral YaRN", "gpt-oss"),
@@ -155,7 +187,7 @@ SCHEMES: dict[str, Scheme] = {
         ),
     ),
     "rope_llama3": Scheme(
-        key="rope_llama3", name="RoPE + Llama 3 scaling", kind="rotary", learned=False,
+        key="rope_llama3", color="#CC79A7", name="RoPE + Llama 3 scaling", kind="rotary", learned=False,
         short_name="Llama 3", fine_tuning="yes: long-context continued pre-training (arXiv:2407.21783)",
         paper="Meta, The Llama 3 Herd of Models (arXiv:2407.21783)", year=2024, models=("Llama 3.1", "Llama 3.2", "Llama 3.3"),
         formula=r"\theta'_k = \theta_k \text{ (fast)},\ \theta_k/s \text{ (slow)},\ \text{smooth blend between}",
@@ -173,7 +205,7 @@ SCHEMES: dict[str, Scheme] = {
         ),
     ),
     "rope_longrope": Scheme(
-        key="rope_longrope", name="RoPE + LongRoPE (Phi-3 factors)", kind="rotary", learned=False,
+        key="rope_longrope", color="#8C564B", name="RoPE + LongRoPE (Phi-3 factors)", kind="rotary", learned=False,
         short_name="LongRoPE (Phi-3 factors)", fine_tuning="searched factors, then fine-tuning past 8x (arXiv:2402.13753)",
         paper="Ding et al., LongRoPE (arXiv:2402.13753)", year=2024,
         models=("Phi-3-mini-128k", "Phi-3.5-mini", "Phi-3.5-MoE", "Phi-4-mini"),
@@ -190,7 +222,7 @@ SCHEMES: dict[str, Scheme] = {
         ),
     ),
     "xpos": Scheme(
-        key="xpos", name="xPos", kind="rotary", learned=False,
+        key="xpos", color="#882255", name="xPos", kind="rotary", learned=False,
         paper="Sun et al., A Length-Extrapolatable Transformer (arXiv:2212.10554)", year=2022,
         models=("TorchScale LEX", "lucidrains rotary-embedding-torch (use_xpos)"),
         formula=r"\tilde q_n = \zeta^{n/B} R_n q,\ \tilde k_m = \zeta^{-m/B} R_m k,\ \ "
@@ -205,8 +237,33 @@ SCHEMES: dict[str, Scheme] = {
             ParamSpec("scale_base", "scale base B", 512.0, "float", 1.0, 1e6, 1.0, help="decay length; 512 in the paper"),
         ),
     ),
+    "p_rope": Scheme(
+        key="p_rope", color="#44AA99", name="p-RoPE", kind="rotary", learned=False, short_name="p-RoPE",
+        paper="Barbero et al., Round and Round We Go! What makes Rotary Positional Encodings useful? (arXiv:2410.06205)",
+        year=2024, models=("Gemma 4 global layers (HF rope_type 'proportional', the same rotation)",),
+        formula=r"\theta_k = b^{-2k/d}\ \ (k < \lfloor p\,d/2 \rfloor),\qquad \theta_k = 0\ \ \text{otherwise}",
+        summary="RoPE with its lowest frequencies removed: the slowest (1 − p) of the pairs never rotate, free for meaning.",
+        page="pages/rope.py", behaviour=rotary.rope_scheme("proportional", rename={"p": "partial_rotary_factor"}),
+        params=(_BASE, _ROPE_LAYOUT,
+                ParamSpec("p", "p (share of pairs that rotate)", 0.75, "float", 0.0, 1.0, 0.05,
+                          help="the fastest p of the pairs rotate, the lowest 1 − p do not (0.75 in the paper)",
+                          brief="p {:g}")),
+    ),
+    "rope_randomized": Scheme(
+        key="rope_randomized", color="#997700", name="RoPE + randomized positions", kind="rotary", learned=False,
+        short_name="randomized", fine_tuning="a training-time method: the model is trained with it (arXiv:2305.16843)",
+        paper="Ruoss et al., Randomized Positional Encodings Boost Length Generalization of Transformers (arXiv:2305.16843)",
+        year=2023, models=("the paper's algorithmic-task Transformers (noisy RoPE, sin/cos, ALiBi, learned)",),
+        formula=r"p_t = s_{(t)},\quad \{s_{(0)} < \ldots < s_{(n-1)}\} \sim \text{a random } n\text{-subset of } [0, N)",
+        summary="Each sequence's positions are a sorted random subset of a longer range: the long positions are seen in training.",
+        page="pages/rope.py", behaviour=rotary.ROPE_RANDOMIZED,
+        params=(_BASE, _ROPE_LAYOUT,
+                ParamSpec("max_len", "range N", 8192, "int", 64, 1_000_000, 1,
+                          help="positions are drawn from [0, N); must be at least the sequence length", brief="N {:,}"),
+                ParamSpec("seed", "seed", 0, "int", 0, 10_000, 1, help="random seed of the sampled positions")),
+    ),
     "nope": Scheme(
-        key="nope", name="NoPE (causal mask only)", kind="bias", learned=False,
+        key="nope", color="#56B4E9", name="NoPE (causal mask only)", kind="bias", learned=False,
         paper="Haviv et al. (arXiv:2203.16634); Kazemnejad et al. (arXiv:2305.19466)", year=2022,
         models=("control: decoder-only models trained without PE",),
         formula=r"A_{ij} = q_i^\top k_j + \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}",

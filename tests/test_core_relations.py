@@ -11,7 +11,7 @@ import posenc
 from posenc.analysis.scores import toeplitz_from_profile
 from posenc.schemes.rotary import pair_permutation
 
-ROTARY = [k for k, s in posenc.SCHEMES.items() if s.kind == "rotary"]
+ROTARY = [k for k, s in posenc.SCHEMES.items() if s.kind == "rotary" and s.offset_only(64)]  # randomized positions: not relative
 RNG = np.random.default_rng(20240607)
 
 

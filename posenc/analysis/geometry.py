@@ -29,12 +29,13 @@ def growth(key: str, positions, d: int, **params) -> dict:
     """Norm and max |value| of the signature at each position.
 
     Returns {"positions": (n,), "norm": (n,), "max_abs": (n,), "defined": (n,) bool,
-    "token_norm": float}.  Positions a learned table has no row for are not defined: their
+    "token_norm": float}.  Positions a learned table has no row for (or past randomized positions' range) are not defined: their
     norm and max_abs are NaN and ``defined`` is False (the table ends; nothing is invented).
     """
     scheme = get_scheme(key)
     pos = check_positions(positions, lo=0)
-    defined = np.ones(pos.size, dtype=bool) if scheme.max_len is None else pos < scheme.max_len
+    limit = scheme.defined_below(**scheme.accepted(params))
+    defined = np.ones(pos.size, dtype=bool) if limit is None else pos < limit
     norm = np.full(pos.size, np.nan)
     max_abs = np.full(pos.size, np.nan)
     if defined.any():
@@ -220,7 +221,7 @@ def collisions(key: str, n: int, d: int, *, eps: float = 1e-2, **params) -> dict
     eps = check_float("eps", eps, lo=0.0, hi=1e12)
     scheme = get_scheme(key)
     sig = scheme.signature(np.arange(n), d, seq_len=n, **params)  # (n, k)
-    if scheme.isometric(d):
+    if scheme.isometric(d, n, **scheme.accepted(params)):  # params may carry n_heads and the probe too
         dist = np.linalg.norm(sig[1:] - sig[0], axis=1)  # (n - 1,) distance of offset k = 1 .. n-1
         k = int(np.argmin(dist)) + 1
         within = np.flatnonzero(dist <= eps) + 1  # offsets within eps; offset k occurs n - k times

@@ -88,7 +88,7 @@ def position_scores(
     scheme = get_scheme(key)
     if metric == "cosine":
         _cosine_is_additive(scheme)
-    if scheme.offset_only(d):
+    if scheme.offset_only(d, n, **params):
         offsets = np.arange(-(n - 1), n, dtype=np.float64)  # (2n - 1,)
         prof = offset_profile(key, offsets, d=d, metric=metric, probe=probe, n_heads=n_heads, head=head, seq_len=n, **params)
         return toeplitz_from_profile(prof)

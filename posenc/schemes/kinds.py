@@ -34,7 +34,7 @@ import numpy as np
 from posenc._validate import check_choice, check_int
 from posenc.schemes.scaling import check_head_dim, default_inv_freq
 
-Predicate = Callable[[int], bool]
+Predicate = Callable[..., bool]  # (d, n=None, **params) -> bool: at width d, for positions 0 .. n-1 (None: any n)
 PROBES = ("ones", "random")
 DENSE_BLOCK_BYTES = 1 << 26  # a bias scheme's dense matrix is built in blocks of query rows of at most 64 MiB
 
@@ -58,17 +58,17 @@ def probe_pair(d: int, probe: str) -> tuple[np.ndarray, np.ndarray]:
     return probe_vector(d, probe, seed=0), probe_vector(d, probe, seed=1)
 
 
-def always(d: int) -> bool:
-    """Holds at every width."""
+def always(d: int, n: int | None = None, **params) -> bool:
+    """Holds at every width, length and setting."""
     return True
 
 
-def never(d: int) -> bool:
+def never(d: int, n: int | None = None, **params) -> bool:
     """Holds at no width."""
     return False
 
 
-def even_width(d: int) -> bool:
+def even_width(d: int, n: int | None = None, **params) -> bool:
     """Holds when d is even (sin/cos columns come in complete pairs)."""
     return d % 2 == 0
 
@@ -110,14 +110,16 @@ class Additive:
     parameters: Callable[..., int] = no_parameters
     score_unit: str = additive_unit("dot")
 
+    # what a page shows about its scores: defaults of the kind, which a scheme may override (contract-tested)
+    centered_scores: bool = True  # dot products and cosines: symmetric about 0
+    scores_use_width: bool = True  # an added vector has d entries
+    uses_heads: bool = False  # one position signal, shared by every head
+
     kind: ClassVar[str] = "additive"
     rotates: ClassVar[bool] = False  # queries and keys are not rotated by position
     mask_only: ClassVar[bool] = False  # an added vector is a position signal
     scaling_block: ClassVar[None] = None  # not a Hugging Face rope_type
     enters: ClassVar[str] = "input embedding"
-    centered_scores: ClassVar[bool] = True  # dot products and cosines: symmetric about 0
-    scores_use_width: ClassVar[bool] = True  # an added vector has d entries
-    uses_heads: ClassVar[bool] = False  # one position signal, shared by every head
 
     def unit(self, metric: str) -> str:
         """What a position score means when ``metric`` ("dot" or "cosine") compares the added vectors."""
@@ -183,13 +185,15 @@ class Rotary:
     parameters: Callable[..., int] = no_parameters
     score_unit: str = "q·k score"
 
+    centered_scores: bool = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
+    scores_use_width: bool = True  # q and k have d entries
+    uses_heads: bool = False  # one position signal, shared by every head
+    position_limit: Callable[..., int] | None = None  # (**p) -> positions >= it are undefined (randomized: its range)
+
     kind: ClassVar[str] = "rotary"
     rotates: ClassVar[bool] = True  # queries and keys rotate by position at frequencies from a base
     mask_only: ClassVar[bool] = False  # a rotation is a position signal
     enters: ClassVar[str] = "queries and keys"
-    centered_scores: ClassVar[bool] = True  # q'·k' of the all-ones probe: cosines summed, symmetric about 0
-    scores_use_width: ClassVar[bool] = True  # q and k have d entries
-    uses_heads: ClassVar[bool] = False  # one position signal, shared by every head
 
     def unit(self, metric: str) -> str:
         """What a position score means: q'·k' of the all-ones probe, whatever ``metric`` is asked for."""
@@ -235,6 +239,28 @@ class Rotary:
 
 
 @dataclass(frozen=True)
+class TrainableBias:
+    """What a training run learns in a bias scheme (the lab's generic trainable-bias slot).
+
+    ``init(rng, n_heads, **p) -> {name: array}``: the initial weights, drawn from ``rng`` in a fixed order (the
+    scheme's paper or reference code gives the initialisation); ``forward(w, qpos, kpos, **p) -> (H, n_q, n_k)``:
+    the logit bias those weights give; ``backward(w, qpos, kpos, grad, **p) -> {name: array}``: the gradient of a
+    loss with respect to every weight, given ``grad`` = dLoss/dbias (H, n_q, n_k) (a test checks it against finite
+    differences for every scheme); ``project(w, **p) -> w``: applied after every optimiser step (Kerple clamps its
+    two scalars at 0.01, as its reference code does), or None.
+    """
+
+    init: Callable[..., dict]
+    forward: Callable[..., np.ndarray]
+    backward: Callable[..., dict]
+    project: Callable[..., dict] | None = None
+
+    def shapes(self, n_heads: int, **params) -> dict[str, tuple[int, ...]]:
+        """{name: shape} of the weights (what ``init`` draws)."""
+        return {k: np.shape(v) for k, v in self.init(np.random.default_rng(0), n_heads, **params).items()}
+
+
+@dataclass(frozen=True)
 class Bias:
     """A term added to the attention logits: ``bias(qpos, kpos, n_heads, **p) -> (H, n_q, n_k)``.
 
@@ -255,14 +281,17 @@ class Bias:
     parameters: Callable[..., int] = no_parameters
     score_unit: str = "bias on the logit"
     mask_only: bool = False  # True: the bias is 0 on every pair the causal mask lets through (NoPE, the control)
+    head_bias: Callable[..., np.ndarray] | None = None  # (qpos, kpos, n_heads, head, **p) -> (n_q, n_k): one head only
+    trainable: TrainableBias | None = None  # what a training run learns (None: a fixed bias)
+
+    centered_scores: bool = False  # a bias or a bucket id has no natural zero in the middle (FIRE's MLP: signed)
+    scores_use_width: bool = False  # a bias is added to the logit whatever d
+    uses_heads: bool = True  # a bias per head (n_heads rows of slopes, buckets or MLP outputs)
 
     kind: ClassVar[str] = "bias"
     rotates: ClassVar[bool] = False
     scaling_block: ClassVar[None] = None  # not a Hugging Face rope_type
     enters: ClassVar[str] = "attention logits"
-    centered_scores: ClassVar[bool] = False  # a bias or a bucket id has no natural zero in the middle
-    scores_use_width: ClassVar[bool] = False  # a bias is added to the logit whatever d
-    uses_heads: ClassVar[bool] = True  # a bias per head (n_heads rows of slopes or buckets)
 
     def unit(self, metric: str) -> str:
         """What a position score means: the declared unit (a bias on the logit, a T5 bucket id), whatever ``metric``."""
@@ -297,12 +326,19 @@ class Bias:
     def signature(self, positions, d, *, seq_len, params, n_heads, probe):  # (n, H): query at p, key at 0
         return self.bias(positions, np.zeros(1), n_heads, **params)[:, :, 0].T
 
+    def one_head(self, qpos, kpos, n_heads, head, **params) -> np.ndarray:
+        """Head ``head`` of the bias, (n_q, n_k): computed alone where the scheme can (``head_bias``)."""
+        if self.head_bias is not None:
+            return self.head_bias(qpos, kpos, n_heads, head, **params)
+        return self.bias(qpos, kpos, n_heads, **params)[head]
+
     def dense_scores(self, n, d, *, params, n_heads, head, probe):  # (n, n) one head
         pos = np.arange(n, dtype=np.float64)
         out = np.empty((n, n))
-        rows = max(1, DENSE_BLOCK_BYTES // (8 * n_heads * n))  # query rows per call: all heads of a block
+        per_row = 8 * n * (1 if self.head_bias is not None else n_heads)
+        rows = max(1, DENSE_BLOCK_BYTES // per_row)  # query rows per call
         for r in range(0, n, rows):
-            out[r : r + rows] = self.bias(pos[r : r + rows], pos, n_heads, **params)[head]
+            out[r : r + rows] = self.one_head(pos[r : r + rows], pos, n_heads, head, **params)
         return out
 
     def offset_profile(self, offsets, d, *, seq_len, params, n_heads, head, probe):  # (m,) one head

@@ -1,10 +1,11 @@
-"""Relative position biases added to the attention logits: T5 buckets, ALiBi, NoPE's mask.
+"""Relative position biases added to the attention logits: T5 buckets, ALiBi, Kerple, NoPE's mask.
 
 axes: H heads, n positions, i query, j key, m offsets.
 
 Sign conventions (they differ between papers; we keep each reference's own):
 - T5 takes relative_position = j - i (key minus query), as Hugging Face's T5Attention does.
 - ALiBi uses the distance i - j >= 0 under a causal mask (Press et al., arXiv:2108.12409).
+- Kerple uses |m - n| (Chi et al., arXiv:2205.09921), symmetric and unmasked, as its reference code's kernel.
 Bias tensors have shape (H, n, n); Hugging Face adds a leading batch axis of 1.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from posenc._validate import check_bool, check_int, check_memory, check_positions
-from posenc.schemes.kinds import Bias, always, never
+from posenc.schemes.kinds import Bias, TrainableBias, always, never
 
 MAX_HEADS = 1024
 MAX_BUCKETS = 4096
@@ -155,6 +156,27 @@ def alibi_bias(n: int, n_heads: int, *, causal: bool = True) -> np.ndarray:
     return bias
 
 
+# ----------------------------------------------------------------------------- Kerple
+
+KERPLE_EPS = 1e-2  # the reference code clamps both scalars at this value before every use
+
+
+def kerple_log_bias(distances, r1, r2) -> np.ndarray:
+    """Kerple's logarithmic kernel -r1 log(1 + r2 |m - n|) for each head's (r1, r2): (H, *distances.shape).
+
+    Chi et al. 2022 (arXiv:2205.09921), eq. "log": r1, r2 > 0 per head; chijames/KERPLE ``ParallelKerpleLog``
+    computes ``-bias_p * log(1 + bias_a * |m - n|)``.
+    """
+    dist = np.abs(np.asarray(distances, dtype=np.float64))
+    r1 = np.atleast_1d(np.asarray(r1, dtype=np.float64))
+    r2 = np.atleast_1d(np.asarray(r2, dtype=np.float64))
+    if r1.shape != r2.shape or r1.ndim != 1 or np.any(r1 <= 0) or np.any(r2 <= 0):
+        raise ValueError(f"r1 and r2 must be positive, one per head, of one shape; got {r1.shape} and {r2.shape}")
+    check_memory("Kerple bias", (r1.size, *dist.shape))
+    shape = (-1, *([1] * dist.ndim))
+    return -r1.reshape(shape) * np.log1p(r2.reshape(shape) * dist[None])
+
+
 # ----------------------------------------------------------------------------- NoPE
 
 def causal_mask(n: int) -> np.ndarray:
@@ -256,10 +278,85 @@ def _nope_offset_bias(offsets, n_heads):
     return _nope(check_positions(offsets, name="offsets"), n_heads)
 
 
-# T5's bucket id is not an isometry of positions (neighbouring buckets cover ranges of different
-# sizes); ALiBi's bias at distance p, -m_h p, and NoPE's 0 are translations along positions 0, 1, ...
+def _kerple(off: np.ndarray, n_heads: int, r1: float, r2: float) -> np.ndarray:
+    H = check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    return kerple_log_bias(off, np.full(H, r1), np.full(H, r2))  # one (r1, r2) for every head
+
+
+def _kerple_bias(qpos, kpos, n_heads, *, r1, r2):
+    return _kerple(_offsets(qpos, kpos), n_heads, r1, r2)
+
+
+def _kerple_head_bias(qpos, kpos, n_heads, head, *, r1, r2):
+    return _kerple(_offsets(qpos, kpos), 1, r1, r2)[0]
+
+
+def _kerple_offset_bias(offsets, n_heads, *, r1, r2):
+    return _kerple(check_positions(offsets, name="offsets"), n_heads, r1, r2)
+
+
+def _kerple_parameters(d, n_heads, *, r1, r2):
+    return 2 * n_heads  # trained: (r1, r2) per head
+
+
+def _kerple_init(rng, n_heads, *, r1, r2):
+    """The reference initialisation (chijames/KERPLE): r1 = bias_p ~ U(0, 2), r2 = bias_a ~ U(0, 1), per head."""
+    return {"r1": rng.uniform(0.0, 1.0, n_heads) * 2.0, "r2": rng.uniform(0.0, 1.0, n_heads)}
+
+
+def _kerple_forward(w, qpos, kpos, *, r1, r2):
+    off = np.asarray(kpos, dtype=np.float64)[None, :] - np.asarray(qpos, dtype=np.float64)[:, None]
+    return kerple_log_bias(off, np.maximum(w["r1"], KERPLE_EPS), np.maximum(w["r2"], KERPLE_EPS))
+
+
+def _kerple_backward(w, qpos, kpos, grad, *, r1, r2):
+    dist = np.abs(np.asarray(kpos, dtype=np.float64)[None, :] - np.asarray(qpos, dtype=np.float64)[:, None])
+    G = np.where(np.isfinite(grad), grad, 0.0)  # (H, n_q, n_k)
+    a, p = np.maximum(w["r2"], KERPLE_EPS), np.maximum(w["r1"], KERPLE_EPS)
+    log = np.log1p(a[:, None, None] * dist[None])
+    return {"r1": -(G * log).sum(axis=(1, 2)),
+            "r2": -(G * p[:, None, None] * dist[None] / (1.0 + a[:, None, None] * dist[None])).sum(axis=(1, 2))}
+
+
+def _kerple_project(w, *, r1, r2):
+    """Clamp both scalars at 0.01 after a step, as the reference code clamps ``.data`` in every forward."""
+    return {"r1": np.maximum(w["r1"], KERPLE_EPS), "r2": np.maximum(w["r2"], KERPLE_EPS)}
+
+
+def t5_isometric(d: int, n: int | None = None, *, bidirectional, num_buckets, max_distance) -> bool:
+    """Within the exact range (every distance 0 .. n-1 has a bucket of its own, n <= max_exact) the bucket id is the
+    distance itself, a translation; past it neighbouring buckets cover ranges of different sizes."""
+    return n is not None and n <= t5_max_exact(num_buckets, bidirectional)
+
+
+def _t5_init(rng, n_heads, *, bidirectional, num_buckets, max_distance):
+    """A learned scalar per bucket and head, N(0, 0.02^2) (the lab's choice; HF T5 initialises it with the model's
+    factor): {"buckets": (num_buckets, H)}."""
+    return {"buckets": rng.normal(0.0, 0.02, size=(num_buckets, n_heads))}
+
+
+def _t5_forward(w, qpos, kpos, **params):
+    return np.moveaxis(w["buckets"][_t5_buckets(qpos, kpos, **params)], -1, 0)  # (H, n_q, n_k)
+
+
+def _t5_backward(w, qpos, kpos, grad, **params):
+    ids = _t5_buckets(qpos, kpos, **params).reshape(-1)
+    G = np.where(np.isfinite(grad), grad, 0.0)
+    nb = w["buckets"].shape[0]
+    return {"buckets": np.stack([np.bincount(ids, weights=G[h].reshape(-1), minlength=nb) for h in range(G.shape[0])],
+                                axis=1)}  # (num_buckets, H)
+
+
+# T5's bucket id is an isometry of positions only within its exact range (t5_isometric); ALiBi's bias at distance
+# p, -m_h p, and NoPE's 0 are translations along positions 0, 1, ...
 T5 = Bias(bias=_t5_bias, offset_bias=_t5_offset_bias, attention_bias=_t5_attention_bias, buckets=_t5_buckets,
-          num_buckets=_t5_num_buckets, parameters=_t5_parameters, offset_only=always, isometric=never,
-          score_unit="T5 bucket id")
+          num_buckets=_t5_num_buckets, parameters=_t5_parameters, offset_only=always, isometric=t5_isometric,
+          score_unit="T5 bucket id", trainable=TrainableBias(init=_t5_init, forward=_t5_forward, backward=_t5_backward))
 ALIBI = Bias(bias=_alibi_bias, offset_bias=_alibi_offset_bias, offset_only=always, isometric=always)
 NOPE = Bias(bias=_nope_bias, offset_bias=_nope_offset_bias, offset_only=always, isometric=always, mask_only=True)
+# Kerple's kernel is concave in the distance, so |b(p + k) - b(p)| shrinks with p: not an isometry.  Its bias is at
+# most 0 (sequential scale).  The registry's Kerple gives every head one (r1, r2); trained, each head has its own.
+KERPLE = Bias(bias=_kerple_bias, offset_bias=_kerple_offset_bias, head_bias=_kerple_head_bias,
+              parameters=_kerple_parameters, offset_only=always, isometric=never,
+              trainable=TrainableBias(init=_kerple_init, forward=_kerple_forward, backward=_kerple_backward,
+                                      project=_kerple_project))

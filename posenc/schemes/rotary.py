@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from posenc._trig import sincos_outer
-from posenc._validate import check_choice, check_float, check_memory, check_positions
-from posenc.schemes.kinds import Rotary, always
+from posenc._validate import check_choice, check_float, check_int, check_memory, check_positions
+from posenc.schemes.kinds import Rotary, always, never
 from posenc.schemes.scaling import ROPE_INIT_FUNCTIONS, ROPE_TRAITS, check_head_dim, default_inv_freq, rope_frequencies
 
 LAYOUTS = ("half_split", "interleaved")
@@ -136,20 +136,24 @@ def rope_decay_bound(distances, head_dim: int, *, base: float = 10000.0) -> np.n
 # ----------------------------------------------------------------------------- the RoPE schemes
 # One signature per kind (posenc.schemes.kinds): qk(q, k, positions, *, seq_len, **params).
 
-def rope_scheme(rope_type: str, fixed: dict | None = None) -> Rotary:
+def rope_scheme(rope_type: str, fixed: dict | None = None, rename: dict | None = None) -> Rotary:
     """The behaviour of RoPE with one rope_type: params are base, layout and that type's scaling keys.
 
-    ``fixed`` holds block keys that are not tunable parameters (LongRoPE's published factor set).
+    ``fixed`` holds block keys that are not tunable parameters (LongRoPE's published factor set); ``rename`` maps a
+    parameter's name in the scheme to its key in the Hugging Face block (p-RoPE's ``p`` is ``partial_rotary_factor``
+    of rope_type "proportional", the same rotation).
     """
     if rope_type not in ROPE_INIT_FUNCTIONS:
         raise ValueError(f"unknown rope_type {rope_type!r}; valid: {', '.join(ROPE_INIT_FUNCTIONS)}")
-    fixed = dict(fixed or {})
+    fixed, rename = dict(fixed or {}), dict(rename or {})
 
     def scaling_block(*, base, layout, **scaling):
-        return {"rope_type": rope_type, **fixed, **scaling} if ROPE_TRAITS[rope_type].scaled else None
+        block = {rename.get(k, k): v for k, v in scaling.items()}
+        return {"rope_type": rope_type, **fixed, **block} if ROPE_TRAITS[rope_type].scaled else None
 
     def frequencies(d, *, seq_len=None, base, layout, **scaling):
-        return rope_frequencies(d, base=base, scaling=scaling_block(base=base, layout=layout, **scaling), seq_len=seq_len)
+        block = scaling_block(base=base, layout=layout, **scaling)
+        return rope_frequencies(d, base=base, scaling=block, seq_len=seq_len)
 
     def qk(q, k, positions, *, seq_len=None, base, layout, **scaling):
         inv, af = frequencies(np.shape(q)[-1], seq_len=seq_len, base=base, layout=layout, **scaling)
@@ -162,3 +166,53 @@ def rope_scheme(rope_type: str, fixed: dict | None = None) -> Rotary:
 
     return Rotary(qk=qk, profile=profile, frequencies=frequencies, scaling_block=scaling_block,
                   isometric=always)  # R_p is a rotation: |R_(p+k) q - R_p q| = |R_k q - q|
+
+
+# ----------------------------------------------------------------------------- randomized positions
+# Ruoss et al. 2023, "Randomized Positional Encodings Boost Length Generalization of Transformers" (arXiv:2305.16843).
+
+def randomized_positions(n: int, max_len: int, rng: np.random.Generator) -> np.ndarray:
+    """A sorted sample of n distinct positions from [0, max_len), float64 (n,).
+
+    NOTE: as the authors' ``noisy_fixed_positional_encodings`` (google-deepmind/randomized_positional_encodings,
+    models/positional_encodings.py): ``choice(arange(noise_max_length), shape=(n,), replace=False)``, then sorted.
+    Their model draws a new sample at every forward pass, in training and in evaluation alike.
+    """
+    n = check_int("n", n, lo=1)
+    max_len = check_int("max_len", max_len, lo=1, hi=10**7)
+    if n > max_len:
+        raise ValueError(f"randomized positions: a sequence of {n:,} needs max_len >= {n:,}, got max_len = {max_len:,}")
+    return np.sort(rng.choice(max_len, size=n, replace=False)).astype(np.float64)
+
+
+def randomized_map(positions, seq_len: int, max_len: int, seed: int) -> np.ndarray:
+    """The positions a sequence of ``seq_len`` tokens gets: index p of one seeded sorted sample (randomized_positions);
+    ``positions`` are token indices in [0, seq_len)."""
+    pos = check_positions(positions, integer=True)
+    if pos.size and (pos.min() < 0 or pos.max() >= seq_len):
+        raise ValueError(f"positions must be token indices in [0, {seq_len - 1}] for seq_len = {seq_len}, "
+                         f"got [{pos.min():g}, {pos.max():g}]")
+    seed = check_int("seed", seed, lo=0, hi=2**32 - 1)
+    return randomized_positions(seq_len, max_len, np.random.default_rng(seed))[pos.astype(np.int64)]
+
+
+def _randomized_qk(q, k, positions, *, seq_len=None, base, layout, max_len, seed):
+    inv = default_inv_freq(np.shape(q)[-1], base)
+    n = seq_len if seq_len is not None else int(np.max(positions, initial=0)) + 1
+    sampled = randomized_map(positions, n, max_len, seed)
+    rotate = lambda x: None if x is None else apply_rope(x, sampled, inv, layout=layout)
+    return rotate(q), rotate(k)
+
+
+def _randomized_profile(offsets, q, k, **params):
+    raise ValueError("randomized positions: the score depends on the sampled positions, not only on j - i")
+
+
+def _randomized_frequencies(d, *, seq_len=None, base, layout, max_len, seed):
+    return default_inv_freq(check_head_dim(d), base), 1.0  # RoPE's own rotation, at other positions
+
+
+# The rotation is RoPE's, but token p sits at the p-th of a sorted random sample: the gaps differ, so the score is
+# not a function of j - i, and |R(s_(p+k)) q - R(s_p) q| changes with p (neither declaration holds).
+ROPE_RANDOMIZED = Rotary(qk=_randomized_qk, profile=_randomized_profile, frequencies=_randomized_frequencies,
+                         isometric=never, offset_only=never, position_limit=lambda *, base, layout, max_len, seed: max_len)

@@ -76,6 +76,7 @@ class Scheme:
     params: tuple[ParamSpec, ...] = field(default_factory=tuple)
     short_name: str = ""  # its name in a legend beside its siblings ("PI (linear)", "YaRN"); empty: the name itself
     fine_tuning: str = ""  # a context extension: whether its paper fine-tunes the extended model, with the source
+    color: str = ""  # its colour in every chart that draws schemes side by side (charts.base.SCHEME_COLORS reads it)
 
     def __post_init__(self):
         where = f"scheme {self.key!r}"
@@ -104,6 +105,11 @@ class Scheme:
     def max_len(self) -> int | None:
         """Rows of a lookup table (positions >= max_len are undefined), else None."""
         return self.behaviour.max_len
+
+    def defined_below(self, **params) -> int | None:
+        """Positions at or past this are undefined (a table's last row + 1, randomized positions' range), else None."""
+        limit = getattr(self.behaviour, "position_limit", None)
+        return self.max_len if limit is None else int(limit(**self.validate_params(params)))
 
     @property
     def score_unit(self) -> str:
@@ -152,13 +158,18 @@ class Scheme:
         scheme's is its bias, both "dot" (checked by the contract test against ``position_scores``)."""
         return self.behaviour.score_metric(metric)
 
-    def offset_only(self, d: int) -> bool:
-        """Declared: the score of (i, j) depends only on j - i at width d (checked by the contract test)."""
-        return bool(self.behaviour.offset_only(check_int("d", d, lo=1)))
+    def offset_only(self, d: int, n: int | None = None, **params) -> bool:
+        """Declared: the score of (i, j) depends only on j - i at width d, for positions 0 .. n-1 (n None: at every
+        length) and these parameters (defaults filled in); checked by the contract test at the values its ParamSpecs
+        generate.  FIRE's holds only up to its threshold, so a length matters."""
+        n = None if n is None else check_int("n", n, lo=1)
+        return bool(self.behaviour.offset_only(check_int("d", d, lo=1), n, **self.validate_params(params)))
 
-    def isometric(self, d: int) -> bool:
-        """Declared: |sig(p + k) - sig(p)| depends only on k for positions 0, 1, ... (contract-tested)."""
-        return bool(self.behaviour.isometric(check_int("d", d, lo=1)))
+    def isometric(self, d: int, n: int | None = None, **params) -> bool:
+        """Declared: |sig(p + k) - sig(p)| depends only on k for positions 0 .. n-1 (None: every length) at these
+        parameters (contract-tested)."""
+        n = None if n is None else check_int("n", n, lo=1)
+        return bool(self.behaviour.isometric(check_int("d", d, lo=1), n, **self.validate_params(params)))
 
     # -- parameters ------------------------------------------------------------------------
     def accepted(self, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -243,10 +254,15 @@ class Scheme:
         pos = check_positions(positions)
         return self.behaviour.layer_inputs(pos, d, _seq_len(pos, seq_len), self.validate_params(params))
 
-    def bias(self, qpos, kpos, n_heads: int = 8, **params) -> np.ndarray:
-        """The logit bias of every (query, key) pair, (H, n_q, n_k); -inf where masked (bias schemes)."""
+    def bias(self, qpos, kpos, n_heads: int = 8, *, head: int | None = None, **params) -> np.ndarray:
+        """The logit bias of every (query, key) pair, (H, n_q, n_k); -inf where masked (bias schemes).  With ``head``:
+        that head alone, (n_q, n_k), computed without the others where the scheme can."""
         self.need("bias", "only bias schemes add to the logits")
-        return self.behaviour.bias(qpos, kpos, n_heads, **self.validate_params(params))
+        p = self.validate_params(params)
+        if head is None:
+            return self.behaviour.bias(qpos, kpos, n_heads, **p)
+        H = _heads(n_heads)
+        return self.behaviour.one_head(qpos, kpos, H, check_int("head", head, lo=0, hi=H - 1), **p)
 
     # -- what the analyses ask -------------------------------------------------------------
     def signature(self, positions, d: int, *, seq_len: int | None = None, n_heads: int = 8,
@@ -277,11 +293,12 @@ class Scheme:
                        probe: str = "ones", **params) -> np.ndarray:
         """The score as a function of the offset j - i in closed form, (m,); offset-only schemes only."""
         p = self.validate_params(params)
-        if not self.offset_only(d):
-            raise ValueError(f"the score of scheme {self.key!r} at d = {d} depends on absolute positions, not only on j - i")
         off = check_positions(offsets, name="offsets")
         H = _heads(n_heads)
         L = seq_len if seq_len is not None else int(np.max(np.abs(off), initial=0)) + 1
+        if not self.offset_only(d, L, **p):
+            raise ValueError(f"the score of scheme {self.key!r} at d = {d} and length {L:,} depends on absolute positions, "
+                             "not only on j - i")
         return self.behaviour.offset_profile(off, d, seq_len=L, params=p, n_heads=H,
                                              head=check_int("head", head, lo=0, hi=H - 1), probe=probe)
 

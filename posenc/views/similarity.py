@@ -183,7 +183,7 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     S = position_scores(key, n, d=d_used, metric=m, **kw)  # (n, n); offset-only: read-only Toeplitz view
     frame, steps, rng = _matrix_view(S, n, max_cells)
 
-    only = scheme.offset_only(d_used)
+    only = scheme.offset_only(d_used, n, **dict(params))
     ti, note = None, ""
     if only:  # dense from the defining function, so the figure is measured, not true by construction
         try:
