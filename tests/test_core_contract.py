@@ -557,3 +557,15 @@ def test_spectrum_is_the_schemes_own_frequencies(key):
     else:
         np.testing.assert_array_equal(omega, freqs)
         assert af == 1.0 and np.all(scale == 1.0)
+
+
+def test_every_scheme_has_its_colour_in_the_one_table():
+    """Colours come from one table for every chart (charts.base.SCHEME_COLORS, read from each entry's Scheme.color):
+    every registry scheme has a hex colour there, and the RoPE methods drawn side by side never share one."""
+    import re
+
+    from posenc.charts.base import METHOD_KEY_COLORS, SCHEME_COLORS
+
+    assert set(SCHEME_COLORS) == set(SCHEMES)
+    assert all(re.fullmatch(r"#[0-9A-Fa-f]{6}", c) for c in SCHEME_COLORS.values()), SCHEME_COLORS
+    assert len(set(METHOD_KEY_COLORS.values())) == len(METHOD_KEY_COLORS)

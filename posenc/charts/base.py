@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.charts.memo import memo
-from posenc.registry import get_scheme
+from posenc.registry import SCHEMES, get_scheme
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under every common CVD.
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -32,8 +32,11 @@ NEUTRAL_TEXT = "#767676"
 BASELINE_GREY = "#999999"
 # one fixed colour per RoPE method, by registry key (Okabe-Ito; the yellow is skipped, it vanishes on white; the unscaled
 # reference is grey, not black, which vanishes on the dark theme), and by the name its legends show (its short name)
-METHOD_KEY_COLORS = {"rope": BASELINE_GREY, "rope_linear": "#0072B2", "rope_ntk": "#E69F00", "rope_dynamic": "#009E73",
-                     "rope_yarn": "#D55E00", "rope_llama3": "#CC79A7", "rope_longrope": "#8C564B"}
+# One colour per scheme, the registry's (Scheme.color): every chart that draws schemes side by side reads this table.
+SCHEME_COLORS = {key: scheme.color for key, scheme in SCHEMES.items()}
+# the RoPE methods drawn side by side on Context extension: its entries, and plain RoPE (the rope_type with no scaling)
+METHOD_KEY_COLORS = {key: SCHEME_COLORS[key] for key, s in SCHEMES.items() if s.page == "pages/context_extension.py"
+                     or (s.behaviour.scaling_block is not None and s.scaling_block() is None)}
 NAME_COLORS = {get_scheme(key).short_name: color for key, color in METHOD_KEY_COLORS.items()}
 MODEL_PREFIX = "model:"  # a loaded model's series beside the classic methods is named "model: <its name>"
 MODEL_COLOR = "#56B4E9"  # and drawn in sky blue (Okabe-Ito), dashed
