@@ -35,8 +35,8 @@ from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
 from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, PAGES, sections
 from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, asked_above, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
+from posenc.ui.state import FRAME as _FRAME
 
-_FRAME = "_posenc_frame"
 _EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
 
 FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
@@ -142,7 +142,7 @@ def chart(
     the drawn spec so that a new setting only swaps the chart's data.
     """
     box = st if bindings else st.container(key=f"nobind_{key}")
-    _draw(box, ch, key=f"chart_{key}", width=width)
+    _draw(box, ch, key=key, width=width)
     _export_row(key, _titled(lambda: ch, export_title), data, arrays, caption)
 
 
@@ -172,14 +172,19 @@ def chart_grid(
     ``export_title`` titles the PNG and SVG, as in ``chart``."""
     for start in range(0, len(parts), columns):
         for col, (i, part) in zip(st.columns(columns), enumerate(parts[start:start + columns], start)):
-            _draw(col, part, key=f"chart_{key}_{i}", width=width)
+            _draw(col, part, key=key, panel=i, width=width)
     _export_row(key, _titled(whole, export_title), data, arrays, caption)
 
 
-def _draw(box, ch: alt.TopLevelMixin, *, key: str, width: str | int) -> None:
+def _draw(box, ch: alt.TopLevelMixin, *, key: str, width: str | int, panel: int | None = None) -> None:
     # what st.altair_chart sends, converted once per chart built (compat.chart_spec); the other charts' copies of
     # in-chart controls are hidden by CSS and kept in step by CLIENT_PARAMS
-    box.vega_lite_chart(spec=raster.with_renderer(dict(compat.chart_spec(ch))), width=width, key=key)
+    spec = raster.with_renderer(dict(compat.chart_spec(ch)))
+    # The chart's key travels in the spec (Streamlit sends an element's key only with selections on): page tests find
+    # a chart by it (tests/app/apphelpers.charts).  Vega-Lite ignores usermeta; Streamlit reads only its embedOptions.
+    mark = {"posenc_key": key} if panel is None else {"posenc_key": key, "posenc_panel": panel}
+    spec = {**spec, "usermeta": {**(spec.get("usermeta") or {}), **mark}}
+    box.vega_lite_chart(spec=spec, width=width, key=f"chart_{key}" if panel is None else f"chart_{key}_{panel}")
 
 
 def _export_row(key: str, whole: Callable[[], alt.TopLevelMixin], data: pd.DataFrame,

@@ -3,7 +3,8 @@
 An exercise's answer is computed by posenc; its reveal toggle is not bound to the URL (a shared link
 does not give the answer away) and turns off whenever a bound control of the page changes
 (``_reset_quizzes``, called by the page frame and by sections).  ``posenc.ui.frame`` re-exports the
-public functions, which is where pages import them from.
+public functions, which is where pages import them from.  This module sits below the frame and the
+sections: it imports neither (what all three share lives in ``posenc.ui.state``).
 """
 
 from __future__ import annotations
@@ -14,15 +15,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from posenc.ui.state import full_run_frame as _full_run_frame
+from posenc.ui.state import in_section, note_exercise
+
 _QUIZ = "_posenc_quiz"  # {"page", "controls": {key: widget state}, "quizzes": [keys]} of the previous run
 HIDDEN = "?"
-
-
-def _full_run_frame() -> dict | None:
-    """The page frame's state while a full run draws (None in a fragment's own rerun)."""
-    from posenc.ui.frame import _FRAME  # frame imports this module
-
-    return st.session_state.get(_FRAME)
 
 
 def _reveal_key(key: str) -> str:
@@ -127,8 +124,6 @@ def exercise(
     frame = _full_run_frame()
     if frame is not None:
         frame["quizzes"].append(key)
-    from posenc.ui.section import in_section, note_exercise  # section imports this module
-
     note_exercise(key)
     args = (key, question, answer, explanation, options, tolerance, default)
     if in_section() or key in st.session_state.get(_ELSEWHERE, ()):

@@ -11,6 +11,9 @@ for a section's own rerun:
 - the "Link to this view" box follows the address bar, which every bound control writes to
   (``frame._LIVE_LINK``).
 
+Imports go one way: ``posenc.ui.state`` (what the frame, the sections and the exercises share) <- ``quiz``
+<- ``frame``, and ``state``, ``quiz`` <- this module.
+
 A section receives what it needs from the rest of the page as arguments (a section's rerun
 repeats the arguments of the page's last full run) and must not feed anything drawn outside it:
 values it computes stay inside.
@@ -23,10 +26,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from posenc.ui import controls, frame, quiz
-
-_SECTIONS = "_posenc_sections"  # {section name: [exercise keys drawn in it]}, filled on full runs
-_IN_SECTION = "_posenc_in_section"
+from posenc.ui import controls, quiz
+from posenc.ui.state import IN_SECTION as _IN_SECTION
+from posenc.ui.state import SECTIONS as _SECTIONS
+from posenc.ui.state import full_run_frame, in_section, note_exercise  # noqa: F401 (in_section, note_exercise: re-exported)
 
 
 def section(path: str) -> Callable[[Callable], Callable]:
@@ -38,7 +41,7 @@ def section(path: str) -> Callable[[Callable], Callable]:
         @st.fragment
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            full_run = st.session_state.get(frame._FRAME) is not None  # the page frame is open only during a full run
+            full_run = full_run_frame() is not None  # the page frame is open only during a full run
             quizzes = st.session_state.setdefault(_SECTIONS, {}).setdefault(name, [])
             if full_run:
                 quizzes.clear()
@@ -57,15 +60,3 @@ def section(path: str) -> Callable[[Callable], Callable]:
         return run
 
     return wrap
-
-
-def in_section() -> bool:
-    """True while a section draws (its fragment holds everything it draws)."""
-    return st.session_state.get(_IN_SECTION) is not None
-
-
-def note_exercise(key: str) -> None:
-    """frame.exercise calls this: remember that exercise ``key`` is drawn in the current section."""
-    name = st.session_state.get(_IN_SECTION)
-    if name is not None:
-        st.session_state.setdefault(_SECTIONS, {}).setdefault(name, []).append(key)

@@ -34,17 +34,40 @@ def assert_clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
-def charts(at: AppTest) -> list[dict]:
-    """Every Vega-Lite chart on the page: {"spec": dict, "data": {name: DataFrame}, "rows": int}."""
-    out = []
+def _chart_key(spec: dict) -> tuple[str, str]:
+    """(chart key, export key) of a chart drawn by posenc.ui.frame: ``frame.chart(..., key=k)`` draws chart ``k``
+    (its Export menu is ``k``), panel ``i`` of ``frame.chart_grid(..., key=k)`` is chart ``f"{k}_{i}"`` (the grid's one
+    Export menu is ``k``).  frame puts the key in the spec's ``usermeta`` (Streamlit sends no key for a chart)."""
+    meta = spec.get("usermeta") or {}
+    key = meta.get("posenc_key")
+    assert isinstance(key, str) and key, f"a chart drawn without posenc.ui.frame's key: usermeta {meta!r}"
+    panel = meta.get("posenc_panel")
+    return (key if panel is None else f"{key}_{panel}"), key
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    """Every Vega-Lite chart on the page, by its key (``_chart_key``), in page order:
+    {key: {"spec": dict, "data": {name: DataFrame}, "rows": int, "export": the key of its Export menu}}.
+    Two charts with one key fail here.  Tests find a chart by key, never by its place on the page."""
+    out: dict[str, dict] = {}
     for el in at.get("vega_lite_chart"):
         proto = el.proto
+        spec = json.loads(proto.spec)
         data = {}
         for ds in proto.datasets:
             table = pa.ipc.open_stream(io.BytesIO(ds.data.data)).read_all()
             data[ds.name] = table.to_pandas()
-        out.append({"spec": json.loads(proto.spec), "data": data, "rows": sum(len(d) for d in data.values())})
+        key, export = _chart_key(spec)
+        assert key not in out, f"two charts with the key {key!r}"
+        out[key] = {"spec": spec, "data": data, "rows": sum(len(d) for d in data.values()), "export": export}
     return out
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """Chart ``key`` of the page (as ``charts`` gives it); a missing key fails naming the keys the page drew."""
+    drawn = charts(at)
+    assert key in drawn, f"no chart {key!r} on the page; drawn: {list(drawn)}"
+    return drawn[key]
 
 
 def _elements(at: AppTest):
@@ -60,24 +83,26 @@ def _elements(at: AppTest):
     yield from walk(at._tree, ())
 
 
-def chart_places(at: AppTest) -> list[tuple[int, ...]]:
-    """Where each chart sits in the page's element tree (its delta path).  A chart that moves to another place
-    between two runs is built again from scratch by the browser, so a control should not move charts it does
+def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
+    """{chart key: where the chart sits in the page's element tree (its delta path)}.  A chart that moves to another
+    place between two runs is built again from scratch by the browser, so a control should not move charts it does
     not change."""
-    return [path for path, node in _elements(at) if getattr(node, "type", None) == "vega_lite_chart"]
+    return {_chart_key(json.loads(node.proto.spec))[0]: path
+            for path, node in _elements(at) if getattr(node, "type", None) == "vega_lite_chart"}
 
 
-def export_keys(at: AppTest) -> list[str]:
-    """The key of the Export menu that serves each chart, in the charts' order: the first menu after it in the page
-    (a chart's own, or the one under a grid of panels, posenc.ui.frame.chart_grid)."""
-    keys, pending = [], 0
+def export_keys(at: AppTest) -> dict[str, str]:
+    """{chart key: the key of the Export menu that serves it}: the first menu after the chart in the page (a chart's
+    own, or the one under a grid of panels, posenc.ui.frame.chart_grid), in the charts' order."""
+    keys: dict[str, str] = {}
+    pending: list[str] = []
     for _, node in _elements(at):
         kind = getattr(node, "type", None)
         if kind == "vega_lite_chart":
-            pending += 1
+            pending.append(_chart_key(json.loads(node.proto.spec))[0])
         elif kind == "download_button" and str(getattr(node, "key", "")).startswith("csv_"):
-            keys += [node.key[len("csv_"):]] * pending
-            pending = 0
+            keys.update(dict.fromkeys(pending, node.key[len("csv_"):]))
+            pending = []
     return keys
 
 
@@ -93,14 +118,14 @@ def _image_heatmaps(spec: dict) -> list[dict]:
     return found
 
 
-def chart_frame(at: AppTest, index: int) -> pd.DataFrame:
-    """The data of chart ``index`` (all its datasets concatenated).  A heatmap drawn as an image
+def chart_frame(at: AppTest, key: str) -> pd.DataFrame:
+    """The data of chart ``key`` (all its datasets concatenated).  A heatmap drawn as an image
     sends only a coarse hover grid of its values: then the chart's CSV export is returned, after
     checking that every value drawn in the hover grid is the export's value at that cell."""
-    c = charts(at)[index]
+    c = chart(at, key)
     images = _image_heatmaps(c["spec"])
     if images:
-        data = exported(at, export_keys(at)[index])[1]
+        data = exported(at, c["export"])[1]
         for layer in images:
             drawn, hover = drawn_cells(c, layer), layer["layer"][1]["encoding"]
             x, y, v = hover["x"]["field"], hover["y"]["field"], hover["tooltip"][-1]["field"]  # the value: the last tooltip

@@ -15,11 +15,12 @@ PAGE = "pages/context_extension.py"
 NAMES = ["RoPE", "PI (linear)", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3", "LongRoPE (Phi-3 factors)"]
 TAG = "d 128, base 500000, L 8,192, s 4"
 LABELS = ["RoPE · d 128, base 500000, L 8,192"] + [f"{n} · {TAG}" for n in NAMES[1:]]
+CHARTS = ("ext_ratio", "ext_fidelity", "ext_logits", "ext_entropy")  # the keys of the page's charts
 
 
-def curves(at, i):
-    """The data of chart i without its reference-line rows."""
-    f = chart_frame(at, i)
+def curves(at, key):
+    """The data of chart ``key`` without its reference-line rows."""
+    f = chart_frame(at, key)
     return f.dropna(subset=["method"]) if "method" in f else f
 
 
@@ -38,9 +39,8 @@ def test_defaults_8k_to_32k():
     ramp = yarn_ramp(128, 500000.0, rope_scaling("rope_yarn", base=500000.0, factor=4.0, original_max_position_embeddings=8192))
     assert m["YaRN correction range"] == f"{ramp['low']} – {ramp['high']}"
     assert m["YaRN attention factor"] == f"{0.1 * math.log(4) + 1:.6f}"
-    ch = charts(at)
-    assert len(ch) == 4
-    ratio = curves(at, 0)
+    assert set(CHARTS) <= set(charts(at))
+    ratio = curves(at, "ext_ratio")
     assert list(dict.fromkeys(ratio["method"])) == LABELS  # the legend names every curve's settings
     pi = ratio[ratio.method == LABELS[1]]
     np.testing.assert_allclose(pi["ratio"], 1 / 4, rtol=1e-12)
@@ -48,10 +48,10 @@ def test_defaults_8k_to_32k():
     inv, _ = rope_for("rope_llama3", 128, base=500000.0, factor=4.0, original_max_position_embeddings=8192)
     np.testing.assert_allclose(ratio[ratio.method == LABELS[5]]["ratio"], inv / default_inv_freq(128, 500000.0), rtol=1e-12)
     assert (ratio["band"] == "turns within L").sum() == 7 * int(np.sum(2 * np.pi / default_inv_freq(128, 500000.0) <= 8192))
-    fid = curves(at, 1)
+    fid = curves(at, "ext_fidelity")
     ref = short_range_fidelity(default_inv_freq(128, 500000.0), inv, window=64)
     np.testing.assert_allclose(fid[fid.method == LABELS[5]]["max"], ref["max"], rtol=1e-9)
-    logits, entropy = curves(at, 2), curves(at, 3)
+    logits, entropy = curves(at, "ext_logits"), curves(at, "ext_entropy")
     assert logits.groupby("method")["distance"].max().eq(32768).all()
     assert entropy.groupby("method")["length"].max().eq(32768).all()
     table = at.table[-1].value.set_index("method")
@@ -71,7 +71,7 @@ def test_controls_reproduce_the_reference_yarn():
     assert m["YaRN correction range"] == "2 – 6"
     assert m["YaRN attention factor"] == "1.138629"
     assert m["target length of the methods"] == "8,192"
-    r = curves(at, 0)
+    r = curves(at, "ext_ratio")
     yarn = r[r.method == "YaRN · d 16, base 10000, L 2,048, s 4"]
     np.testing.assert_allclose(yarn["ratio"] * default_inv_freq(16, 10000.0),
                                [1, 0.31622776, 0.1, 0.025693506, 0.00625, 0.0013834966, 2.5e-4, 7.90569e-5], rtol=1e-6)
@@ -82,10 +82,10 @@ def test_controls_reproduce_the_reference_yarn():
 def test_example_model_drawn_at_its_own_settings_from_the_start():
     at = open_page(PAGE, {"model": "Llama 3.1 8B"})
     clean(at)
-    ratio = curves(at, 0)
+    ratio = curves(at, "ext_ratio")
     label = "model: meta-llama/Llama-3.1-8B · d 128, base 500000, L 8,192 → 131,072"
     assert label in set(ratio["method"])
-    assert curves(at, 2).query("method == @label")["distance"].max() == 131072  # its served length
+    assert curves(at, "ext_logits").query("method == @label")["distance"].max() == 131072  # its served length
     fields = model_fields(at)
     assert fields["served length"] == "131,072"
     # one control re-runs every classic at the model's settings, out to its served length
@@ -93,7 +93,7 @@ def test_example_model_drawn_at_its_own_settings_from_the_start():
     clean(at)
     assert metrics(at)["target length of the methods"] == "131,072"
     assert metrics(at)["dynamic NTK scale at the target"] == "121"  # 8 * 16 - 7
-    r = curves(at, 0)
+    r = curves(at, "ext_ratio")
     m = r[r.method == label]["ratio"].to_numpy()
     np.testing.assert_array_equal(m, r[r.method == "Llama 3 · d 128, base 500000, L 8,192, s 8"]["ratio"].to_numpy())
 
@@ -111,7 +111,7 @@ def test_deepseek_is_drawn_at_its_rope_width_with_its_logit_scale():
     assert fields["head_dim (rotated channels)"] == "192 (64)"
     assert fields["logit scale"].startswith("1.87385")
     assert any("mscale" in i.value for i in at.info)
-    r = curves(at, 0)
+    r = curves(at, "ext_ratio")
     assert (r["method"].str.startswith("model:")).sum() == 32  # 64 / 2 pairs, not 56 / 2
 
 
@@ -119,14 +119,14 @@ def test_pasted_and_uploaded_configs():
     at = open_page(PAGE)
     at.text_area(key="cfg_text").input(EXAMPLE_CONFIGS["Phi-3-mini-128k"]).run()
     clean(at)
-    assert any(m.startswith("model: microsoft/Phi-3-mini-128k-instruct") for m in curves(at, 0)["method"])
+    assert any(m.startswith("model: microsoft/Phi-3-mini-128k-instruct") for m in curves(at, "ext_ratio")["method"])
     fields = model_fields(at)
     assert fields["attention factor"].startswith("1.19023807")
     at.text_area(key="cfg_text").input("").run()
     cfg = {"head_dim": 64, "rope_theta": 10000.0, "max_position_embeddings": 4096, "rope_scaling": {"type": "dynamic", "factor": 2.0}}
     at.file_uploader(key="cfg_file").set_value(("config.json", json.dumps(cfg).encode(), "application/json")).run()
     clean(at)
-    assert any(m.startswith("model: pasted config") for m in curves(at, 0)["method"])
+    assert any(m.startswith("model: pasted config") for m in curves(at, "ext_ratio")["method"])
 
 
 def test_bad_configs_show_an_error_and_keep_the_classics():
@@ -137,11 +137,11 @@ def test_bad_configs_show_an_error_and_keep_the_classics():
         at.text_area(key="cfg_text").input(text).run()
         assert not at.exception
         assert any(msg in e.value for e in at.error), (msg, [e.value for e in at.error])
-        assert len(charts(at)) == 4 and list(dict.fromkeys(curves(at, 0)["method"])) == LABELS
+        assert set(CHARTS) <= set(charts(at)) and list(dict.fromkeys(curves(at, "ext_ratio")["method"])) == LABELS
     at.text_area(key="cfg_text").input("").run()
     at.file_uploader(key="cfg_file").set_value(("config.json", b"\xff\xfe\x00garbage", "application/json")).run()
     assert not at.exception and any("not UTF-8" in e.value for e in at.error)
-    assert len(charts(at)) == 4
+    assert set(CHARTS) <= set(charts(at))
 
 
 def test_bad_link_values_are_noted():
@@ -166,7 +166,7 @@ def test_payload_budgets():
     assert not big.exception and not big.error
     assert all("is left out at these settings" in w.value for w in big.warning)
     assert payload_bytes(big) <= 2_000_000
-    assert len(charts(big)) == 4 and all(c["rows"] <= 65_536 for c in charts(big))
+    assert set(CHARTS) <= set(charts(big)) and all(c["rows"] <= 65_536 for c in charts(big).values())
     assert metrics(big)["target length of the methods"] == "67,108,864"
 
 
@@ -175,9 +175,9 @@ def test_the_settings_title_the_exports_and_stay_out_of_the_drawn_charts():
     title of its PNG and SVG: one subtitle line for the methods, one for a loaded model."""
     at = open_page(PAGE, {"model": "Llama 3.1 8B"})
     assert "Drawn with the methods at d 128, base 500000, L 8,192, s 4 → 32,768; the model (meta-llama/Llama-3.1-8B)" in text_of(at)
-    keys = list(dict.fromkeys(export_keys(at)))
-    assert keys == ["ext_ratio", "ext_fidelity", "ext_logits", "ext_entropy"]
-    for key, c in zip(keys, charts(at)):
+    served, drawn = export_keys(at), charts(at)
+    assert all(served[key] == key for key in CHARTS)  # each chart's own Export menu
+    for key, c in ((key, drawn[key]) for key in CHARTS):
         title = exported(at, key)[0]().to_dict()["title"]
         assert title["subtitle"] == ["the methods at d 128, base 500000, L 8,192, s 4 → 32,768",
                                      "the model (meta-llama/Llama-3.1-8B) at its own d 128, base 500000, L 8,192 → 131,072"]

@@ -13,7 +13,7 @@ PAGE = "pages/home.py"
 def test_marks_are_the_compare_rules():
     at = open_page(PAGE)
     assert_clean(at)
-    marks = chart_frame(at, 0)  # one row per (scheme, property)
+    marks = chart_frame(at, "home_wishlist")  # one row per (scheme, property)
     assert len(marks) == len(STORY) * len(MARKS)
     table = marks.pivot(index="scheme", columns="property", values="ok")
     for key in STORY:

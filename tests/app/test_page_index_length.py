@@ -3,6 +3,7 @@ convention (t = 1 ... L), a position past a sentence's end, controls, URLs, payl
 
 from apphelpers import (
     assert_clean,
+    chart,
     chart_frame,
     charts,
     metrics,
@@ -28,14 +29,14 @@ def test_defaults_show_the_seed_numbers():
     dep = posenc.length_dependence("index_over_length", 0, [2, 4], 1)
     assert dep["max_change"] == 0.25
     assert m["change of token 1 across the lengths"] == f"{dep['max_change']:.4g}"
-    assert len(charts(at)) == 2
-    values = chart_frame(at, 0)
+    assert {"index_values", "index_steps"} <= set(charts(at))
+    values = chart_frame(at, "index_values")
     assert values["token"].tolist() == ["hello", "world", "cat", "sat", "on", "table"]
     assert values["t"].tolist() == [1, 2, 1, 2, 3, 4]  # counted from 1, as the formula and the article
     assert values["value"].tolist() == [1 / 2, 2 / 2, 1 / 4, 2 / 4, 3 / 4, 4 / 4]
-    spec = charts(at)[0]["spec"]
+    spec = chart(at, "index_values")["spec"]
     assert "token t (1 = the first token)" in str(spec) and "t / L" in str(spec) and "0-based" not in str(spec)
-    steps = charts(at)[1]["data"]
+    steps = chart(at, "index_steps")["data"]
     curve = next(d for d in steps.values() if list(d.columns) == ["L", "step"])
     assert curve["L"].tolist() == list(range(2, 65))
     assert all(abs(s - 1 / L) < 1e-15 for L, s in zip(curve["L"], curve["step"]))  # step = 1/L
@@ -61,7 +62,7 @@ def test_a_token_past_a_sentence_keeps_every_chart_and_says_so_for_that_sentence
     at = open_page(PAGE)
     at.number_input(key="p").set_value(3).run()  # "Hello world" has 2 tokens
     assert_clean(at)
-    assert len(charts(at)) == 2 and len(chart_frame(at, 0)) == 6  # every sentence still drawn
+    assert {"index_values", "index_steps"} <= set(charts(at)) and len(chart_frame(at, "index_values")) == 6  # every sentence still drawn
     notes = text_of(at)
     assert "sentence 1 (L = 2) has fewer than 3 tokens" in notes and "sentence 2 (L = 4) has fewer" not in notes
     assert metrics(at)["change of token 3 across the lengths"] == "—"  # only one sentence has a token 3

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from apphelpers import assert_clean, chart_frame, chart_places, charts, metrics, open_page, text_of
+from apphelpers import assert_clean, chart, chart_frame, chart_places, charts, metrics, open_page, text_of
 
 from posenc.lab.results import learned_check, load_shipped, spread
 from posenc.views.lab import attention_stack, attention_view
 
 PAGE = "pages/lab.py"
 SHIPPED = load_shipped()
+MAPS = ("lab_attn_L", "lab_attn_4")  # the attention maps at L and at 4L (the default long length)
+WHY = (*MAPS, "lab_mass")  # the charts of the "why" section: they follow its layer and head buttons
+CHARTS = ("lab_gap", "lab_positions", "lab_ext", *WHY)
 
 
 def test_opens_with_the_shipped_results():
@@ -21,8 +24,8 @@ def test_opens_with_the_shipped_results():
     checks = learned_check(res)
     assert m["models that learned the task"] == f"{sum(c['learned'] for c in checks)} of {len(checks)}"
     assert m["results"] == "shipped"
-    assert len(charts(at)) == 6  # gap, per position, extensions, two attention maps, mass
-    gap = chart_frame(at, 0)
+    assert set(CHARTS) <= set(charts(at))  # gap, per position, extensions, two attention maps, mass
+    gap = chart_frame(at, "lab_gap")
     alibi = gap[(gap["scheme"] == "ALiBi") & (gap["length"] == 256)].iloc[0]
     want = spread([r["mean"]["256"]["gap"] for r in res["runs"]["alibi"].values()])
     assert abs(alibi["gap"] - want["mean"]) < 1e-12 and abs(alibi["hi"] - want["max"]) < 1e-12
@@ -46,23 +49,25 @@ def _params(spec: dict) -> dict:
 
 def test_attention_maps_hold_every_layer_and_head_and_the_link_picks_one():
     at = open_page(PAGE)
-    maps = charts(at)[3:5]
+    maps = [chart(at, key) for key in MAPS]
     stack = attention_stack(SHIPPED, "rope", 4)
     for ch, label in zip(maps, stack["maps"]):
         assert _params(ch["spec"]) == {"url_layer": 1, "url_head": 1}
         assert label in str(ch["spec"].get("title") or ch["spec"]["layer"][0]["title"])  # the title follows the buttons
-    sent = chart_frame(at, 3)  # the map at L: rect cells of every layer and head, the chart's filter picks one
+    sent = chart_frame(at, "lab_attn_L")  # the map at L: rect cells of every layer and head, the chart's filter picks one
     assert set(zip(sent["layer"], sent["head"])) == {(lay, h) for lay in (1, 2) for h in (1, 2, 3, 4)}
     one = attention_view(SHIPPED, "rope", 1, 2, 4)["maps"]["L = 32"]
     picked = sent[(sent["layer"] == 2) & (sent["head"] == 3)]
     assert abs(picked["weight"].sum() - one["weight"].sum()) < 1e-3  # float32 frame
     at = open_page(PAGE, {"layer": "2", "head": "3"})
     assert_clean(at)
-    assert all(_params(ch["spec"]) == {"url_layer": 2, "url_head": 3} for ch in charts(at)[3:])
+    assert all(_params(chart(at, key)["spec"]) == {"url_layer": 2, "url_head": 3} for key in WHY)
     at.selectbox(key="scheme").set_value("learned").run()
     assert_clean(at)
-    assert len(charts(at)) == 5 and "the maps and the mass stop at L" in text_of(at)
-    assert _params(charts(at)[3]["spec"]) == {"url_layer": 2, "url_head": 3}
+    drawn = charts(at)
+    assert "the maps and the mass stop at L" in text_of(at)
+    assert "lab_attn_4" not in drawn and {"lab_gap", "lab_positions", "lab_ext", "lab_attn_L", "lab_mass"} <= set(drawn)  # no map at 4L
+    assert _params(drawn["lab_attn_L"]["spec"]) == {"url_layer": 2, "url_head": 3}
 
 
 def test_a_bad_layer_or_head_in_the_link_gets_a_note():
@@ -70,7 +75,7 @@ def test_a_bad_layer_or_head_in_the_link_gets_a_note():
     assert_clean(at)
     notes = " ".join(w.value for w in at.warning)
     assert "(`layer`) to `9`, which is not allowed here (one of 1, 2)" in notes and "(`head`) to `x`" in notes
-    assert all(_params(ch["spec"]) == {"url_layer": 1, "url_head": 1} for ch in charts(at)[3:])
+    assert all(_params(chart(at, key)["spec"]) == {"url_layer": 1, "url_head": 1} for key in WHY)
 
 
 def test_the_untrained_notice_does_not_move_the_charts():
@@ -80,11 +85,11 @@ def test_the_untrained_notice_does_not_move_the_charts():
     untrained = open_page(PAGE, {"L": "8"})
     assert "has not been trained on this server yet" in text_of(untrained)
     assert "has not been trained" not in text_of(shipped)
-    assert chart_places(untrained) == chart_places(shipped) and len(chart_places(shipped)) == 6
+    assert chart_places(untrained) == chart_places(shipped) and set(CHARTS) <= set(chart_places(shipped))
     # the learned table's note ("the maps and the mass stop at L") fills its slot too: the mass chart stays put
-    mass = chart_places(shipped)[-1]
+    mass = chart_places(shipped)["lab_mass"]
     shipped.selectbox(key="scheme").select("learned").run()
-    assert "stop at L" in text_of(shipped) and chart_places(shipped)[-1] == mass
+    assert "stop at L" in text_of(shipped) and chart_places(shipped)["lab_mass"] == mass
 
 
 def test_untrained_configuration_says_so_then_trains_live():
@@ -95,7 +100,7 @@ def test_untrained_configuration_says_so_then_trains_live():
     at.button(key="lab_train").click().run(timeout=300)
     assert_clean(at)
     assert metrics(at)["results"] == "custom"
-    gap = chart_frame(at, 0)
+    gap = chart_frame(at, "lab_gap")
     assert set(gap["scheme"]) == {"NoPE", "T5 buckets"} and set(gap["length"]) == {8, 16, 32, 64}
     at.select_slider(key="mult").set_value(8).run()  # a rerun keeps the custom run (stored, not retrained)
     assert metrics(at)["results"] == "custom"

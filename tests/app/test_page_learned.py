@@ -22,6 +22,8 @@ from posenc.schemes.learned import minilm_table, random_table
 PAGE = "pages/learned.py"
 # Vaswani et al. 2017, arXiv:1706.03762 §3.5: ||PE(p)|| = sqrt(d/2); d = 384
 SINUSOID_NORM = f"{math.sqrt(192):.4f}"
+# the keys of the charts drawn at position 512 (one past MiniLM's last row: "learned_row", the table's row, is not drawn)
+CHARTS = ("learned_table", "learned_similarity", "learned_norms", "learned_spectrum", "learned_sinusoid_at")
 
 
 def _cos(T):
@@ -58,8 +60,9 @@ def test_defaults_show_minilm_and_row_512():
     text = text_of(at)
     for fact in ("sentence-transformers/all-MiniLM-L6-v2", "embeddings.position_embeddings.weight", "Apache-2.0", "float16"):
         assert fact in text
-    assert len(charts(at)) == 5
-    heat, sim, norms, spec, sine = (chart_frame(at, i) for i in range(5))
+    drawn = charts(at)
+    assert set(CHARTS) <= set(drawn) and "learned_row" not in drawn
+    heat, sim, norms, spec, sine = (chart_frame(at, key) for key in CHARTS)
     assert set(heat.columns) == {"position", "channel", "value"} and len(heat) <= 16_384
     S = posenc.position_scores("learned_minilm", 512, d=384, metric="cosine")
     grid = sim.pivot(index="i", columns="j", values="cosine").to_numpy()
@@ -95,7 +98,7 @@ def test_switching_tables_and_position_changes_the_numbers():
     assert_clean(at)
     assert not at.warning
     assert metrics(at)["‖row 511‖ of the table"] == f"{np.linalg.norm(minilm_table()[511]):.4f}"
-    assert len(charts(at)) == 6  # the table's row 511 is drawn next to the sinusoid's
+    assert {*CHARTS, "learned_row"} <= set(charts(at))  # the table's row 511 is drawn next to the sinusoid's
 
 
 def test_link_values_are_taken_and_bad_ones_noted():
@@ -104,7 +107,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     assert not at.warning
     R = random_table(512, 384, seed=7)
     assert metrics(at)["‖row 100‖ of the table"] == f"{np.linalg.norm(R[100]):.4f}"
-    assert len(chart_frame(at, 1)) == 128 * 128
+    assert len(chart_frame(at, "learned_similarity")) == 128 * 128
     bad = open_page(PAGE, {"table": "upload:someone-elses.npy", "position": "99999", "n": "3", "seed": "inf"})
     assert not bad.exception and not bad.error
     notes = "\n".join(w.value for w in bad.warning)
@@ -144,11 +147,11 @@ def test_uploaded_table_joins_every_view():
     assert m["‖sinusoid at 512‖ = √(d/2)"] == f"{math.sqrt(16):.4f}"  # the sinusoid of the upload's width
     warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and "max_len = 300" in warnings[0]
-    sim = chart_frame(at, 1)
+    sim = chart_frame(at, "learned_similarity")
     grid = sim.pivot(index="i", columns="j", values="cosine").to_numpy()
     assert grid.shape == (100, 100)  # 300 rows, one in 3 drawn
     assert np.allclose(grid, posenc.analysis.tables.table_scores(T, 300)[::3, ::3], atol=1e-5)
-    assert walk in set(chart_frame(at, 2)["table"]) and walk in set(chart_frame(at, 3)["table"])
+    assert walk in set(chart_frame(at, "learned_norms")["table"]) and walk in set(chart_frame(at, "learned_spectrum")["table"])
     summary = at.table[0].value.set_index("table")
     assert list(summary.index) == ["MiniLM (trained)", "sinusoid", "untrained random", walk]
     assert summary.loc[walk, "median ‖row‖"] == np.median(np.linalg.norm(T, axis=1))
@@ -171,7 +174,9 @@ def test_odd_shaped_uploads_never_crash():
         at = open_page(PAGE)
         _upload(at, "edge.npy", _npy(np.random.default_rng(1).normal(size=shape).astype(np.float32)))
         assert_clean(at)
-        assert metrics(at)["rows × channels"] == f"{shape[0]} × {shape[1]:,}" and len(charts(at)) == 5  # no row 512
+        drawn = charts(at)
+        assert metrics(at)["rows × channels"] == f"{shape[0]} × {shape[1]:,}"
+        assert set(CHARTS) <= set(drawn) and "learned_row" not in drawn  # no row 512
     # one column wider is refused at upload, with the limit named: nothing on any page has to fail later
     at = open_page(PAGE)
     at.file_uploader(key="upload").set_value(("wide.npy", _npy(np.zeros((8, 8193), np.float32)), "application/octet-stream")).run()

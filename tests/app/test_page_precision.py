@@ -26,11 +26,11 @@ def test_defaults():
     above = first_error_above(default_inv_freq(128, 500000.0), "float32")
     assert metrics(at)["float32: > 10⁻³ from"] == f"p = {above:,}"
     assert 16_000 < above < 40_000  # one float32 ulp of the angle p·1 is p·2^-24 ≈ 1e-3 near p = 16,777
-    cos = chart_frame(at, 0).dropna(subset=["mode"])
+    cos = chart_frame(at, "prec_cos").dropna(subset=["mode"])
     f32 = cos[cos["mode"] == "float32"].set_index("position")["error"]
     near = f32.iloc[np.searchsorted(f32.index, 131072)]
     assert 2e-3 < near < 1.2e-2  # transformers' float32 cos is already ~1e-2 off at 128k
-    assert len(charts(at)) == 2 and payload_bytes(at) <= 1_000_000
+    assert {"prec_cos", "prec_score"} <= set(charts(at)) and payload_bytes(at) <= 1_000_000
 
 
 def test_a_model():

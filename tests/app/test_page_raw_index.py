@@ -17,8 +17,8 @@ def test_defaults_show_the_seed_million():
     assert m["ratio ‖PE‖ / ‖e‖"] == "?" and "Answer:" not in text_of(at)
     assert metrics(reveal(at, "raw_ratio"))["ratio ‖PE‖ / ‖e‖"] == f"{50 * 999_999:,.4g}"
     assert "**Answer: 5e+07.**" in text_of(at)
-    assert len(charts(at)) == 1
-    df = chart_frame(at, 0)
+    assert "raw_index_growth" in charts(at)
+    df = chart_frame(at, "raw_index_growth")
     raw = df[df["series"].str.startswith("raw index")]
     assert math.isclose(raw["norm"].max(), 1e6 * math.sqrt(64), rel_tol=1e-6)
 

@@ -6,6 +6,7 @@ import numpy as np
 from apphelpers import (
     _image_heatmaps,
     assert_clean,
+    chart,
     chart_frame,
     charts,
     metrics,
@@ -22,6 +23,7 @@ T5_LOG_RANGES = ["|rel| 8–11", "|rel| 12–15", "|rel| 16–22", "|rel| 23–3
 # ALiBi get_slopes (arXiv:2108.12409): -log2(m) for 12 and 20 heads
 NEG_LOG2_12 = [1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5]
 NEG_LOG2_20 = [0.5 * k for k in range(1, 17)] + [0.25, 0.75, 1.25, 1.75]
+CHARTS = ("t5_buckets", "t5_matrix", "alibi_slopes", "alibi_matrix")  # the keys of the page's charts
 
 
 def _frames(at):
@@ -29,18 +31,18 @@ def _frames(at):
     return at.table[0].value, at.table[1].value
 
 
-def _data(at, index, column):
-    """The dataset of chart ``index`` that carries ``column`` (layered charts have several); for a
+def _data(at, key, column):
+    """The dataset of chart ``key`` that carries ``column`` (layered charts have several); for a
     heatmap drawn as an image, its every cell from the CSV export (``chart_frame`` checks the drawn values)."""
-    if _image_heatmaps(charts(at)[index]["spec"]) and column in (full := chart_frame(at, index)).columns:
+    if _image_heatmaps(chart(at, key)["spec"]) and column in (full := chart_frame(at, key)).columns:
         return full
-    return next(d for d in charts(at)[index]["data"].values() if column in d.columns)
+    return next(d for d in chart(at, key)["data"].values() if column in d.columns)
 
 
 def _head_title(at, head=None):
     """The lines of the ALiBi matrix's title for ``head`` (default: the head its in-chart control starts at).
     The title is one line-list per head, picked in the browser by the url_head parameter (charts.base.pick_text)."""
-    spec = next(c["spec"] for c in charts(at) if any(p.get("name") == "url_head" for p in c["spec"].get("params", [])))
+    spec = chart(at, "alibi_matrix")["spec"]
     start = next(p["value"] for p in spec["params"] if p["name"] == "url_head")
     table, tail = spec["title"]["text"]["expr"].rsplit("[", 1)
     assert tail == "url_head - 1]"
@@ -66,9 +68,9 @@ def test_defaults_show_reference_buckets_and_slopes():
     # ALiBi head 1 of 12: m = 2^-1; n = 4 x 128
     assert _head_title(at) == ["head 1 of 12: slope m = 0.5", "bias at distance L = 128: -64", f"bias at distance 4L − 1 = 511: {-0.5 * 511:.4g}"]
     assert [_head_title(at, h)[0] for h in (2, 9)] == ["head 2 of 12: slope m = 0.25", f"head 9 of 12: slope m = {2 ** -0.5:.6g}"]
-    assert len(charts(at)) == 4
-    buckets, matrix, bars, bias = _data(at, 0, "kind"), _data(at, 1, "bucket"), _data(at, 2, "slope"), _data(at, 3, "bias")
-    rules = _data(at, 3, "at")
+    assert set(CHARTS) <= set(charts(at))
+    buckets, matrix, bars = _data(at, "t5_buckets", "kind"), _data(at, "t5_matrix", "bucket"), _data(at, "alibi_slopes", "slope")
+    bias, rules = _data(at, "alibi_matrix", "bias"), _data(at, "alibi_matrix", "at")
     assert rules["at"].tolist() == [128]  # the training length is marked
     assert set(buckets["kind"]) == {"exact", "log-spaced", "last (everything further)"}
     grid = matrix.pivot(index="i", columns="j", values="bucket").to_numpy()
@@ -90,7 +92,7 @@ def test_controls_change_the_numbers():
     # HF T5 bucket function, run causal: 0-15 exact, ..., >= 113 -> 31
     assert m["exact buckets per side"] == "16" and m["last bucket starts at |rel| ="] == "113"
     assert m["bucket ids used"] == "32 of 32"
-    grid = chart_frame(at, 1).pivot(index="i", columns="j", values="bucket").to_numpy()
+    grid = chart_frame(at, "t5_matrix").pivot(index="i", columns="j", values="bucket").to_numpy()
     assert np.array_equal(grid, posenc.t5_bucket_matrix(128, bidirectional=False))
     assert "**Answer: 17.**" in _reveal(at, "t5_rel")  # causal row of HF's bucket table: rel -20 -> 17
 
@@ -103,7 +105,7 @@ def test_controls_change_the_numbers():
     assert np.allclose(slopes["−log2 m"], range(1, 9))
     m = metrics(at)
     assert _head_title(at)[0] == "head 4 of 8: slope m = 0.0625" and m["cells masked (−∞)"] == "0.0%"
-    assert not _data(at, 3, "bias")["bias"].isna().any()
+    assert not _data(at, "alibi_matrix", "bias")["bias"].isna().any()
 
 
 def test_an_impossible_bucket_setting_is_never_offered():
@@ -113,13 +115,13 @@ def test_an_impossible_bucket_setting_is_never_offered():
     assert_clean(at)
     assert min(at.select_slider(key="t5_max_distance").options, key=float) == "100"
     assert any("`t5_max_distance`" in w.value for w in at.warning)
-    assert metrics(at)["exact buckets per side"] == "64" and len(charts(at)) == 4
+    assert metrics(at)["exact buckets per side"] == "64" and set(CHARTS) <= set(charts(at))
 
 
 def test_one_head_fixes_the_head_shown():
     at = open_page(PAGE, {"heads": "1", "head": "3"})  # heads = 1 is the control's own minimum
     assert_clean(at)
-    spec = charts(at)[3]["spec"]
+    spec = chart(at, "alibi_matrix")["spec"]
     assert next(p for p in spec["params"] if p["name"] == "url_head")["bind"]["options"] == [1]  # one button: head 1
     assert any("`head`" in w.value for w in at.warning)  # the link's head = 3 does not exist
     assert _head_title(reveal(at, "alibi_slope"))[0] == "head 1 of 1: slope m = 0.00390625"  # 2^-8: one head takes the last slope
@@ -150,5 +152,5 @@ def test_payload_budgets():
     big = open_page(PAGE, {"t5_n": "2048", "t5_num_buckets": "256", "t5_max_distance": "100000", "heads": "128",
                            "head": "128", "train_len": "1024"})
     assert_clean(big)
-    assert len(charts(big)) == 4
+    assert set(CHARTS) <= set(charts(big))
     assert payload_bytes(big) <= 2_000_000, payload_bytes(big)

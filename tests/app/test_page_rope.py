@@ -18,6 +18,7 @@ from posenc.schemes.rotary import apply_rope, rope_offset_scores
 from posenc.schemes.scaling import default_inv_freq
 
 PAGE = "pages/rope.py"
+CHARTS = ("rope_rotation", "rope_decay", "rope_layouts", "rope_xpos")  # the keys of the page's charts
 
 
 def score(d, base, m, n, seed=0, layout="half_split"):
@@ -41,9 +42,8 @@ def test_defaults():
     assert float(m["max |interleaved(q) − half-split(q[P])[P⁻¹]|"]) <= 1e-12
     assert float(m["max |score difference|, channels permuted"]) <= 1e-12
     assert float(m["…same channels, not permuted"]) > 1
-    ch = charts(at)
-    assert len(ch) == 4
-    rot, dec, lay, xp = (chart_frame(at, i) for i in range(4))
+    assert set(CHARTS) <= set(charts(at))
+    rot, dec, lay, xp = (chart_frame(at, key) for key in CHARTS)
     assert {"vector", "placement", "position", "x", "y"} <= set(rot.columns) and len(rot) >= 4
     assert {"distance", "relative", "value", "series"} <= set(dec.columns)
     assert dec["distance"].max() == 5000 and dec["series"].nunique() == 2
@@ -113,8 +113,8 @@ def test_payload_budgets():
     assert_clean(big)
     assert not big.warning
     assert payload_bytes(big) <= 2_000_000
-    assert all(c["rows"] <= 65_536 for c in charts(big))
-    assert chart_frame(big, 1)["distance"].max() == 50_000
+    assert all(c["rows"] <= 65_536 for c in charts(big).values())
+    assert chart_frame(big, "rope_decay")["distance"].max() == 50_000
     assert np.isclose(float(metrics(reveal(big, "rope_bound0"))["bound at distance 0"]), np.mean(np.arange(1, 257)))
 
 

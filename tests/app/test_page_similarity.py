@@ -36,8 +36,9 @@ def matrices(at) -> dict:
     are those cells."""
     frame = exported(at, "similarity_matrices")[1]
     out = {}
-    for c, key in zip(charts(at), export_keys(at)):
-        if key != "similarity_matrices":
+    served = export_keys(at)
+    for key, c in charts(at).items():
+        if served[key] != "similarity_matrices":
             continue
         title = c["spec"]["layer"][0]["title"]["text"]
         cells = frame[frame["scheme"] == title][["i", "j", "score"]].reset_index(drop=True)
@@ -49,10 +50,16 @@ def matrices(at) -> dict:
     return out
 
 
+def panels(at) -> list[str]:
+    """The keys of the charts the score matrices' Export menu serves (the panels of one chart_grid), in page order."""
+    return [key for key, menu in export_keys(at).items() if menu == "similarity_matrices"]
+
+
 def offsets_of(at):
     """The offset profiles, from the chart's CSV (which adds each scheme's unit, method and settings), after checking
     that the chart draws its (scheme, offset, score) rows."""
-    drawn = chart_frame(at, export_keys(at).index("similarity_offsets"))
+    assert export_keys(at)["similarity_offsets"] == "similarity_offsets"
+    drawn = chart_frame(at, "similarity_offsets")
     frame = exported(at, "similarity_offsets")[1]
     assert set(drawn.columns) == {"scheme", "offset", "score"} and len(drawn) == len(frame)  # no more is sent
     key = ["scheme", "offset"]
@@ -85,7 +92,8 @@ def test_defaults_match_posenc():
     assert ti_value(at, ROPE) == pytest.approx(posenc.translation_invariance(posenc.dense_scores("rope", n, d=64)), abs=1e-13)
     assert m["ALiBi" + TI] == f"{posenc.translation_invariance(posenc.bias('alibi', n, 8)[0]):.3g}" == "0"
 
-    assert export_keys(at) == ["similarity_matrices"] * 4 + ["similarity_offsets"]  # a chart per panel, one menu
+    assert panels(at) == [f"similarity_matrices_{i}" for i in range(4)]  # a chart per panel, one menu
+    assert export_keys(at)["similarity_offsets"] == "similarity_offsets"
     mats = matrices(at)
     assert list(mats) == [SIN_T, "Learned (MiniLM, trained)", ROPE_T, "ALiBi"]
     assert "Drawn at n = 128; Sinusoidal: d 64, base 10000; RoPE: d 64, base 10000." in text_of(at)
@@ -186,7 +194,8 @@ def test_learned_table_past_its_rows_is_an_error_and_the_rest_still_works():
     assert len(errors) == 1 and "max_len = 512" in errors[0]
     assert not at.exception
     assert set(metrics(at)) == {f"{s}{TI}" for s in (SIN, ROPE, "ALiBi")}
-    assert export_keys(at) == ["similarity_matrices"] * 3 + ["similarity_offsets"]
+    assert panels(at) == [f"similarity_matrices_{i}" for i in range(3)]
+    assert export_keys(at)["similarity_offsets"] == "similarity_offsets"
 
 
 def test_one_scheme_asks_for_two():
@@ -223,7 +232,7 @@ def test_payload_budgets():
     big = open_page(PAGE, {"schemes": ["Sinusoidal", "Raw index", "RoPE", "ALiBi"], "n": "4096", "d": "512"}, timeout=180)
     assert_clean(big)
     assert payload_bytes(big) <= 2_000_000
-    assert all(c["rows"] <= 65_536 for c in charts(big))
+    assert all(c["rows"] <= 65_536 for c in charts(big).values())
     assert metrics(big)["ALiBi" + TI] == "0"  # one head built densely from (i, j): exactly relative
     assert "memory cap" not in text_of(big)
 

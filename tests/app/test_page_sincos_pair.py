@@ -5,6 +5,7 @@ import math
 
 from apphelpers import (
     assert_clean,
+    chart,
     chart_frame,
     charts,
     metrics,
@@ -40,11 +41,11 @@ def test_defaults_show_the_circle_and_its_collisions():
     assert m["pairs within ε"] == f"{within:,}" == "0"
     sine = sum(1 for t, s in itertools.combinations(range(40), 2) if abs(math.sin(t) - math.sin(s)) <= 0.1)
     assert sine > 0 and f"one sine alone: {sine:,}" in [x.proto.delta for x in at.metric]  # sine alone collides
-    assert len(charts(at)) == 2
-    pts = next(d for d in charts(at)[0]["data"].values() if "turn" in d.columns and len(d) == 40)
+    assert {"unit_circle", "closest_curve"} <= set(charts(at))
+    pts = next(d for d in chart(at, "unit_circle")["data"].values() if "turn" in d.columns and len(d) == 40)
     assert all(abs(x - math.cos(t)) < 1e-15 and abs(y - math.sin(t)) < 1e-15 for t, x, y in zip(pts["t"], pts["x"], pts["y"]))
     assert set(pts[pts["label"] != ""]["t"]) >= set(range(7))
-    curve = next(d for d in charts(at)[1]["data"].values() if "distance" in d.columns)
+    curve = next(d for d in chart(at, "closest_curve")["data"].values() if "distance" in d.columns)
     assert curve["n"].iloc[-1] == 10_000 and curve["distance"].is_monotonic_decreasing
     for n, dist in zip(curve["n"][:10], curve["distance"][:10]):
         assert abs(dist - posenc.collisions("sincos_pair", int(n), 2, omega=1.0)["distance"]) < 1e-12
@@ -67,9 +68,9 @@ def test_controls_change_the_numbers():
     at.slider(key="n").set_value(300).run()
     assert metrics(at)["closest pair among positions 0 … n−1"] == f"{posenc.collisions('sincos_pair', 300, 2, omega=0.5)['distance']:.4g}"
     at.select_slider(key="nmax").set_value(100).run()
-    curve = next(d for d in charts(at)[1]["data"].values() if "distance" in d.columns)
+    curve = next(d for d in chart(at, "closest_curve")["data"].values() if "distance" in d.columns)
     assert curve["n"].max() == 100 and curve["distance"].iloc[-1] == closest(0.5, 100)
-    assert chart_frame(at, 1)["n"].max() == 300  # the dashed rule marks the circle's n = 300
+    assert chart_frame(at, "closest_curve")["n"].max() == 300  # the dashed rule marks the circle's n = 300
 
 
 def test_link_values_are_taken_and_bad_ones_noted():
@@ -93,8 +94,8 @@ def test_payload_at_the_largest_settings():
     at = open_page(PAGE, {"omega": "0.05", "n": "2048", "nmax": "100,000", "eps": "0.2"})
     assert_clean(at)
     assert not at.warning  # every value of the link was taken
-    curve = next(d for d in charts(at)[1]["data"].values() if "distance" in d.columns)
+    curve = next(d for d in chart(at, "closest_curve")["data"].values() if "distance" in d.columns)
     assert curve["n"].max() == 100_000 and curve["distance"].is_monotonic_decreasing
     assert metrics(at)["positions per turn ⌈2π/ω⌉"] == "126"
-    assert all(c["rows"] <= 65_536 for c in charts(at))
+    assert all(c["rows"] <= 65_536 for c in charts(at).values())
     assert payload_bytes(at) <= 2_000_000

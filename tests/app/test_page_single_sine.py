@@ -5,6 +5,7 @@ import math
 
 from apphelpers import (
     assert_clean,
+    chart,
     chart_frame,
     charts,
     metrics,
@@ -34,8 +35,8 @@ def test_defaults_show_the_seed_identity_and_the_collisions():
     col = posenc.collisions("single_sine", 64, 1, eps=0.01, omega=1.0)
     assert m["pairs within ε = 0.01"] == f"{col['pairs_within_eps']:,}" == f"{pairs_within(1.0, 64, 0.01):,}" == "29"
     assert m["closest pair"] == f"{col['i']} and {col['j']}" == "11 and 55"
-    assert len(charts(at)) == 1
-    pts = next(d for d in charts(at)[0]["data"].values() if "partners" in d.columns and len(d) == 64)
+    assert "single_sine" in charts(at)
+    pts = next(d for d in chart(at, "single_sine")["data"].values() if "partners" in d.columns and len(d) == 64)
     assert all(abs(v - math.sin(t)) < 1e-15 for t, v in zip(pts["t"], pts["value"]))
     colliding = set(pts[pts["status"] == "within ε of another position"]["t"])
     oracle = {t for i, j in itertools.combinations(range(64), 2) if abs(math.sin(i) - math.sin(j)) <= 0.01 for t in (i, j)}
@@ -63,7 +64,7 @@ def test_controls_change_the_numbers():
     assert m["pairs within ε = 0.05"] == f"{pairs_within(0.5, 64, 0.05):,}"
     at.slider(key="n").set_value(200).run()
     assert metrics(at)["pairs within ε = 0.05"] == f"{pairs_within(0.5, 200, 0.05):,}"
-    assert len(chart_frame(at, 0)) > 200
+    assert len(chart_frame(at, "single_sine")) > 200
 
 
 def test_link_values_are_taken_and_bad_ones_noted():
@@ -85,5 +86,5 @@ def test_payload_at_the_largest_settings():
     assert_clean(at)
     assert not at.warning  # every value of the link was taken
     assert metrics(at)["pairs within ε = 0.1"] == f"{pairs_within(0.05, 512, 0.1):,}"
-    assert all(c["rows"] <= 65_536 for c in charts(at))
+    assert all(c["rows"] <= 65_536 for c in charts(at).values())
     assert payload_bytes(at) <= 2_000_000

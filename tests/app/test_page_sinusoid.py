@@ -19,6 +19,8 @@ from posenc.charts.raster import legend_range
 
 PAGE = "pages/sinusoid.py"
 MB = 1_000_000
+# the keys of the page's charts: heatmap, wavelengths, M_k fitted, M_k closed form, PE.PE(k) by base, wavelengths by base
+CHARTS = ("sinusoid_heatmap", "sinusoid_spectrum", "sinusoid_shift_fit", "sinusoid_shift_closed", "sinusoid_dots", "sinusoid_bases")
 
 
 def vec(s: str) -> list[float]:
@@ -34,17 +36,19 @@ def test_defaults_show_the_seed_numbers():
     at = open_page(PAGE)
     assert_clean(at)
     cs = charts(at)
-    assert len(cs) == 6  # heatmap, wavelengths, M_k fitted, M_k closed form, PE.PE(k) by base, wavelengths by base
-    heat = chart_frame(at, 0)
+    assert set(CHARTS) <= set(cs)
+    heat = chart_frame(at, "sinusoid_heatmap")
     assert {"position", "depth", "value"} <= set(heat.columns) and len(heat) == 128 * 128
     assert heat["value"].between(-1, 1).all()
     # drawn as one image; its legend on a layer of its own, its range in the data
-    assert cs[0]["spec"]["layer"][0]["mark"]["type"] == "image" and legend_range(cs[0]["spec"], cs[0]["data"]) == (-1.0, 1.0)
-    spec = chart_frame(at, 1)
+    hm = cs["sinusoid_heatmap"]
+    assert hm["spec"]["layer"][0]["mark"]["type"] == "image" and legend_range(hm["spec"], hm["data"]) == (-1.0, 1.0)
+    spec = chart_frame(at, "sinusoid_spectrum")
     assert spec["wavelength"].notna().sum() >= 64
-    assert len(chart_frame(at, 2)) == len(chart_frame(at, 3)) == 8 * 8  # M_k fitted and closed form at d = 8
+    assert len(chart_frame(at, "sinusoid_shift_fit")) == len(chart_frame(at, "sinusoid_shift_closed")) == 8 * 8  # M_k fitted and closed form at d = 8
     bases = {"10", "100", "1,000", "10,000", "100,000", "10⁶", "10⁷", "10⁸"}
-    assert set(chart_frame(at, 5)["base"].dropna()) == bases and "your base" in set(chart_frame(at, 5)["series"].dropna())
+    lines = chart_frame(at, "sinusoid_bases")
+    assert set(lines["base"].dropna()) == bases and "your base" in set(lines["series"].dropna())
 
     m = metrics(at)
     # longest wavelength 2*pi*base^((d-2)/d) at d = 128, computed here independently: the exercise's answer,
@@ -94,11 +98,11 @@ def test_exercise_reveals_the_computed_answer():
 
 def test_layout_changes_the_heatmap_but_not_the_closest_pair():
     at = open_page(PAGE)
-    before = chart_frame(at, 0).sort_values(["position", "depth"])["value"].to_numpy()
+    before = chart_frame(at, "sinusoid_heatmap").sort_values(["position", "depth"])["value"].to_numpy()
     dist = metrics(at)["closest-pair distance among 128 positions"]
     at.segmented_control(key="layout").set_value("concatenated").run()
     assert_clean(at)
-    after = chart_frame(at, 0).sort_values(["position", "depth"])["value"].to_numpy()
+    after = chart_frame(at, "sinusoid_heatmap").sort_values(["position", "depth"])["value"].to_numpy()
     assert not np.allclose(before, after)
     assert np.allclose(np.sort(before.reshape(128, 128), axis=1), np.sort(after.reshape(128, 128), axis=1))
     assert metrics(at)["closest-pair distance among 128 positions"] == dist
@@ -113,7 +117,7 @@ def test_base_and_length_change_the_spectrum():
     assert m["2π·base (the limit)"] == "6,283.19"
     wl = 2 * math.pi * 1000 ** (2 * np.arange(64) / 128)
     assert m["pairs turning fully within n = 128"] == f"{int(np.sum(wl <= 128))} of 64"
-    lines = chart_frame(at, 5)
+    lines = chart_frame(at, "sinusoid_bases")
     assert set(lines[lines["series"] == "your base"]["base"]) == {"1,000"}
     at.slider(key="n").set_value(512).run()
     assert metrics(at)["pairs turning fully within n = 512"] == f"{int(np.sum(wl <= 512))} of 64"
@@ -141,7 +145,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     assert m["longest wavelength"] == "60,611.48"  # Vaswani et al. 2017, arXiv:1706.03762 §3.5 literal, d = 512
     c = collisions("sinusoidal", 1000, 512, layout="concatenated")
     assert m["closest-pair distance among 1,000 positions"] == f"{c['distance']:.6f}"
-    assert len(chart_frame(at, 2)) == 16 * 16
+    assert len(chart_frame(at, "sinusoid_shift_fit")) == 16 * 16
 
     bad = open_page(PAGE, {"d": "7", "layout": "diagonal", "n": "99999", "base": "0.5"})
     assert_clean(bad)
@@ -149,7 +153,7 @@ def test_link_values_are_taken_and_bad_ones_noted():
     for key in ("`d`", "`layout`", "`n`", "`base`"):
         assert any(key in note for note in notes), (key, notes)
     assert metrics(bad)["‖PE(p)‖ at every position"] == "8.0000"  # default d = 128
-    assert len(charts(bad)) == 6
+    assert set(CHARTS) <= set(charts(bad))
 
 
 def test_malformed_embedding_in_a_link_is_a_clear_message():
@@ -157,7 +161,7 @@ def test_malformed_embedding_in_a_link_is_a_clear_message():
     assert not at.exception
     assert [e.value for e in at.error] == [
         "embedding of “World” (position 1): “zero” is not a number; type 4 numbers like 0.1, 0.2, 0.3, 0.4"]
-    assert len(charts(at)) == 6  # the rest of the page still works
+    assert set(CHARTS) <= set(charts(at))  # the rest of the page still works
 
 
 def test_largest_settings_stay_within_budget():
@@ -166,7 +170,7 @@ def test_largest_settings_stay_within_budget():
                           "k": "4096", "sd": "64", "words": words})
     assert not at.exception
     assert_clean(at)
-    heat = chart_frame(at, 0)  # an image heatmap's values: its export (the browser gets the image and a hover grid)
+    heat = chart_frame(at, "sinusoid_heatmap")  # an image heatmap's values: its export (the browser gets the image and a hover grid)
     assert len(heat) <= 65_536
     assert "Downsampled to 65,536 of 4,194,304 cells" in text_of(at)
     assert len(worked(at)) == 12
@@ -174,5 +178,5 @@ def test_largest_settings_stay_within_budget():
     assert m["longest wavelength"] == f"{2 * math.pi * 1e9 ** (1022 / 1024):.4e}"  # compact above 10^7
     assert m["2π·base (the limit)"] == "6.2832e+09"
     assert payload_bytes(at) <= 2 * MB
-    for c in charts(at):
+    for c in charts(at).values():
         assert c["rows"] <= 65_536

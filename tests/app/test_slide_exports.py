@@ -213,7 +213,7 @@ def test_every_chart_exports_whole(monkeypatch, path, query):
     assert_clean(at)
     served = export_keys(at)
     assert len(served) == len(at.get("vega_lite_chart")), "every chart has an Export menu (frame.chart, frame.chart_grid)"
-    assert [key for key, _ in seen] == list(dict.fromkeys(served))
+    assert [key for key, _ in seen] == list(dict.fromkeys(served.values()))
     for key, ch in seen:
         assert not unreadable_text(export.chart_spec(ch)), (key, unreadable_text(export.chart_spec(ch)))
         spec = export.slide_spec(ch)
