@@ -1,4 +1,4 @@
-"""T5 relative buckets and ALiBi slopes: position as a bias on the attention logits."""
+"""T5 relative buckets, ALiBi slopes, Kerple's kernel and FIRE's MLP: position as a bias on the attention logits."""
 
 from functools import partial
 
@@ -6,23 +6,25 @@ import streamlit as st
 
 from posenc.analysis.scores import dense_scores, position_scores
 from posenc.charts.base import style
+from posenc.charts.compare import offset_profiles, score_matrices, score_panels
 from posenc.charts.relative import alibi_heads_chart, bucket_function_chart, bucket_matrix_chart, slopes_chart
 from posenc.registry import get_scheme
 from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table
 from posenc.ui.section import section
 from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
 from posenc.views.relative import alibi_heads_view, alibi_slopes_view, t5_distance_choices, t5_view
+from posenc.views.similarity import side_by_side
 
 PATH = "pages/relative_bias.py"
 header(
     PATH,
-    "Neither scheme adds anything to the token embeddings: both add a number to every attention logit that depends "
-    "only on how far the key is from the query. T5 learns one scalar per head for each **bucket** of distances; ALiBi "
-    "subtracts a fixed **slope × distance**. **Look at** where T5's exact buckets end, and at ALiBi's penalty still "
-    "growing past the training length.",
+    "None of these schemes adds anything to the token embeddings: each adds a number to every attention logit that "
+    "depends on how far the key is from the query. T5 learns one scalar per head for each **bucket** of distances; ALiBi "
+    "subtracts a fixed **slope × distance**; Kerple bends that line into a logarithm; FIRE learns the whole curve. "
+    "**Look at** where T5's exact buckets end, and at ALiBi's penalty still growing past the training length.",
 )
 
 st.subheader("T5: relative-position buckets", anchor=False)
@@ -132,3 +134,53 @@ def alibi_section() -> None:
 
 
 alibi_section()
+
+st.subheader("Kerple: ALiBi's line, bent into a logarithm", anchor=False)
+st.latex(get_scheme("kerple").formula)
+@section(PATH)
+def kerple_section() -> None:
+    """Kerple's two scalars rerun only this section."""
+    c, spec = st.columns(3), {p.name: p for p in get_scheme("kerple").params}
+    r = {k: controls.param(spec[k], key=f"kerple_{k}", container=c[i]) for i, k in enumerate(("r1", "r2"))}
+    n = controls.select_slider("positions n", "kerple_n", [64, 128, 256, 512, 1024], default=256, container=c[2])
+    view = safe(side_by_side, ("alibi", "kerple"), n, 64, "dot", 0, params=(("kerple", tuple(r.items())),))
+    if view is not None:
+        m = st.columns(2)
+        for col, f in zip(m, view["facts"]):
+            col.metric(f"{f['name']}: bias at distance {n - 1}", f"{f['far']:.4g}")
+        chart(style(offset_profiles(view["offsets"], view["names"])), key="kerple_profile", data=view["offsets"],
+              caption=f"The bias against the offset j − i: ALiBi's head 1 of 8 (slope ½) beside Kerple at r₁ = {r['r1']:g}, "
+              f"r₂ = {r['r2']:g} (both scalars are learned per head; the authors initialise r₁ ~ U(0, 2), r₂ ~ U(0, 1)). "
+              f"**Look at** where the two part: Kerple starts with slope r₁·r₂ = {r['r1'] * r['r2']:.3g} and flattens, so a far "
+              "key is penalised far less than by a straight line. Both depend on j − i only.")
+
+
+kerple_section()
+
+st.subheader("FIRE: a learned function of a normalised distance", anchor=False)
+st.latex(get_scheme("fire").formula)
+@section(PATH)
+def fire_section() -> None:
+    """FIRE's threshold, length and head rerun only this section."""
+    c = st.columns(4)
+    L = controls.select_slider("threshold L", "fire_L", [16.0, 64.0, 256.0, 512.0, 2048.0], default=64.0, container=c[0])
+    n = controls.select_slider("positions n", "fire_n", [64, 128, 256, 512, 1024], default=256, container=c[1])
+    h = controls.slider("head", "fire_head", default=1, lo=1, hi=8, container=c[2])
+    seed = controls.number("seed", "fire_seed", default=0, lo=0, hi=10_000, container=c[3])
+    view = safe(side_by_side, ("fire",), n, 64, "dot", h - 1, params=(("fire", (("threshold", L), ("seed", seed))),))
+    if view is not None:
+        f = view["facts"][0]
+        m = st.columns(2)
+        m[0].metric("queries past the threshold", f"{max(0, n - 1 - int(L)):,} of {n:,}")
+        m[1].metric("deviation from translation invariance", "—" if f["translation_invariance"] is None
+                    else f"{f['translation_invariance']:.3g}", help="0: the bias depends on j − i only")
+        chart_grid([style(p) for p in score_panels(view["frame"], view["panels"])],
+                   whole=lambda: style(score_matrices(view["frame"], view["panels"], columns=1)), key="fire_matrix",
+                   data=view["frame"], columns=1,
+                   caption=f"Head {h} of an untrained FIRE (the authors' initialisation: PyTorch's default for the MLP, "
+                   f"c = 0.1; seed {seed}) at {n} positions. **Look at** the diagonals: up to row L = {L:g} each holds one "
+                   "colour (the normaliser is ψ(L), so only |i − j| matters); past it the normaliser grows with the query's "
+                   "position and the same distance maps to a smaller input. The Extrapolation lab trains FIRE.")
+
+
+fire_section()

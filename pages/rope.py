@@ -5,18 +5,19 @@ from functools import partial
 import streamlit as st
 
 from posenc.charts.base import style
-from posenc.charts.compare import offset_profiles
+from posenc.charts.compare import offset_profiles, score_matrices, score_panels
 from posenc.charts.rope import decay_chart, layout_chart, rotation_chart
 from posenc.registry import get_scheme
 from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound, rope_offset_scores
 from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table, when_open
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, when_open
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
 from posenc.views.rope import decay_view, layout_view, rotation_view, xpos_view
+from posenc.views.similarity import side_by_side
 
 PATH = "pages/rope.py"
 DIMS = list(range(4, 513, 2))  # even only: RoPE rotates channel pairs
@@ -126,6 +127,52 @@ if xp is not None:
                   "query by ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): "
                   "past keys (j < i) fade, the fast pairs (small ζ_i) fastest, and the score still depends on j − i only "
                   f"(translation invariance {xp['translation_invariance']:.1g}).")
+
+st.subheader("5 · p-RoPE: let the slowest pairs stand still", anchor=False)
+st.latex(get_scheme("p_rope").formula)
+@section(PATH)
+def p_rope_section(d: int) -> None:
+    """p reruns only this section."""
+    p = controls.param({s.name: s for s in get_scheme("p_rope").params}["p"], key="p_rope_p")
+    view = safe(side_by_side, ("rope", "p_rope"), XPOS_N, d, "dot", 0, params=(("p_rope", (("p", p),)),))
+    if view is not None:
+        turn = view["facts"][1]["rotating_pairs"]
+        m = st.columns(2)
+        m[0].metric("pairs that rotate", f"{turn[0]} of {turn[1]}")
+        m[1].metric(f"score at offset {-(XPOS_N - 1)}: RoPE → p-RoPE", f"{view['facts'][0]['far']:.4g} → {view['facts'][1]['far']:.4g}")
+        chart(style(offset_profiles(view["offsets"], view["names"])), key="rope_p_rope", data=view["offsets"],
+              caption=f"q·k of an all-ones probe against the offset, base 10000, d = {d}. p-RoPE (Barbero et al. 2024) keeps "
+              f"the fastest p = {p:g} of the pairs and sets θ = 0 on the rest: Hugging Face's rope_type 'proportional' "
+              "(Gemma 4) is the same rotation. **Look at** the far offsets: the still pairs add a constant, a channel that "
+              "carries meaning whatever the distance, and the score stays a function of j − i.")
+
+
+p_rope_section(d)
+
+st.subheader("6 · Randomized positions: train on the positions a long sequence will use", anchor=False)
+st.latex(get_scheme("rope_randomized").formula)
+@section(PATH)
+def randomized_section(d: int) -> None:
+    """The range and the seed rerun only this section."""
+    c = st.columns(2)
+    N = controls.select_slider("range N", "rand_N", [128, 512, 2048, 8192], default=2048, container=c[0])
+    seed = controls.number("seed", "rand_seed", default=0, lo=0, hi=10_000, container=c[1])
+    view = safe(side_by_side, ("rope", "rope_randomized"), 128, d, "dot", 0,
+                params=(("rope_randomized", (("max_len", N), ("seed", seed))),))
+    if view is not None:
+        m = st.columns(2)
+        for col, f in zip(m, view["facts"]):
+            col.metric(f"{f['name']}: deviation from translation invariance", f"{f['translation_invariance']:.3g}")
+        chart_grid([style(q) for q in score_panels(view["frame"], view["panels"])],
+                   whole=lambda: style(score_matrices(view["frame"], view["panels"])), key="rope_randomized", data=view["frame"],
+                   caption=f"q·k of an all-ones probe for 128 tokens, d = {d}. Ruoss et al. (2023) give each sequence a sorted "
+                   f"random subset of [0, N) as its positions (here N = {N:,}, seed {seed}), in training and in evaluation "
+                   "alike, so a model trained on short sequences has seen the large positions a long one needs. **Look at** "
+                   "the diagonals: the gaps between tokens vary, so the score is no longer a function of j − i (at N = 128 "
+                   "every position is drawn and the two matrices agree). The Extrapolation lab offers it for every scheme.")
+
+
+randomized_section(d)
 
 if rot is not None:
     yes, no = "Yes, to float64 rounding", "No, it changes"

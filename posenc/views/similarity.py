@@ -305,3 +305,34 @@ def relative_count(results: list[dict]) -> RelativeCountView:
         else:
             absolute.append((r["name"], ti))
     return {"count": len(rel), "relative": rel, "absolute": absolute, "unmeasured": unmeasured}
+
+
+class SideBySideView(SimilarityPanelView):
+    facts: list[dict]
+
+
+def side_by_side(keys: tuple, n: int, d: int = 64, metric: str = "dot", head: int = 0, params: tuple = ()) -> SideBySideView:
+    """Registry schemes side by side at positions 0 .. n-1: what a page section shows a new scheme with, beside the one
+    it grew from (Kerple beside ALiBi, p-RoPE beside RoPE), with no view of its own.
+
+    ``params``: ((key, ((name, value), ...)), ...) overrides per scheme.  Returns ``similarity_panel`` of their
+    ``scheme_similarity`` results (score matrices and offset profiles, one colour scale per unit), plus "facts": per
+    scheme {"name", "translation_invariance" (None if not measured), "offset_only" (declared at n), "rotating_pairs"
+    ((pairs that turn, all pairs) for a scheme built of rotations or sinusoids, else None), "far" (its score at the
+    offset -(n - 1): the key n - 1 positions before the query)}.
+    """
+    given = dict(params)
+    results = [scheme_similarity(k, n, d, metric, head, params=tuple(given.get(k, ()))) for k in keys]
+    facts = []
+    for k, r in zip(keys, results):
+        scheme = get_scheme(k)
+        p = dict(given.get(k, ()))
+        try:
+            omega = np.asarray(scheme.spectrum(r["d"], seq_len=n, **p)[0])
+            turning = (int(np.count_nonzero(omega)), int(omega.size))
+        except ValueError:  # a bias has no frequencies
+            turning = None
+        far = r["offsets"].loc[r["offsets"]["offset"] == r["offsets"]["offset"].min(), "score"]
+        facts.append({"name": r["label"], "translation_invariance": r["translation_invariance"], "offset_only": r["offset_only"],
+                      "rotating_pairs": turning, "far": float(far.iloc[0]) if len(far) else float("nan")})
+    return {**similarity_panel(results), "facts": facts}
