@@ -569,3 +569,34 @@ def test_every_scheme_has_its_colour_in_the_one_table():
     assert set(SCHEME_COLORS) == set(SCHEMES)
     assert all(re.fullmatch(r"#[0-9A-Fa-f]{6}", c) for c in SCHEME_COLORS.values()), SCHEME_COLORS
     assert len(set(METHOD_KEY_COLORS.values())) == len(METHOD_KEY_COLORS)
+
+
+TRAINABLE = [k for k, s in SCHEMES.items() if getattr(s.behaviour, "trainable", None) is not None]
+
+
+@pytest.mark.parametrize("key", TRAINABLE)
+def test_a_trainable_bias_gradient_is_the_finite_difference(key):
+    """TrainableBias.backward is d(sum(G * forward))/d(weight) for a random G, checked by central differences on every
+    weight entry; the mask's -inf entries carry no gradient; init draws the shapes it declares."""
+    scheme = SCHEMES[key]
+    lab = {"bidirectional": False} if "bidirectional" in scheme.accepted({"bidirectional": 0}) else {}
+    p = scheme.validate_params(lab)
+    tb = scheme.behaviour.trainable
+    w = tb.init(np.random.default_rng(1), 3, **p)
+    w = {k: np.asarray(v, dtype=np.float64) + 0.3 * np.random.default_rng(2).standard_normal(np.shape(v)) for k, v in w.items()}
+    if tb.project is not None:
+        w = tb.project(w, **p)
+    pos = np.arange(7.0)
+    G = np.random.default_rng(3).standard_normal((3, 7, 7))
+    grads = tb.backward(w, pos, pos, G, **p)
+    assert set(grads) == set(w) and {k: np.shape(v) for k, v in grads.items()} == {k: np.shape(v) for k, v in w.items()}
+    assert tb.shapes(3, **p) == {k: np.shape(v) for k, v in tb.init(np.random.default_rng(0), 3, **p).items()}
+    eps = 1e-6
+    for name, value in w.items():
+        flat = np.asarray(value, dtype=np.float64).reshape(-1)
+        for i in range(flat.size):
+            up, down = flat.copy(), flat.copy()
+            up[i] += eps
+            down[i] -= eps
+            f = [np.sum(G * tb.forward({**w, name: v.reshape(np.shape(value))}, pos, pos, **p)) for v in (up, down)]
+            assert (f[0] - f[1]) / (2 * eps) == pytest.approx(np.reshape(grads[name], -1)[i], rel=1e-5, abs=1e-7), (key, name, i)

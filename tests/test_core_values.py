@@ -303,3 +303,71 @@ def test_rope_scaling_block_of_each_rotary_scheme():
     assert lin == {"rope_type": "linear", "factor": 4.0, "original_max_position_embeddings": 2048}
     assert set(rope.ROPE_TYPES) >= {v["rope_type"] for k in ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3")
                                      for v in [posenc.registry.rope_scaling(k)]}
+
+
+# ----------------------------------------------------------------------------- FIRE, Kerple, p-RoPE, randomized positions
+
+def test_fire_bias_by_hand_with_the_reference_formula():
+    # Li et al. 2023 (arXiv:2310.04418), appendix code: b = mlp(log(|c (i - j)| + 1) / (log(|c max(i, L)| + 1) + 1e-6)),
+    # mlp = Linear(1, w) -> ReLU -> Linear(w, H).  One hidden unit, one head, weights set by hand:
+    from posenc.schemes.fire import fire_inputs, fire_mlp
+
+    w = {"w1": np.array([2.0]), "b1": np.array([-0.1]), "w2": np.array([[3.0]]), "b2": np.array([0.5])}
+    x = fire_inputs([10.0, 1000.0], [0.0], c=0.1, threshold=512.0)  # (2, 1): queries 10 and 1000, key 0
+    below = math.log(2.0) / (math.log(52.2) + 1e-6)  # |0.1 * 10| + 1 = 2; |0.1 * max(10, 512)| + 1 = 52.2
+    past = math.log(101.0) / (math.log(101.0) + 1e-6)  # past the threshold the normaliser is the query's own position
+    np.testing.assert_allclose(x[:, 0], [below, past], rtol=1e-15)
+    np.testing.assert_allclose(fire_mlp(x, **w)[0, :, 0], [3 * max(2 * below - 0.1, 0) + 0.5, 3 * max(2 * past - 0.1, 0) + 0.5],
+                               rtol=1e-15)
+    assert fire_mlp(x, **w)[0, 0, 0] == pytest.approx(1.2515285, abs=1e-7)  # 3 (2 ln 2 / ln 52.2 - 0.1) + 0.5
+
+
+def test_fire_initialisation_is_the_authors():
+    # FIRE(num_heads, mlp_width=32, init_c=0.1, init_L=512.): nn.Linear's default init U(-1/sqrt(fan_in), +) for weights and
+    # biases; the registry's defaults are c 0.1, L 512, width 32
+    from posenc.schemes.fire import fire_mlp_init
+
+    s = posenc.SCHEMES["fire"].validate_params()
+    assert (s["c"], s["threshold"], s["mlp_width"]) == (0.1, 512.0, 32)
+    w = fire_mlp_init(8, 32, np.random.default_rng(0))
+    assert {k: v.shape for k, v in w.items()} == {"w1": (32,), "b1": (32,), "w2": (32, 8), "b2": (8,)}
+    assert np.abs(w["w1"]).max() <= 1 and np.abs(w["w2"]).max() <= 1 / math.sqrt(32)
+    trained = posenc.SCHEMES["fire"].behaviour.trainable.init(np.random.default_rng(0), 8, **s)
+    assert float(trained["c"]) == 0.1 and float(trained["L_multiplier"]) == 1.0
+
+
+def test_kerple_log_kernel_values():
+    # Chi et al. 2022 (arXiv:2205.09921), the logarithmic kernel -r1 log(1 + r2 |m - n|); chijames/KERPLE ParallelKerpleLog
+    B = posenc.SCHEMES["kerple"].bias([0.0, 1.0, 4.0], [0.0], 2, r1=2.0, r2=0.5)  # (2, 3, 1)
+    np.testing.assert_allclose(B[:, :, 0], [[0.0, -2 * math.log(1.5), -2 * math.log(3.0)]] * 2, rtol=1e-15)
+    assert posenc.SCHEMES["kerple"].bias([1.0], [0.0], 1, r1=1.0, r2=1.0)[0, 0, 0] == pytest.approx(-0.6931471805599453, rel=1e-15)
+    # the reference init: bias_p = rand(H) * 2, bias_a = rand(H) * 1, clamped at 0.01 before use
+    w = posenc.SCHEMES["kerple"].behaviour.trainable.init(np.random.default_rng(0), 12, r1=1.0, r2=0.5)
+    assert 0 <= w["r1"].min() and w["r1"].max() <= 2 and 0 <= w["r2"].min() and w["r2"].max() <= 1
+
+
+@pytest.mark.parametrize(("p", "expected"), [(0.75, [1.0, 0.1, 0.01, 0.0]), (0.5, [1.0, 0.1, 0.0, 0.0]), (1.0, [1.0, 0.1, 0.01, 0.001])])
+def test_p_rope_keeps_the_fastest_p_of_the_pairs(p, expected):
+    # Barbero et al. 2024 (arXiv:2410.06205): p-RoPE rotates the highest frequencies and removes the lowest (1 - p) share;
+    # HF _compute_proportional_rope_parameters: int(p * d // 2) pairs at base^(-2k/d), theta = 0 for the rest (d = 8)
+    inv, af = posenc.rope_for("p_rope", 8, p=p)
+    np.testing.assert_allclose(inv, expected, rtol=1e-15)
+    assert af == 1.0
+    assert posenc.registry.rope_scaling("p_rope", p=p) == {"rope_type": "proportional", "partial_rotary_factor": p}
+    same = posenc.rope_frequencies(8, scaling={"rope_type": "proportional", "partial_rotary_factor": p})[0]
+    np.testing.assert_array_equal(inv, same)  # the registry's 'proportional' rope_type is the same rotation
+
+
+def test_randomized_positions_are_a_sorted_subset_and_rope_when_the_range_is_the_length():
+    # Ruoss et al. 2023 (arXiv:2305.16843); google-deepmind/randomized_positional_encodings noisy_fixed_positional_encodings:
+    # choice(arange(noise_max_length), (n,), replace=False), sorted
+    from posenc.schemes.rotary import randomized_map, randomized_positions
+
+    s = randomized_positions(16, 1000, np.random.default_rng(3))
+    assert s.size == 16 and np.all(np.diff(s) > 0) and s.min() >= 0 and s.max() < 1000 and np.all(s == np.round(s))
+    np.testing.assert_array_equal(randomized_map(np.arange(64), 64, 64, 5), np.arange(64))  # N = n: the only subset
+    q = np.random.default_rng(0).standard_normal((64, 16))
+    got = posenc.SCHEMES["rope_randomized"].qk(q, None, np.arange(64), max_len=64)[0]
+    np.testing.assert_allclose(got, posenc.SCHEMES["rope"].qk(q, None, np.arange(64), layout="half_split")[0], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="max_len >= 100"):
+        posenc.SCHEMES["rope_randomized"].qk(q[:1], None, [99], max_len=64)
