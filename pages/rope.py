@@ -153,7 +153,7 @@ st.subheader("6 · Randomized positions: train on the positions a long sequence 
 st.latex(get_scheme("rope_randomized").formula)
 @section(PATH)
 def randomized_section(d: int) -> None:
-    """The range and the seed rerun only this section."""
+    """The range N and its seed rerun only this section."""
     c = st.columns(2)
     N = controls.select_slider("range N", "rand_N", [128, 512, 2048, 8192], default=2048, container=c[0])
     seed = controls.number("seed", "rand_seed", default=0, lo=0, hi=10_000, container=c[1])
