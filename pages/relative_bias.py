@@ -142,7 +142,7 @@ def kerple_section() -> None:
     """Kerple's two scalars rerun only this section."""
     c, spec = st.columns(3), {p.name: p for p in get_scheme("kerple").params}
     r = {k: controls.param(spec[k], key=f"kerple_{k}", container=c[i]) for i, k in enumerate(("r1", "r2"))}
-    n = controls.select_slider("positions n", "kerple_n", [64, 128, 256, 512, 1024], default=256, container=c[2])
+    n = controls.select_slider("positions n", "kerple_n", [16, 32, 64, 128, 256, 512, 1024], default=32, container=c[2])
     view = safe(side_by_side, ("alibi", "kerple"), n, 64, "dot", 0, params=(("kerple", tuple(r.items())),))
     if view is not None:
         m = st.columns(2)

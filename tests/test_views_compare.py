@@ -166,6 +166,7 @@ def test_unit_domains_and_panel_share_one_scale_per_unit():
     assert sim.unit_domain("q·k score (all-ones probe)", 21.0, 64.0) == ((-64.0, 64.0), "diverging")
     assert sim.unit_domain("bias on the logit", -63.5, 0.0) == ((-63.5, 0.0), "sequential")
     assert sim.unit_domain("bias on the logit", 0.0, 0.0) == ((-0.5, 0.5), "sequential")  # NoPE alone
+    assert sim.unit_domain("bias on the logit", -0.3, 0.1) == ((-0.3, 0.3), "diverging")  # a signed bias (FIRE)
     rs = [sim.scheme_similarity(k, 48, 16, "cosine", 0) for k in ("sinusoidal", "rope", "rope_yarn", "t5")]
     panel = sim.similarity_panel(rs)
     top = max(max(abs(r["min"]), abs(r["max"])) for r in rs[1:3])

@@ -246,10 +246,11 @@ SEQUENTIAL_UNITS = frozenset(s.score_unit for s in SCHEMES.values() if not s.cen
 
 def unit_domain(unit: str, lo: float, hi: float) -> tuple[tuple[float, float], str]:
     """(colour domain, palette) for one unit: cosine [-1, 1] and scores symmetric about 0
-    (diverging); the bias schemes' units (SEQUENTIAL_UNITS) their own [min, max] (sequential)."""
+    (diverging); the bias schemes' units (SEQUENTIAL_UNITS) their own [min, max] (sequential), unless the values
+    drawn take both signs (FIRE's MLP is signed: Scheme.centered_scores), which are then drawn about 0 (diverging)."""
     if unit == additive_unit("cosine"):
         return (-1.0, 1.0), "diverging"
-    if unit in SEQUENTIAL_UNITS:
+    if unit in SEQUENTIAL_UNITS and not (lo < 0 < hi):
         if not (math.isfinite(lo) and math.isfinite(hi)):
             lo = hi = 0.0
         return ((lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)), "sequential"
