@@ -143,8 +143,10 @@ def p_rope_section(d: int) -> None:
         chart(style(offset_profiles(view["offsets"], view["names"])), key="rope_p_rope", data=view["offsets"],
               caption=f"q·k of an all-ones probe against the offset, base 10000, d = {d}. p-RoPE (Barbero et al. 2024) keeps "
               f"the fastest p = {p:g} of the pairs and sets θ = 0 on the rest: Hugging Face's rope_type 'proportional' "
-              "(Gemma 4) is the same rotation. **Look at** the far offsets: the still pairs add a constant, a channel that "
-              "carries meaning whatever the distance, and the score stays a function of j − i.")
+              "(Gemma 4) is the same rotation. **Look at** the gap between the curves: each still pair adds exactly 2 at "
+              "every offset, where RoPE's slowest pairs drift slowly (within a thousand positions they barely turn, so "
+              "the gap is small here and grows with distance). Barbero et al. find trained models using those slowest "
+              "pairs as semantic channels; p-RoPE makes them exact at every distance, and the score stays a function of j − i.")
 
 
 p_rope_section(d)
