@@ -151,7 +151,7 @@ def kerple_section() -> None:
         chart(style(offset_profiles(view["offsets"], view["names"])), key="kerple_profile", data=view["offsets"],
               caption=f"The bias against the offset j − i: ALiBi's head 1 of 8 (slope ½) beside Kerple at r₁ = {r['r1']:g}, "
               f"r₂ = {r['r2']:g} (both scalars are learned per head; the authors initialise r₁ ~ U(0, 2), r₂ ~ U(0, 1)). "
-              f"**Look at** where the two part: Kerple starts with slope r₁·r₂ = {r['r1'] * r['r2']:.3g} and flattens, so a far "
+              "**Look at** where the two part: Kerple starts with slope r₁·r₂ and flattens, so a far "
               "key is penalised far less than by a straight line. Both depend on j − i only.")
 
 
@@ -171,7 +171,8 @@ def fire_section() -> None:
     if view is not None:
         f = view["facts"][0]
         m = st.columns(2)
-        m[0].metric("queries past the threshold", f"{max(0, n - 1 - int(L)):,} of {n:,}")
+        m[0].metric(f"offset-only at n = {n:,} (declared)", "yes" if f["offset_only"] else f"no: queries past L = {L:g}",
+                    help="FIRE declares its score offset-only for positions 0 … n − 1 when n − 1 ≤ L; the contract test checks it")
         m[1].metric("deviation from translation invariance", "—" if f["translation_invariance"] is None
                     else f"{f['translation_invariance']:.3g}", help="0: the bias depends on j − i only")
         chart_grid([style(p) for p in score_panels(view["frame"], view["panels"])],
