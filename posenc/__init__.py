@@ -10,6 +10,7 @@ The stable public API (documented in README.md):
     alibi_bias(n, n_heads, *, causal=True) -> (n_heads, n, n)
     rope_decay_bound(distances, head_dim, *, base=10000.0) -> (m,)
     rope_from_config(config, *, seq_len=None) -> RopeFromConfig (inv_freq, attention_factor, logit_scale, ...)
+    rope_from_gguf(path_or_bytes, *, seq_len=None) -> RopeFromConfig, from a GGUF file's header (never its tensors)
 
 plus the registry (SCHEMES, get_scheme), per-kind evaluation (encode, rope_for, bias,
 signature) and the analyses (position_scores, growth, collisions, shift_operator, ...).
@@ -31,7 +32,7 @@ from posenc.analysis.geometry import (
     token_embedding_norm,
 )
 from posenc.analysis.scores import dense_scores, offset_profile, position_scores, translation_invariance
-from posenc.io.ropeconfig import RopeFromConfig, rope_from_config
+from posenc.io.ropeconfig import RopeFromConfig, rope_from_config, rope_from_gguf
 from posenc.registry import SCHEMES, ParamSpec, Scheme, bias, encode, get_scheme, rope_for, signature
 from posenc.schemes.kinds import probe_vector
 from posenc.schemes.learned import learned_lookup, minilm_metadata, minilm_table, random_table
@@ -58,7 +59,8 @@ __all__ = [
     "raw_index", "index_over_length", "single_sine", "sincos_pair",
     "learned_lookup", "minilm_table", "minilm_metadata", "random_table",
     "t5_bucket", "t5_bucket_matrix", "t5_bias", "alibi_slopes", "alibi_bias", "causal_mask", "nope_bias",
-    "rope_frequencies", "rope_from_config", "RopeFromConfig", "apply_rope", "rope_decay_bound", "rope_offset_scores", "default_inv_freq",
+    "rope_frequencies", "rope_from_config", "rope_from_gguf", "RopeFromConfig",
+    "apply_rope", "rope_decay_bound", "rope_offset_scores", "default_inv_freq",
     "xpos_zeta", "xpos_scale",
     "encode", "rope_for", "bias", "signature", "probe_vector",
     "position_scores", "offset_profile", "dense_scores", "translation_invariance",

@@ -73,6 +73,17 @@ def test_files_stay_small_and_cite_only_what_the_repository_holds():
     assert [p for p, src in product.items() if cites.search(src)] == []
 
 
+def _gguf_kv(key: str, vtype: int, raw: bytes) -> bytes:
+    return len(key).to_bytes(8, "little") + key.encode() + vtype.to_bytes(4, "little") + raw
+
+
+# a GGUF v3 header with no tensors: architecture "llama" (type 8, a string), head count 1 and key length 8 (type 4, u32)
+_GGUF = (b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (3).to_bytes(8, "little")
+         + _gguf_kv("general.architecture", 8, (5).to_bytes(8, "little") + b"llama")
+         + _gguf_kv("llama.attention.head_count", 4, (1).to_bytes(4, "little"))
+         + _gguf_kv("llama.attention.key_length", 4, (8).to_bytes(4, "little")))
+
+
 def exercise_everything() -> dict:
     """Call every public function of posenc once (small inputs); returns {name: result}."""
     inv, af = posenc.rope_frequencies(8, scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64})
@@ -101,6 +112,7 @@ def exercise_everything() -> dict:
         "nope_bias": lambda: posenc.nope_bias(3, 2),
         "rope_frequencies": lambda: posenc.rope_frequencies(8),
         "rope_from_config": lambda: posenc.rope_from_config({"head_dim": 8, "rope_theta": 10000.0, "max_position_embeddings": 64}),
+        "rope_from_gguf": lambda: posenc.rope_from_gguf(_GGUF),
         "apply_rope": lambda: posenc.apply_rope(np.ones((3, 8)), [0, 1, 2], inv, attention_factor=af),
         "rope_decay_bound": lambda: posenc.rope_decay_bound([0, 10], 8),
         "rope_offset_scores": lambda: posenc.rope_offset_scores([0, 5], inv, np.ones(8), np.ones(8)),

@@ -254,6 +254,14 @@ def _family_notes(cfg: Mapping, obj: Mapping, notes: list[str]) -> tuple[str, fl
     """(layout, logit_extra) and the notes of conventions the numbers do not model."""
     mt = str(cfg.get("model_type") or obj.get("model_type") or "")
     layout = "interleaved" if mt in INTERLEAVED or mt.startswith("llama4") else "half_split"
+    gguf = obj.get("gguf")
+    if isinstance(gguf, Mapping) and gguf.get("layout") in ("interleaved", "half_split"):
+        said = gguf.get("notes")
+        notes.extend(bounded(str(n)) for n in (said[:20] if isinstance(said, list) else []))
+        if gguf["layout"] == "interleaved" and layout == "half_split":
+            notes.append("llama.cpp's converter permuted the rows of q and k so that this file rotates interleaved pairs "
+                         "(2i, 2i+1); transformers' GGUF loader undoes the permutation (half-split): the same scores")
+        return gguf["layout"], 1.0
     if layout == "interleaved":
         notes.append(f"{INTERLEAVED.get(mt, 'interleaved pairs')}: the same frequencies and scores as half-split, channels permuted")
     if mt.startswith("llama4"):

@@ -74,3 +74,19 @@ def rope_from_config(config, *, seq_len: int | None = None) -> RopeFromConfig:
         trained_length=m.trained_length, served_length=m.served_length, seq_len=L, scaling=m.scaling, notes=m.notes,
         layers=layers, model=m,
     )
+
+
+def rope_from_gguf(source, *, seq_len: int | None = None) -> RopeFromConfig:
+    """A model's RoPE from a GGUF file's header: a path (at most its first 64 MB are read) or its first bytes.
+
+    The same description as ``rope_from_config``, read from llama.cpp's metadata keys
+    (``posenc.io.gguf.gguf_config``); ``layout`` is the file's own pairing ("interleaved" for the
+    llama-style architectures, whose q/k rows llama.cpp's converter permuted).  Never reads a tensor.
+    """
+    from posenc.io.gguf import gguf_config
+
+    try:
+        cfg = gguf_config(source)
+    except ValueError as exc:
+        raise ValueError(bounded(str(exc))) from None
+    return rope_from_config(cfg, seq_len=seq_len)
