@@ -90,6 +90,12 @@ def _set_height(node, height: int) -> None:
                 _set_height(value, height)
 
 
+def _square(spec: dict) -> bool:
+    """A plot as tall as it is wide (its own size, or the size its layers share)."""
+    sizes = [spec] + [layer for layer in spec.get("layer", ()) if isinstance(layer, dict)]
+    return any(isinstance(s.get("width"), (int, float)) and s.get("width") == s.get("height") for s in sizes)
+
+
 def slide_spec(chart: alt.TopLevelMixin | dict) -> dict:
     """The chart's Vega-Lite spec (data inlined) made whole for a slide: see the module docstring.
     A square chart (the circle, a matrix) whose legend sits under it on a phone gets it beside it,
@@ -99,7 +105,7 @@ def slide_spec(chart: alt.TopLevelMixin | dict) -> dict:
     if plot_height:  # a chart that made room for a long legend under it (for a phone): legend beside, plot height back
         _legends_beside(spec)
         _set_height(spec, int(plot_height))
-    elif isinstance(spec.get("width"), (int, float)) and spec.get("width") == spec.get("height"):
+    elif _square(spec) or (len(spec.get("concat", ())) == 1 and _square(spec["concat"][0])):  # a lone square panel too
         _legends_beside(spec)
     _to_slide(spec, SLIDE_WIDTH)
     config = spec.setdefault("config", {})

@@ -76,11 +76,13 @@ def _significant(token: str) -> int:
 def leaks(at: AppTest, answer: str) -> list[str]:
     """Every place on the page that shows ``answer`` (before the reveal there must be none): a
     printed number with at least three significant digits (or an integer of 100 or more) that
-    agrees with the answer to the coarser of the two precisions."""
+    agrees with the answer to the coarser of the two precisions; an integer answer (a count) only where the number
+    printed is that integer to its own precision."""
     parsed = _parse(answer)
     if parsed is None:  # a text answer (multiple choice): only the answer line itself would show it
         return [t for t in _texts(at) if f"Answer: {answer}" in t]
     a, a_half = parsed
+    count = "." not in answer and "e" not in answer.lower() and a == round(a)  # an integer answer: a count
     found = []
     for where, strings in (("metric", _metric_values(at)), ("text", _texts(at)), ("cell", _cells(at))):
         for s in strings:
@@ -90,7 +92,8 @@ def leaks(at: AppTest, answer: str) -> list[str]:
                     continue
                 if not (_significant(token) >= 3 or (abs(p[0]) >= 100 and p[0] == round(p[0]))):
                     continue
-                if abs(p[0] - a) <= max(p[1], a_half) * (1 + 1e-9):
+                # a count is shown only by that integer (11.0 shows 11; 11.31, another quantity, does not)
+                if abs(p[0] - a) <= (p[1] if count else max(p[1], a_half)) * (1 + 1e-9):
                     found.append(f"{where} {token!r} in {s[:80]!r}")
     return found
 
