@@ -14,6 +14,7 @@ from posenc._validate import check_float, check_int
 from posenc.schemes.scaling import MAX_CONTEXT, ROPE_TRAITS, shown
 
 _COMMON_KEYS = {"rope_type", "type", "rope_theta", "factor", "original_max_position_embeddings", "partial_rotary_factor"}
+_READ_ELSEWHERE = {"llama_4_scaling_beta"}  # Ministral 3's query scaling: posenc.io.configlayers.query_scale
 _EXTRA_KEYS = {
     "yarn": {"beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"},
     "llama3": {"low_freq_factor", "high_freq_factor"},
@@ -144,7 +145,7 @@ def scaling_block(cfg: Mapping, block: Mapping, rope_type: str, max_pos: int | N
     """(scaling dict or None, factor, trained length or None)."""
     if rope_type not in _READERS:  # "default": no scaling
         return None, 1.0, max_pos
-    ignored = sorted(set(block) - _COMMON_KEYS - _EXTRA_KEYS.get(rope_type, set()))
+    ignored = sorted(set(block) - _COMMON_KEYS - _EXTRA_KEYS.get(rope_type, set()) - _READ_ELSEWHERE)
     if ignored:
         notes.append(f"ignored keys in the rope block: {shown(', '.join(map(str, ignored)), 120)}")
     factor = _number("factor", block["factor"], lo=1.0, hi=1e6) if block.get("factor") is not None else None

@@ -34,6 +34,7 @@ import numpy as np
 from posenc._validate import check_float, check_int
 from posenc.io.configblocks import is_gemma3, local_layers, scaling_block
 from posenc.io.configjson import MAX_CONFIG_BYTES, bounded, decode_config_bytes, load_config
+from posenc.io.configlayers import check_file, check_rope, layer_plan, layout_of, meta_params, query_factor, query_scale, softmax_scale
 from posenc.io.examples import EXAMPLE_TEXTS
 from posenc.schemes.scaling import MAX_CONTEXT, MAX_HEAD_DIM, ROPE_TRAITS, ROPE_TYPES, rope_frequencies, shown, yarn_get_mscale
 
@@ -44,10 +45,6 @@ SUPPORTED_TYPES = ROPE_TYPES
 ALIASES = {"su": "longrope", "mrope": "default"}  # Phi-3's early name; Qwen2-VL (HF maps it to default)
 ALIAS_NOTES = {"mrope": "M-RoPE (Qwen2-VL): the pairs are split into temporal / height / width sections {sections}; for text "
                         "tokens all three position ids are equal, so it is plain RoPE, which is what is drawn"}
-INTERLEAVED = {"gptj": "GPT-J rotates channel pairs (2i, 2i+1)", "chatglm": "ChatGLM's original_rope rotates pairs (2i, 2i+1)",
-               "deepseek_v3": "DeepSeek-V3 rotates interleaved pairs (rope_interleave)",
-               "deepseek_v2": "DeepSeek-V2 rotates complex (interleaved) pairs",
-               "llama4_text": "Llama 4 rotates complex (interleaved) pairs", "llama4": "Llama 4 rotates complex (interleaved) pairs"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +56,9 @@ class ModelRope:
     (None if the config does not say), ``max_position_embeddings`` the length it serves.
     ``logit_extra`` multiplies every logit on top of attention_factor^2 (DeepSeek's softmax mscale^2).
     ``local`` describes sliding-window layers with their own RoPE: {"base", "scaling", "window", "layers"}.
+    ``layers``: each kind of layer the model runs ({"name", "attention", "rope", "window", "count", "local",
+    "query_scale"}, posenc.io.configlayers.layer_plan).  ``softmax_ratio``: the model's softmax scale over
+    1/sqrt(head_dim).  ``query_scale``: position-dependent query scaling (``query_factor(p)``), or None.
     """
 
     name: str
@@ -76,6 +76,9 @@ class ModelRope:
     layout: str = "half_split"
     logit_extra: float = 1.0
     local: dict | None = None
+    layers: tuple = ()
+    softmax_ratio: float = 1.0
+    query_scale: dict | None = None
 
     @property
     def target_length(self) -> int | None:
@@ -88,6 +91,10 @@ class ModelRope:
     def served_length(self) -> int | None:
         """The length the model serves: max_position_embeddings, else factor x trained length."""
         return self.max_position_embeddings or self.target_length
+
+    def query_factor(self, p: int) -> float:
+        """The factor on a query at position p (Llama 4's NoPE layers, Ministral 3's every layer); 1 without."""
+        return query_factor(self.query_scale, p)
 
     def frequencies(self, seq_len: int | None = None) -> tuple[np.ndarray, float]:
         """(inv_freq (rotary_dim // 2,), attention_factor) at the current length ``seq_len``."""
@@ -250,24 +257,28 @@ def _rope_type(block: Mapping, notes: list[str]) -> str:
     return rt
 
 
-def _family_notes(cfg: Mapping, obj: Mapping, notes: list[str]) -> tuple[str, float]:
-    """(layout, logit_extra) and the notes of conventions the numbers do not model."""
-    mt = str(cfg.get("model_type") or obj.get("model_type") or "")
-    layout = "interleaved" if mt in INTERLEAVED or mt.startswith("llama4") else "half_split"
+def _layout(cfg: Mapping, obj: Mapping, notes: list[str]) -> str:
+    """The pairing layout: a GGUF file's own (its "gguf" block), else the family's (configlayers.FAMILY_LAYOUT)."""
     gguf = obj.get("gguf")
     if isinstance(gguf, Mapping) and gguf.get("layout") in ("interleaved", "half_split"):
         said = gguf.get("notes")
         notes.extend(bounded(str(n)) for n in (said[:20] if isinstance(said, list) else []))
+        layout = layout_of(cfg, obj, [])
         if gguf["layout"] == "interleaved" and layout == "half_split":
             notes.append("llama.cpp's converter permuted the rows of q and k so that this file rotates interleaved pairs "
                          "(2i, 2i+1); transformers' GGUF loader undoes the permutation (half-split): the same scores")
-        return gguf["layout"], 1.0
-    if layout == "interleaved":
-        notes.append(f"{INTERLEAVED.get(mt, 'interleaved pairs')}: the same frequencies and scores as half-split, channels permuted")
-    if mt.startswith("llama4"):
-        notes.append("Llama 4: every 4th layer has no RoPE (NoPE), and with attn_temperature_tuning those layers scale the "
-                     "query by log(floor((p + 1) / floor_scale) + 1) x attn_scale + 1, a position-dependent temperature not drawn here")
-    return layout, 1.0
+        return gguf["layout"]
+    return layout_of(cfg, obj, notes)
+
+
+def _query_note(q: dict | None, served: int | None, notes: list[str]) -> None:
+    if not q:
+        return
+    where = "every layer" if q["layers"] == "all" else "the NoPE layers (no RoPE)"
+    at = [p for p in (q["period"], served) if p]
+    said = ", ".join(f"x {query_factor(q, p - 1 if p == served else p):.4f} at p = {p - 1 if p == served else p:,}" for p in at)
+    notes.append(f"{q['kind']}: {where} multiply the query at position p by {q['formula']} ({said}); every logit of that "
+                 "query grows by it, which the curves (drawn at one scale) leave out")
 
 
 def _name(obj: Mapping, cfg: Mapping) -> tuple[str, str | None]:
@@ -291,8 +302,11 @@ def parse_model_config(config) -> ModelRope:
 
 def _parse(config) -> ModelRope:
     obj, wrapped = load_config(config)
+    check_file(obj)
     notes: list[str] = ["read as the body of a JSON object (the braces were missing)"] if wrapped else []
+    obj = meta_params(obj, notes)
     cfg = _text_config(obj, notes)
+    check_rope(cfg, obj)
     block, local_block, source = _rope_block(cfg, notes)
     rope_type = _rope_type(block, notes)
     base = _base(cfg, block, notes)
@@ -302,13 +316,22 @@ def _parse(config) -> ModelRope:
     if max_pos is not None:
         max_pos = _number(mk, max_pos, integer=True, lo=1, hi=MAX_CONTEXT)
     scaling, factor, trained = scaling_block(cfg, block, rope_type, max_pos, notes)
-    layout, extra = _family_notes(cfg, obj, notes)
+    layout, extra = _layout(cfg, obj, notes), 1.0
+    if is_gemma3(cfg) and block.get("rope_type") is None and block.get("type") not in (None, "default"):
+        notes.append(f"this Gemma 3 block spells its type as 'type' ({shown(block['type'], 20)}): transformers 5.24's Gemma3TextConfig "
+                     "seeds full_attention with rope_type 'default' and only fills in defaults, so it runs this checkpoint "
+                     f"unscaled; posenc applies the {rope_type} scaling the block names, as the checkpoint's authors wrote it")
     if cfg.get("qk_rope_head_dim") is not None and ROPE_TRAITS[rope_type].scaled and scaling and scaling.get("mscale_all_dim"):
         m = yarn_get_mscale(factor, float(scaling["mscale_all_dim"]))
         extra = m * m
         notes.append(f"DeepSeek multiplies its softmax scale 1/sqrt({head_dim}) by mscale(s, mscale_all_dim)^2 = "
                      f"(0.1 x {float(scaling['mscale_all_dim']):g} x ln {factor:g} + 1)^2 = {extra:.6f}: every logit grows by that factor")
     local = local_layers(cfg, local_block, head_dim, notes, _rope_type)
+    served = max_pos or (int(round(trained * factor)) if trained else None)
+    plan = layer_plan(cfg, obj, served, local, notes)
+    q = query_scale(cfg, str(cfg.get("model_type") or obj.get("model_type") or ""))
+    _query_note(q, served, notes)
+    ratio = softmax_scale(cfg, head_dim, notes)
     try:  # the core checks every value's range (factor, beta_*, factor lists, ...)
         rope_frequencies(rotary_dim, base=base, scaling=scaling)
         if trained is not None:
@@ -318,4 +341,5 @@ def _parse(config) -> ModelRope:
     name, model_type = _name(obj, cfg)
     return ModelRope(name=name, model_type=model_type, head_dim=head_dim, rotary_dim=rotary_dim, base=base, rope_type=rope_type,
                      scaling=scaling, factor=float(factor), trained_length=trained, max_position_embeddings=max_pos, source=source,
-                     notes=tuple(notes), layout=layout, logit_extra=float(extra), local=local)
+                     notes=tuple(notes), layout=layout, logit_extra=float(extra), local=local, layers=plan,
+                     softmax_ratio=float(ratio), query_scale=q)

@@ -86,7 +86,7 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
         own = settings(model.rotary_dim, model.base, L, target=mt)
         out.append({"label": f"{model_series(model.name)} · {own}", "name": model_series(model.name),
                     "inv": model.inv_freq, "theta": default_inv_freq(model.rotary_dim, model.base), "logit": model.logit_scale,
-                    "d": model.rotary_dim, "trained": L, "target": mt})
+                    "ref_logit": model.model.softmax_ratio if model.model else 1.0, "d": model.rotary_dim, "trained": L, "target": mt})
         said.append(f"the model ({model.name}) at its own {own}")
     return {"methods": out, "skipped": skipped, "model": model, "target": target, "trained": trained, "factor": factor,
             "d": d, "base": base, "settings": said}
@@ -162,7 +162,10 @@ def fidelity_view(d: int, base: float, trained: int, factor: float, config_text:
     e = entries(d, base, trained, factor, config_text, at)
     frames, rows = [], []
     for m in e["methods"][1:]:
-        f = short_range_fidelity(m["theta"], m["inv"], window=window, logit_scale=m["logit"], n_samples=n_samples, seed=seed)
+        # against plain RoPE at the model's own softmax scale (query_pre_attn_scalar, attention_multiplier): the change the
+        # RoPE scaling makes, not the model's constant scale
+        f = short_range_fidelity(m["theta"], m["inv"], window=window, logit_ref=m.get("ref_logit", 1.0), logit_scale=m["logit"],
+                                 n_samples=n_samples, seed=seed)
         frames.append(_curve(m, distance=f["distance"], max=f["max"], mean=f["mean"]))
         rows.append({"method": m["label"], "max": f["max_all"], "mean": f["mean_all"]})
     return {"frame": pd.concat(frames, ignore_index=True), "table": pd.DataFrame(rows), **_said(e["methods"][1:], e),
