@@ -23,8 +23,9 @@ from bench.timing import median_time
 from posenc.lab import model as M
 from posenc.lab.evaluate import eval_sequences, position_losses
 from posenc.lab.experiment import EXTENSION_MULTIPLES, LabConfig
-from posenc.lab.positions import BUCKET_PARAM, EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, TABLE_PARAM, positions
+from posenc.lab.positions import DEFAULT_SCHEMES, EXTENSIBLE, EXTENSIONS, LAB, TABLE_PARAM, positions
 from posenc.lab.train import train
+from posenc.registry import get_scheme
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +45,7 @@ def budget() -> list[dict]:
     source, model = cfg.source(), cfg.model()
     seqs = eval_sequences(source, cfg.n_eval, max(cfg.lengths))
     rows = []
-    for scheme in LAB_SCHEMES:
+    for scheme in DEFAULT_SCHEMES:  # what the experiment trains (positions.DEFAULT_SCHEMES, from the registry)
         w0, c0 = time.perf_counter(), time.process_time()
         params, _ = train(scheme, source, model, cfg.training(), train_len=cfg.train_len, seed=0)
         w1, c1 = time.perf_counter(), time.process_time()
@@ -66,15 +67,21 @@ def _autograd_loss(anp):
     def rms(x, g):
         return x / anp.sqrt(anp.mean(x * x, axis=-1, keepdims=True) + M.EPS) * g
 
+    def trained_bias(params, pos):
+        """A learned-per-bucket bias (T5), the trained bias autograd can follow: a gather from the scheme's own table."""
+        (name,) = pos.weights
+        ids = get_scheme(LAB[pos.scheme].model).behaviour.buckets(pos.at, pos.at, **pos.settings)
+        return anp.transpose(params[name][ids], (2, 0, 1))
+
     def loss(params, inputs, targets, pos, cfg):
         B, n = inputs.shape
         H, e, d = cfg.n_heads, cfg.head_dim, cfg.d_model
         x = params["tok"][inputs]
         if pos.add is not None:
             x = x + pos.add[None]
-        if pos.table_rows is not None:
-            x = x + params[TABLE_PARAM][:n][None]
-        bias = pos.bias if pos.buckets is None else pos.bias + anp.transpose(params[BUCKET_PARAM][pos.buckets], (2, 0, 1))
+        if pos.rows is not None:
+            x = x + params[TABLE_PARAM][pos.rows][None]
+        bias = pos.bias if pos.trainable is None else pos.bias + trained_bias(params, pos)
         for layer in range(cfg.n_layers):
             h = rms(x, params[f"g1_{layer}"])
             qkv = anp.dot(h, params[f"wqkv{layer}"])

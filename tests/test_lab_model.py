@@ -1,4 +1,5 @@
-"""The lab's engine: hand-written gradients against central finite differences, and the adapter."""
+"""The lab's engine: hand-written gradients against central finite differences (every lab scheme, and the randomized-
+positions option), and the adapter to the registry's schemes."""
 
 from __future__ import annotations
 
@@ -7,28 +8,34 @@ import pytest
 
 import posenc
 from posenc.lab import model as M
-from posenc.lab.positions import BUCKET_PARAM, LAB_SCHEMES, TABLE_PARAM, positions
+from posenc.lab.positions import KIND, LAB, LAB_SCHEMES, TABLE_PARAM, positions, reads_positions, sampler
 
 TINY = M.ModelConfig(vocab=3, d_model=8, n_heads=2, n_layers=2, d_mlp=6)
 N = 6
+RANGE = 20  # the randomized-positions range of the option's gradient test
+RANDOMIZABLE = [s for s in LAB_SCHEMES if reads_positions(s) and not LAB[s].randomize]
 
 
-def _perturbed_params(scheme: str) -> dict:
-    p = M.init_params(TINY, scheme, N, 0)
+def _perturbed_params(scheme: str, randomize=None) -> dict:
+    p = M.init_params(TINY, scheme, N, 0, randomize=randomize)
+    shared = set(M.param_names(TINY))
     rng = np.random.default_rng(1)
-    for name in p:  # move gains and tables off their init so every term has a gradient
-        if name.startswith("g") or name in (BUCKET_PARAM, TABLE_PARAM):
+    for name in p:  # move gains, the table and a trained bias's weights off their init so every term has a gradient
+        if name.startswith("g") and name in shared or name == TABLE_PARAM:
             p[name] = p[name] + rng.normal(0, 0.3, size=p[name].shape)
+        elif name not in shared:  # by a factor, so a positive scalar (Kerple's, FIRE's c) stays clear of its clamp
+            p[name] = np.array(p[name] * np.exp(rng.normal(0, 0.3, size=np.shape(p[name]))))
     return p
 
 
-@pytest.mark.parametrize("scheme", LAB_SCHEMES)
-def test_gradients_match_central_differences(scheme):
+def _check_gradients(scheme, randomize=None):
     rng = np.random.default_rng(2)
     inputs = rng.integers(0, TINY.vocab + 1, size=(2, N))
     targets = rng.integers(0, TINY.vocab, size=(2, N))
-    pos = positions(scheme, N, d_model=TINY.d_model, n_heads=TINY.n_heads, train_len=N)
-    p = _perturbed_params(scheme)
+    draw = sampler(scheme, randomize, np.random.default_rng(3))
+    pos = positions(scheme, N, d_model=TINY.d_model, n_heads=TINY.n_heads, train_len=N, randomize=randomize,
+                    at=None if draw is None else draw(N))
+    p = _perturbed_params(scheme, randomize)
     _, grads = M.loss_and_grad(p, inputs, targets, pos, TINY)
     assert set(grads) == set(p)
     h = 1e-5
@@ -42,8 +49,33 @@ def test_gradients_match_central_differences(scheme):
             down, _ = M.loss_and_grad(p, inputs, targets, pos, TINY)
             value[idx] = old
             num[idx] = (up - down) / (2 * h)
-        rel = np.abs(num - grads[name]).max() / np.abs(num).max()
+        # relative to the gradient, or to 1e-4 where it vanishes (FIRE's b2 shifts every logit of a head alike: 0)
+        rel = np.abs(num - grads[name]).max() / max(np.abs(num).max(), 1e-4)
         assert rel < 1e-6, (scheme, name, rel)
+
+
+@pytest.mark.parametrize("scheme", LAB_SCHEMES)
+def test_gradients_match_central_differences(scheme):
+    """Every lab scheme (derived from the registry: every trained bias's own weights through the whole model too)."""
+    _check_gradients(scheme)
+
+
+@pytest.mark.parametrize("scheme", RANDOMIZABLE)
+def test_gradients_match_central_differences_at_randomized_positions(scheme):
+    _check_gradients(scheme, randomize=RANGE)
+
+
+def test_every_trained_bias_of_the_registry_is_a_lab_scheme_with_its_own_weights():
+    trained = {k for k, s in posenc.SCHEMES.items() if getattr(s.behaviour, "trainable", None) is not None}
+    assert trained >= {"t5", "kerple", "fire"}
+    lab = {s.key: name for name, s in LAB.items()}
+    for key in trained:
+        name = lab[key]
+        assert KIND[name] == "trained bias"
+        p = M.init_params(TINY, name, N, 0)
+        own = set(p) - set(M.param_names(TINY))
+        want = posenc.SCHEMES[key].behaviour.trainable.shapes(TINY.n_heads, **posenc.SCHEMES[key].validate_params(LAB[name].params))
+        assert {k: p[k].shape for k in own} == want
 
 
 def test_blocked_attention_and_split_gemms_are_bit_identical(monkeypatch):
@@ -61,7 +93,8 @@ def test_causal_model_ignores_the_future():
     cfg = M.ModelConfig()
     for scheme in LAB_SCHEMES:
         p = M.init_params(cfg, scheme, 32, 0)
-        pos = positions(scheme, 16, d_model=32, n_heads=4, train_len=32)
+        draw = sampler(scheme, None, np.random.default_rng(0))
+        pos = positions(scheme, 16, d_model=32, n_heads=4, train_len=32, at=None if draw is None else draw(16))
         x = np.random.default_rng(0).integers(0, 9, size=(2, 16))
         y = x.copy()
         y[:, 10:] = (y[:, 10:] + 1) % 9
@@ -88,7 +121,9 @@ def test_rotary_maps_are_apply_rope_and_xpos_scores_depend_on_the_offset_only():
 def test_bias_schemes_come_from_posenc():
     t5 = positions("t5", 20, d_model=32, n_heads=4, train_len=20)
     i = np.arange(20)
-    np.testing.assert_array_equal(t5.buckets, posenc.t5_bucket(i[None, :] - i[:, None], bidirectional=False))
+    ids = np.arange(32.0)[:, None] * np.ones((1, 4))  # a table whose every entry is its bucket id
+    np.testing.assert_array_equal(t5.trainable.forward({"buckets": ids}, t5.at, t5.at, **t5.settings)[2],
+                                  posenc.t5_bucket(i[None, :] - i[:, None], bidirectional=False))  # the decoder's buckets
     alibi = positions("alibi", 20, d_model=32, n_heads=4, train_len=20)
     np.testing.assert_array_equal(alibi.bias, posenc.alibi_bias(20, 4))
     nope = positions("nope", 20, d_model=32, n_heads=4, train_len=20)
@@ -97,11 +132,31 @@ def test_bias_schemes_come_from_posenc():
     np.testing.assert_array_equal(raw.add, np.arange(5)[:, None] * np.ones((1, 4)))  # e'_t = e_t + t 1, unscaled
 
 
+def test_trained_biases_start_as_the_registry_scheme_and_project_after_a_step():
+    pos = np.arange(12.0)
+    kerple = positions("kerple", 12, d_model=32, n_heads=4, train_len=12)
+    w = {"r1": np.full(4, 1.5), "r2": np.full(4, 0.25)}
+    np.testing.assert_allclose(kerple.trainable.forward(w, pos, pos, **kerple.settings),
+                               posenc.get_scheme("kerple").bias(pos, pos, 4, r1=1.5, r2=0.25), rtol=1e-14)
+    # FIRE's lab weights drawn from default_rng(s) are the registry's untrained FIRE at seed s (the authors' init)
+    fire = positions("fire", 12, d_model=32, n_heads=4, train_len=12)
+    w = fire.trainable.init(np.random.default_rng(7), 4, **fire.settings)
+    assert float(w["c"]) == 0.1 and float(w["L_multiplier"]) == 1.0
+    np.testing.assert_allclose(fire.trainable.forward(w, pos, pos, **fire.settings),
+                               posenc.get_scheme("fire").bias(pos, pos, 4, seed=7), rtol=1e-12)
+    p = M.init_params(TINY, "kerple", N, 0)
+    p["r1"][:] = [-1.0, 0.5]
+    M.project(p, positions("kerple", N, d_model=TINY.d_model, n_heads=TINY.n_heads, train_len=N))
+    np.testing.assert_array_equal(p["r1"], [0.01, 0.5])  # clamped at 0.01, as the reference code clamps
+
+
 def test_learned_table_has_no_row_past_l_and_extensions_are_rope_only():
     with pytest.raises(ValueError, match="no row for position 32"):
         positions("learned", 33, d_model=32, n_heads=4, train_len=32)
     with pytest.raises(ValueError, match="RoPE model only"):
         positions("alibi", 64, d_model=32, n_heads=4, train_len=32, extension="yarn")
+    with pytest.raises(ValueError, match="randomized positions"):
+        positions("rope", 64, d_model=32, n_heads=4, train_len=32, extension="yarn", randomize=512)
     yarn = positions("rope", 128, d_model=32, n_heads=4, train_len=32, extension="yarn")
     inv, af = posenc.rope_frequencies(8, scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32})
     v = np.random.default_rng(0).normal(size=(128, 8))
@@ -128,3 +183,43 @@ def test_every_registry_scheme_has_a_lab_engine():
     for key, scheme in posenc.SCHEMES.items():
         engine = _engine(scheme)
         assert engine.table == (scheme.max_len is not None), key
+
+
+def test_every_registry_scheme_is_trained_or_says_why_not():
+    from posenc.lab.positions import DEFAULT_SCHEMES, EXTENSIONS, untrainable
+
+    refused, trained = untrainable(), {s.key for s in LAB.values()}
+    assert set(refused) | trained == set(posenc.SCHEMES) and not set(refused) & trained
+    assert all(len(why) > 20 for why in refused.values()), refused
+    assert "own width (384)" in refused["learned_minilm"]  # the bundled MiniLM table
+    assert all("test-time method" in refused[k] for k in EXTENSIONS.values())
+    assert {"t5", "alibi", "kerple", "fire", "rope", "xpos", "p_rope", "rope_randomized", "nope"} <= trained
+    # the first run's 8, FIRE, Kerple, p-RoPE and RoPE + randomized are trained by default, in the registry's order
+    assert {"raw_index", "sinusoidal", "learned", "t5", "alibi", "nope", "rope", "xpos", "fire", "kerple", "p_rope",
+            "rope_randomized"} == set(DEFAULT_SCHEMES)
+    order = list(posenc.SCHEMES)
+    assert [LAB[s].key for s in LAB_SCHEMES] == sorted((LAB[s].key for s in LAB_SCHEMES), key=order.index)
+    assert LAB["t5"].params == {"bidirectional": False} and LAB["rope_randomized"].model == "rope"
+
+
+def test_randomized_positions_are_a_sorted_sample_per_pass_and_every_array_is_read_there():
+    draw = sampler("rope", 2048, np.random.default_rng(0))
+    a, b = draw(32), draw(32)
+    assert not np.array_equal(a, b) and all(np.all(np.diff(x) > 0) and 0 <= x[0] and x[-1] < 2048 for x in (a, b))
+    assert sampler("rope", None, np.random.default_rng(0)) is None  # plain RoPE: positions 0 .. n-1
+    assert sampler("rope_randomized", None, np.random.default_rng(0)) is not None  # its own range, 2048
+    with pytest.raises(ValueError, match="does not fit"):
+        sampler("rope", 16, np.random.default_rng(0))(32)
+    with pytest.raises(ValueError, match="reads no positions"):
+        positions("nope", 8, d_model=32, n_heads=4, train_len=8, randomize=64)
+    rope = positions("rope", 32, d_model=32, n_heads=4, train_len=32, at=a, randomize=2048)
+    v = np.random.default_rng(1).normal(size=(32, 8))
+    inv, _ = posenc.rope_frequencies(8)
+    np.testing.assert_allclose(np.einsum("pij,pj->pi", rope.mq, v), posenc.apply_rope(v, a, inv), atol=1e-12)
+    alibi = positions("alibi", 32, d_model=32, n_heads=4, train_len=32, at=a, randomize=2048)
+    np.testing.assert_array_equal(alibi.bias, posenc.get_scheme("alibi").bias(a, a, 4))
+    table = positions("learned", 32, d_model=32, n_heads=4, train_len=32, at=a, randomize=2048)
+    np.testing.assert_array_equal(table.rows, a.astype(int))
+    assert M.init_params(M.ModelConfig(), "learned", 32, 0, randomize=2048)[TABLE_PARAM].shape == (2048, 32)
+    with pytest.raises(ValueError, match="no row for position"):
+        positions("learned", 4, d_model=32, n_heads=4, train_len=32, at=[0, 1, 2, 40])

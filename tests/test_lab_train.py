@@ -27,10 +27,30 @@ def test_same_seed_gives_bit_identical_models(scheme):
 
 def test_every_scheme_starts_from_the_same_shared_weights():
     from posenc.lab.model import init_params
-    from posenc.lab.positions import BUCKET_PARAM
 
     a, b = init_params(CFG, "rope", 16, 0), init_params(CFG, "t5", 16, 0)
-    assert all(np.array_equal(a[k], b[k]) for k in a) and set(b) - set(a) == {BUCKET_PARAM}
+    assert all(np.array_equal(a[k], b[k]) for k in a) and set(b) - set(a) == {"buckets"}  # T5's own name for its table
+    fire = init_params(CFG, "fire", 16, 0)
+    assert set(fire) - set(a) == {"w1", "b1", "w2", "b2", "c", "L_multiplier"}
+
+
+def test_randomized_positions_train_deterministically_and_rope_randomized_is_rope_with_the_option():
+    a, la = train("rope_randomized", SRC, CFG, TC, train_len=16, seed=3)
+    b, lb = train("rope", SRC, CFG, TC, train_len=16, seed=3, randomize=2048)  # the registry entry stands for the option
+    assert np.array_equal(la, lb) and all(np.array_equal(a[k], b[k]) for k in a)
+    _, plain = train("rope", SRC, CFG, TC, train_len=16, seed=3)
+    assert not np.array_equal(la, plain)
+    learned, _ = train("learned", SRC, CFG, TC, train_len=16, seed=3, randomize=64)
+    assert learned["pos"].shape == (64, 16)  # a row for every position of the range
+
+
+def test_kerple_stays_clamped_and_its_scalars_move():
+    from posenc.lab.model import init_params
+
+    p, _ = train("kerple", SRC, CFG, TC, train_len=16, seed=0)
+    start = init_params(CFG, "kerple", 16, 0)
+    assert np.all(p["r1"] >= 0.01) and np.all(p["r2"] >= 0.01)
+    assert not np.array_equal(p["r1"], start["r1"])
 
 
 def test_progress_and_cancel():
@@ -45,6 +65,19 @@ def test_progress_and_cancel():
 def test_training_lowers_the_loss():
     _, losses = train("t5", SRC, CFG, TrainConfig(steps=150, batch=16, warmup=10), train_len=16, seed=0)
     assert losses[-20:].mean() < losses[:20].mean() - 0.05
+
+
+def test_a_run_with_randomized_positions_refuses_nope_and_marks_lengths_past_its_range():
+    with pytest.raises(ValueError, match="NoPE reads no positions"):
+        LabConfig(schemes=("rope", "nope"), randomize=64)
+    with pytest.raises(ValueError, match="at least the training length"):
+        LabConfig(train_len=32, randomize=16)
+    cfg = LabConfig(vocab=4, order=2, train_len=8, n_seeds=1, schemes=("alibi",), steps=25, n_eval=8, randomize=20)
+    res, _ = run_experiment(cfg)
+    assert res["config"]["randomize"] == 20 and LabConfig.from_dict(res["config"]) == cfg
+    means = res["runs"]["alibi"]["0"]["mean"]
+    assert means["8"] is not None and means["16"] is not None and means["32"] is None and means["64"] is None
+    assert "does not fit" in res["undefined"]["alibi"]
 
 
 def test_experiment_is_deterministic_and_marks_the_learned_table_undefined():

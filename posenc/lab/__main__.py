@@ -2,8 +2,10 @@
 
 Writes posenc/lab/data/lab_results.json, lab_weights.npz and README.md (provenance: command,
 settings, seeds, date, versions, wall time), and lab_longer.json: the schemes that did not learn the
-task at some seed, trained again with experiment.LONGER x the steps (experiment.longer_config).  ``--schemes rope,t5`` limits the run (for a look,
-not for shipping); ``--out DIR`` writes elsewhere.
+task at some seed, trained again with experiment.LONGER x the steps (experiment.longer_config).  The default schemes are
+positions.DEFAULT_SCHEMES (derived from the registry); ``--schemes rope,t5`` picks others (for a look, not for shipping);
+``--randomize N`` trains and evaluates every scheme at randomized positions from [0, N) (Ruoss et al. 2023);
+``--out DIR`` writes elsewhere.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from posenc.lab.experiment import LONGER, LabConfig, longer_config, run_experiment
-from posenc.lab.positions import LAB_SCHEMES, NAMES
+from posenc.lab.positions import DEFAULT_SCHEMES, KIND, LAB, LAB_SCHEMES, NAMES
 from posenc.lab.results import DATA, extended_scheme, gaps, learned_check, save, spread_text
 
 
@@ -55,6 +57,8 @@ def provenance(results: dict, command: str, seconds: float, longer: dict | None 
 
     cfg = results["config"]
     checks = learned_check(results)
+    trained = ", ".join(NAMES[s] for s in cfg["schemes"] if KIND[s] == "trained bias")
+    settings = "; ".join(_lab_setting(s, cfg.get("randomize", 0)) for s in cfg["schemes"] if _lab_setting(s, cfg.get("randomize", 0)))
     learned = sum(c["learned"] for c in checks)
     return f"""# Shipped results of the extrapolation lab
 
@@ -68,6 +72,8 @@ Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__versi
 Settings: {", ".join(f"{k} = {v}" for k, v in cfg.items() if k != "schemes")};
 schemes: {", ".join(cfg["schemes"])}; training seeds 0 .. {cfg["n_seeds"] - 1}; evaluation sequences from
 `numpy.random.default_rng([10000, 3])`; Markov source from `default_rng({cfg["source_seed"]})`.
+What the lab sets in the registry's entries (`posenc.lab.positions.LAB`): {settings or "nothing"}.
+Trained biases start from their scheme's own initialisation (`TrainableBias.init`): {trained or "none"}.
 
 Floor (the source's conditional entropy): {results["floor"]:.6f} nats; uniform guess: {results["uniform"]:.6f} nats.
 Learned the task (gap at L ≤ 10 % of the uniform-to-floor gap): {learned} of {len(checks)} models.
@@ -82,13 +88,29 @@ Gap = loss − Bayes loss on the same contexts (nats), mean (min–max) over see
 """
 
 
+def _lab_setting(scheme: str, randomize: int) -> str:
+    """What the lab sets in a scheme's registry entry, in words ("" for nothing)."""
+    s = LAB[scheme]
+    parts = [f"{k} = {v}" for k, v in s.params.items()]
+    if s.model != s.key:
+        parts.append(f"trained as `{s.model}`")
+    if randomize or s.randomize:
+        parts.append(f"randomized positions from [0, {randomize or s.randomize}) in training and evaluation")
+    return f"{NAMES[scheme]} (`{s.key}`): " + ", ".join(parts) if parts else ""
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m posenc.lab", description=__doc__)
-    ap.add_argument("--schemes", default=",".join(LAB_SCHEMES), help="comma-separated: " + ", ".join(LAB_SCHEMES))
+    ap.add_argument("--schemes", default=",".join(DEFAULT_SCHEMES), help="comma-separated, of: " + ", ".join(LAB_SCHEMES))
+    ap.add_argument("--randomize", type=int, default=0, metavar="N",
+                    help="randomized positions from [0, N) for every scheme, in training and evaluation (0: off)")
     ap.add_argument("--out", default=str(DATA), help="output directory (default: the package's data/)")
     args = ap.parse_args(argv)
     schemes = tuple(s.strip() for s in args.schemes.split(",") if s.strip())
-    cfg = LabConfig(schemes=schemes)
+    try:
+        cfg = LabConfig(schemes=schemes, randomize=args.randomize)
+    except ValueError as exc:
+        ap.error(str(exc))
     t0 = time.perf_counter()
 
     def progress(info):
@@ -105,7 +127,8 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - t0
     out = Path(args.out)
     save(results, weights, out, longer=longer)
-    command = "python -m posenc.lab" + ("" if schemes == LAB_SCHEMES else f" --schemes {args.schemes}")
+    command = ("python -m posenc.lab" + ("" if schemes == DEFAULT_SCHEMES else f" --schemes {args.schemes}")
+               + (f" --randomize {args.randomize}" if args.randomize else ""))
     (out / "README.md").write_text(provenance(results, command, seconds, longer), encoding="utf-8")
     print(_table(results))
     if longer is not None:

@@ -11,6 +11,9 @@ contexts the Bayes-optimal predictor scores sum_y P log(1/P), so
 
 is exactly what the model failed to learn (or to carry past L).  ``bayes_t`` averages to the
 source's conditional entropy (task.MarkovSource.floor); both are reported.
+
+With randomized positions every forward pass (CHUNK sequences) reads a new sorted sample of n positions from
+[0, N), as in training (and as the reference code evaluates), from default_rng([EVAL_SEED, 4, n]).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 
 from posenc._validate import check_int
 from posenc.lab.model import ModelConfig, forward, log_probs
-from posenc.lab.positions import positions
+from posenc.lab.positions import positions, sampler
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import with_bos
 
@@ -37,18 +40,35 @@ def _entropy(P: np.ndarray) -> np.ndarray:
         return np.where(P > 0, -P * np.log(P), 0.0).sum(axis=-1)
 
 
+def _passes(scheme: str, n: int, cfg: ModelConfig, *, train_len: int, extension: str | None, randomize: int | None):
+    """``next_pass()``: the Positions of the next forward pass of n tokens -- one record for every pass, or with
+    randomized positions a new sample for each (from default_rng([EVAL_SEED, 4, n]), so every model gets the same)."""
+    draw = sampler(scheme, randomize, np.random.default_rng([EVAL_SEED, 4, n]))
+
+    def build(at=None):
+        return positions(scheme, n, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension,
+                         at=at, randomize=randomize)
+
+    if draw is None:
+        fixed = build()
+        return lambda: fixed
+    return lambda: build(draw(n))
+
+
 def position_losses(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
-                    train_len: int, extension: str | None = None) -> dict[str, np.ndarray]:
+                    train_len: int, extension: str | None = None, randomize: int | None = None) -> dict[str, np.ndarray]:
     """Per-position loss, Bayes loss and gap (KL), each (n,), for a length-n forward pass.
 
     ``seqs`` (S, n) are target sequences; the model reads BOS + seqs[:, :-1].  Raises ValueError
-    where the scheme has no encoding at that length (the learned table past L).
+    where the scheme has no encoding at that length (the learned table past L, randomized positions past their
+    range N).  ``randomize``: the range N, as in train.train (None: the scheme's own).
     """
     S, n = seqs.shape
-    pos = positions(scheme, n, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
-    P = source.next_distributions(seqs)  # (S, n, V)
-    loss = np.zeros(n)
+    next_pass = _passes(scheme, n, cfg, train_len=train_len, extension=extension, randomize=randomize)
+    loss, P = np.zeros(n), None
     for i in range(0, S, CHUNK):
+        pos = next_pass()
+        P = source.next_distributions(seqs) if P is None else P  # (S, n, V)
         lq = log_probs(params, with_bos(seqs[i : i + CHUNK], source.vocab), pos, cfg)  # (s, n, V)
         loss += -(P[i : i + CHUNK] * lq).sum(axis=-1).sum(axis=0)
     loss /= S
@@ -57,21 +77,22 @@ def position_losses(params, scheme: str, source: MarkovSource, cfg: ModelConfig,
 
 
 def attention(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
-              train_len: int, layer: int, extension: str | None = None) -> np.ndarray:
+              train_len: int, layer: int, extension: str | None = None, randomize: int | None = None) -> np.ndarray:
     """Attention probabilities of ``layer`` averaged over the sequences: (H, n, n), rows = queries."""
     check_int("layer", layer, lo=0, hi=cfg.n_layers - 1)
-    return attention_layers(params, scheme, source, cfg, seqs, train_len=train_len, extension=extension)[layer]
+    return attention_layers(params, scheme, source, cfg, seqs, train_len=train_len, extension=extension,
+                            randomize=randomize)[layer]
 
 
 def attention_layers(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
-                     train_len: int, extension: str | None = None) -> np.ndarray:
-    """Attention probabilities of every layer averaged over the sequences, from one forward pass:
-    (n_layers, H, n, n), rows = queries."""
+                     train_len: int, extension: str | None = None, randomize: int | None = None) -> np.ndarray:
+    """Attention probabilities of every layer averaged over the sequences, from one forward pass per CHUNK
+    sequences (randomized positions: a sample each, as ``position_losses``): (n_layers, H, n, n), rows = queries."""
     S, n = seqs.shape
-    pos = positions(scheme, n, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
+    next_pass = _passes(scheme, n, cfg, train_len=train_len, extension=extension, randomize=randomize)
     total = np.zeros((cfg.n_layers, cfg.n_heads, n, n))
     for i in range(0, S, CHUNK):
-        _, cache = forward(params, with_bos(seqs[i : i + CHUNK], source.vocab), pos, cfg, keep_attention=True)
+        _, cache = forward(params, with_bos(seqs[i : i + CHUNK], source.vocab), next_pass(), cfg, keep_attention=True)
         for layer in range(cfg.n_layers):
             total[layer] += cache["attn"][layer].sum(axis=0)
     return total / S

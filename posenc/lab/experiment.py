@@ -18,14 +18,14 @@ import numpy as np
 from posenc._validate import check_choice, check_int
 from posenc.lab.evaluate import eval_sequences, position_losses
 from posenc.lab.model import ModelConfig
-from posenc.lab.positions import EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, NAMES
+from posenc.lab.positions import DEFAULT_SCHEMES, EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, MAX_RANGE, NAMES, random_range
 from posenc.lab.results import learned_check
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import TrainConfig, train
 
 MULTIPLES = (1, 2, 4, 8)  # evaluation lengths, in units of the training length L
 EXTENSION_MULTIPLES = (4, 8)  # where RoPE's test-time extensions are evaluated
-FORMAT = 1  # version of the results dict
+FORMAT = 2  # version of the results dict (2: config carries randomize)
 LONGER = 4  # a scheme that did not learn the task at a budget is trained again with LONGER x the steps
 
 
@@ -37,7 +37,7 @@ class LabConfig:
     order: int = 2
     train_len: int = 32
     n_seeds: int = 3  # training seeds 0 .. n_seeds - 1
-    schemes: tuple[str, ...] = LAB_SCHEMES
+    schemes: tuple[str, ...] = DEFAULT_SCHEMES
     source_seed: int = 0
     concentration: float = 0.5
     d_model: int = 32
@@ -48,6 +48,7 @@ class LabConfig:
     batch: int = 32
     lr: float = 1e-2
     n_eval: int = 64
+    randomize: int = 0  # N > 0: every scheme reads randomized positions from [0, N) (0: each scheme's own, positions.LAB)
 
     def __post_init__(self):
         check_int("n_seeds", self.n_seeds, lo=1, hi=10)
@@ -57,6 +58,12 @@ class LabConfig:
             raise ValueError("schemes must name at least one of " + ", ".join(LAB_SCHEMES))
         for s in self.schemes:
             check_choice("scheme", s, LAB_SCHEMES)
+        check_int("randomize", self.randomize, lo=0, hi=MAX_RANGE)
+        if 0 < self.randomize < self.train_len:
+            raise ValueError(f"randomized positions need a range N of at least the training length {self.train_len}, "
+                             f"got {self.randomize}")
+        for s in self.schemes:
+            random_range(s, self.random)  # a scheme that reads no positions refuses randomized ones
         self.model()  # validates the shapes
         self.training()
 
@@ -72,6 +79,11 @@ class LabConfig:
     @property
     def seeds(self) -> tuple[int, ...]:
         return tuple(range(self.n_seeds))
+
+    @property
+    def random(self) -> int | None:
+        """The ``randomize`` argument of train and evaluate: this run's range, or None (each scheme's own)."""
+        return self.randomize or None
 
     @property
     def lengths(self) -> tuple[int, ...]:
@@ -139,22 +151,23 @@ def run_experiment(
                     progress({"scheme": _s, "name": NAMES[_s], "seed": _seed, "run": _done, "runs": runs,
                               "step": step, "steps": steps, "loss": loss})
             t0 = time.perf_counter()
-            params, losses = train(scheme, source, model, tc, train_len=L, seed=seed, progress=report, should_stop=should_stop)
+            params, losses = train(scheme, source, model, tc, train_len=L, seed=seed, progress=report, should_stop=should_stop,
+                                   randomize=cfg.random)
             t1 = time.perf_counter()
             run = {"train_loss": _curve(losses.reshape(-1, 25).mean(axis=1)) if tc.steps % 25 == 0 else _curve(losses),
                    "mean": {}, "gap_by_position": None, "extensions": {}}
             for n in cfg.lengths:
                 try:
-                    r = position_losses(params, scheme, source, model, seqs[:, :n], train_len=L)
-                except ValueError as exc:  # the learned table past its last row
+                    r = position_losses(params, scheme, source, model, seqs[:, :n], train_len=L, randomize=cfg.random)
+                except ValueError as exc:  # the learned table past its last row, randomized positions past their range
                     run["mean"][str(n)] = None
-                    out["undefined"][scheme] = str(exc)
+                    out["undefined"].setdefault(scheme, str(exc))
                     continue
                 run["mean"][str(n)] = _mean(r)
                 run["gap_by_position"] = _curve(r["gap"])  # at the longest defined length
                 if out["bayes_by_position"] is None or len(out["bayes_by_position"]) < n:
                     out["bayes_by_position"] = _curve(r["bayes"])
-            if scheme in EXTENSIBLE:
+            if scheme in EXTENSIBLE and not random_range(scheme, cfg.random):
                 for ext in EXTENSIONS:
                     run["extensions"][ext] = {}
                     for m in EXTENSION_MULTIPLES:

@@ -5,17 +5,19 @@ V vocabulary (targets), V + 1 input tokens (the last one is BOS).
 
 Pre-norm (RMSNorm with a learned gain, eps 1e-6), no biases anywhere, untied output matrix:
 
-    x   = E[tokens] + A            A: fixed encoding (n, d), a learned table P[:n], or 0
+    x   = E[tokens] + A            A: fixed encoding (n, d), the learned table's rows P[rows], or 0
     per layer:
       h = rms(x) * g1;  [q | k | v] = h Wqkv      -> (B, H, n, e) each
       q'_p = Mq[p] q_p,  k'_p = Mk[p] k_p           rotary schemes only
-      s = q' k'^T / sqrt(e) + bias + Wb[buckets]     bias holds the causal mask (-inf above diagonal)
+      s = q' k'^T / sqrt(e) + bias + b_w(p, p)       bias holds the causal mask (-inf above diagonal); b_w: a trained
+                                                     bias's forward (positions.py: T5's buckets, Kerple, FIRE)
       x = x + softmax(s) v Wo
       x = x + relu(rms(x) * g2 W1) W2
     logits = rms(x) * gf Wu
 
 ``loss_and_grad`` returns the mean next-token cross-entropy and the gradient of every
-parameter; ``tests/test_lab_model.py`` checks it against central finite differences.
+parameter (a trained bias: its own ``backward`` given dLoss/dbias summed over layers and batch);
+``tests/test_lab_model.py`` checks it against central finite differences for every lab scheme.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from posenc._validate import check_int
-from posenc.lab.positions import BUCKET_PARAM, TABLE_PARAM, Positions, trainable_shapes
+from posenc.lab.positions import TABLE_PARAM, Positions, own_weights
 
 EPS = 1e-6
 
@@ -60,14 +62,15 @@ def param_names(cfg: ModelConfig) -> list[str]:
     return names + ["gf", "wu"]
 
 
-def init_params(cfg: ModelConfig, scheme: str, train_len: int, seed: int) -> dict[str, np.ndarray]:
+def init_params(cfg: ModelConfig, scheme: str, train_len: int, seed: int, *, randomize: int | None = None) -> dict[str, np.ndarray]:
     """Initial parameters, float64: the shared ones from default_rng([seed, 0]) in a fixed order
     (so every scheme starts from the same weights for one seed), the scheme's own from
-    default_rng([seed, 1]).
+    default_rng([seed, 1]) (``positions.own_weights``; ``randomize``: the range of randomized positions,
+    which sets the learned table's rows).
 
     Token embedding N(0, 1) (the sinusoid's unit scale); linear maps N(0, 1/fan_in), the two
     that write into the residual stream (Wo, W2) further divided by sqrt(2 n_layers); gains 1;
-    the learned table and T5's bucket table N(0, 0.02^2).
+    the learned table and T5's bucket table N(0, 0.02^2); Kerple and FIRE as their authors' code.
     """
     rng = np.random.default_rng([seed, 0])
     d, F, V, res = cfg.d_model, cfg.d_mlp, cfg.vocab, 1.0 / np.sqrt(2 * cfg.n_layers)
@@ -82,9 +85,11 @@ def init_params(cfg: ModelConfig, scheme: str, train_len: int, seed: int) -> dic
     for name in param_names(cfg):
         shape, std = shapes[name]
         params[name] = np.ones(shape) if std is None else rng.normal(0.0, std, size=shape)
-    own = np.random.default_rng([seed, 1])
-    for name, shape in trainable_shapes(scheme, d_model=d, n_heads=cfg.n_heads, train_len=train_len).items():
-        params[name] = own.normal(0.0, 0.02, size=shape)
+    own = own_weights(scheme, np.random.default_rng([seed, 1]), d_model=d, n_heads=cfg.n_heads, train_len=train_len,
+                      randomize=randomize)
+    if clash := set(own) & set(params):
+        raise ValueError(f"the scheme's own weights {sorted(clash)} would replace the model's parameters of that name")
+    params.update({k: np.asarray(v, dtype=np.float64) for k, v in own.items()})
     return params
 
 
@@ -197,11 +202,24 @@ def _rotate(M: np.ndarray, x: np.ndarray, *, transpose: bool = False) -> np.ndar
     return out.reshape(n, B, H, e).transpose(1, 2, 0, 3)
 
 
+def _own(params, pos: Positions) -> dict[str, np.ndarray]:
+    """The trained bias's weights among the model's parameters."""
+    return {k: params[k] for k in pos.weights}
+
+
 def _bias(params, pos: Positions) -> np.ndarray:
-    """(H, n, n) logit bias: the scheme's fixed bias plus T5's learned bucket scalars."""
-    if pos.buckets is None:
+    """(H, n, n) logit bias: the scheme's fixed bias (and the causal mask) plus a trained bias's forward."""
+    if pos.trainable is None:
         return pos.bias
-    return pos.bias + params[BUCKET_PARAM][pos.buckets].transpose(2, 0, 1)  # (n, n, H) -> (H, n, n)
+    return pos.bias + pos.trainable.forward(_own(params, pos), pos.at, pos.at, **pos.settings)
+
+
+def project(params, pos: Positions) -> None:
+    """A trained bias's ``project`` after an optimiser step, in place (Kerple clamps its scalars at 0.01); else nothing."""
+    if pos.trainable is None or pos.trainable.project is None:
+        return
+    for k, v in pos.trainable.project(_own(params, pos), **pos.settings).items():
+        params[k][...] = v
 
 
 # ----------------------------------------------------------------------------- forward / backward
@@ -219,8 +237,8 @@ def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, kee
     x = params["tok"][tokens]  # (B, n, d)
     if pos.add is not None:
         x = x + pos.add[None]
-    if pos.table_rows is not None:
-        x = x + params[TABLE_PARAM][:n][None]
+    if pos.rows is not None:
+        x = x + params[TABLE_PARAM][pos.rows][None]
     bias = _bias(params, pos)  # (H, n, n)
     scale = 1.0 / np.sqrt(e)
     layers = []
@@ -260,7 +278,7 @@ def backward(params, cache, dlogits: np.ndarray) -> dict[str, np.ndarray]:
     g = {}
     g["wu"] = _gram(cache["hf"], dlogits)
     dx, g["gf"] = _rms_back(dlogits @ params["wu"].T, params["gf"], cache["nf"])
-    dbias = np.zeros((H, pos.n, pos.n)) if pos.buckets is not None else None
+    dbias = np.zeros((H, pos.n, pos.n)) if pos.trainable is not None else None
     for layer in reversed(range(cfg.n_layers)):
         c = cache["layers"][layer]
         # MLP: x = x2 + relu(h2 W1) W2
@@ -294,13 +312,12 @@ def backward(params, cache, dlogits: np.ndarray) -> dict[str, np.ndarray]:
         dx = dx + dx1
     onehot = (cache["tokens"][:, None, :] == np.arange(cfg.vocab + 1)[None, :, None]).astype(np.float64)  # (B, V+1, n)
     g["tok"] = (onehot @ dx).sum(axis=0)
-    if pos.table_rows is not None:
+    if pos.rows is not None:
         g[TABLE_PARAM] = np.zeros_like(params[TABLE_PARAM])
-        g[TABLE_PARAM][: pos.n] = dx.sum(axis=0)
-    if dbias is not None:
-        ids = pos.buckets.reshape(-1)
-        g[BUCKET_PARAM] = np.stack([np.bincount(ids, weights=dbias[h].reshape(-1), minlength=pos.num_buckets)
-                            for h in range(H)], axis=1)  # (num_buckets, H)
+        g[TABLE_PARAM][pos.rows] = dx.sum(axis=0)  # distinct rows: one token each
+    if dbias is not None:  # dLoss/dbias summed over layers and batch -> the trained bias's own weights
+        own = pos.trainable.backward(_own(params, pos), pos.at, pos.at, dbias, **pos.settings)
+        g.update({k: np.asarray(own[k], dtype=np.float64).reshape(params[k].shape) for k in pos.weights})
     return g
 
 

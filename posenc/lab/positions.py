@@ -1,122 +1,168 @@
 """The one adapter between the lab's engine and posenc's positional schemes.
 
-Every use of a positional scheme in posenc.lab goes through ``positions(...)``, which asks the
-registry's scheme (``posenc.registry``) and returns a ``Positions`` record of plain arrays; the
-engine (model.py) never imports a scheme.  What the engine needs, by what the scheme is:
+Every use of a positional scheme in posenc.lab goes through ``positions(...)``, which asks the registry's scheme
+(``posenc.registry``) and returns a ``Positions`` record of plain arrays; the engine (model.py) never imports a scheme.
 
-- additive:  a fixed (n, d_model) encoding added to the token embedding (``scheme.encode``:
-             the raw index e'_t = e_t + t 1, unscaled; the sinusoid);
-- table:     a lookup table (``scheme.max_len`` is set): the lab trains its own (L, d_model)
-             table, rows 0 .. L-1 only (undefined past its last row);
-- rotary:    per-position linear maps Mq[p], Mk[p] (n, hd, hd) applied to each head's query and
-             key, q'_p = Mq[p] q_p, obtained by applying ``scheme.qk`` to the identity (RoPE:
-             Mq = Mk = R_p; xPos: the rotation times zeta^(+-p/B)), so the engine needs no layout;
+**Which schemes.** ``LAB`` is derived from ``posenc.registry.SCHEMES``: every registry scheme the engine can train is
+a lab scheme, under its registry key, in the registry's order.  ``untrainable()`` says why each other one is not (a
+bundled table of its own width; a context extension, which is a test-time method the lab applies to its trained RoPE
+model instead).  The lab's model is a decoder, so a scheme's encoder/decoder switch is set to its causal form
+(``CAUSAL_FORM``, by parameter name: T5's buckets are the decoder's).  ``LAB_SETTINGS`` is the one table of what
+else the lab does to a registry entry (a lab name, a display name, trained as an option of another scheme, not in
+the default run), each with its reason.
+
+**What the engine needs**, by what the scheme is:
+
+- additive:  a fixed (n, d_model) encoding added to the token embedding (``scheme.encode``: the raw index
+             e'_t = e_t + t 1, unscaled; the sinusoid);
+- table:     a lookup table (``scheme.max_len`` is set): the lab trains its own (rows, d_model) table, rows = L (or
+             N with randomized positions), undefined past its last row;
+- rotary:    per-position linear maps Mq[p], Mk[p] (n, hd, hd) applied to each head's query and key, q'_p = Mq[p] q_p,
+             obtained by applying ``scheme.qk`` to the identity (RoPE: Mq = Mk = R_p; xPos: the rotation times
+             zeta^(+-p/B)), so the engine needs no layout;
 - bias:      ``scheme.bias`` of every (i, j) as an additive (H, n, n) logit bias (ALiBi; NoPE);
-- buckets:   a learned scalar per bucket (``scheme.behaviour.buckets``: T5, decoder form): integer
-             ids (n, n) into a trainable (num_buckets, H) table.
+- trained bias: a bias that declares ``trainable`` (``posenc.schemes.kinds.TrainableBias``: T5, Kerple, FIRE).  Its
+             weights are model parameters under the scheme's own names (T5: "buckets"), drawn by ``trainable.init``;
+             the engine adds ``trainable.forward(w, p, p)`` to the logits, gives ``trainable.backward`` dLoss/dbias
+             summed over layers and batch, and applies ``trainable.project`` after every optimiser step.
 
-Every record carries ``bias`` with the causal mask (-inf above the diagonal), so the engine
-always adds it.
+**Randomized positions** (Ruoss et al. 2023, arXiv:2305.16843) are a training option of any scheme that reads
+positions: with a range N, every forward pass -- in training and in evaluation, as the reference code
+``noisy_fixed_positional_encodings`` does -- places the n tokens at a sorted random n-subset of [0, N) (one sample
+per batch: ``posenc.schemes.rotary.randomized_positions``), and every array above is computed at those positions.
+NoPE reads no positions and refuses it.  The registry's "rope_randomized" is trained as RoPE with N = ``RANDOM_RANGE``.
+
+Every record carries ``bias`` with the causal mask (-inf above the diagonal), so the engine always adds it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from posenc._validate import check_choice, check_int
-from posenc.registry import get_scheme
-from posenc.schemes.kinds import Additive, Bias, Rotary
+from posenc.registry import SCHEMES, get_scheme
+from posenc.schemes.kinds import Additive, Bias, Rotary, TrainableBias
+from posenc.schemes.rotary import randomized_positions
 
-# the schemes the lab trains, in display order: lab name -> (the registry entry it stands for, the parameters it
-# overrides there, its name in the lab's tables).  The lab's models are not the registry's schemes as they stand: its
-# learned table is trained (the registry's is random), its T5 is the decoder's (causal) buckets.
-LAB = {
-    "raw_index": ("raw_index", {}, "Raw index"),
-    "sinusoidal": ("sinusoidal", {}, "Sinusoidal"),
-    "learned": ("learned_random", {}, "Learned table"),
-    "t5": ("t5", {"bidirectional": False}, "T5 buckets"),
-    "alibi": ("alibi", {}, "ALiBi"),
-    "nope": ("nope", {}, "NoPE"),
-    "rope": ("rope", {}, "RoPE"),
-    "xpos": ("xpos", {}, "xPos"),
+TABLE_PARAM = "pos"  # the lab's own lookup table, (rows, d_model): a learned row per position, added to the embedding
+EXTENSION_PAGE = "pages/context_extension.py"  # the page every registry context extension names (as charts.base reads it)
+RANDOM_RANGE = 2048  # N of "RoPE + randomized": the reference code's example (noise_max_length 2048, trained at length 40)
+MAX_RANGE = 1 << 16
+CAUSAL_FORM = {"bidirectional": False, "causal": True}  # parameter -> its value in a decoder (the lab's model is causal)
+
+# What the lab does to a registry entry beyond CAUSAL_FORM, keyed by registry key, each with its reason:
+#   name      its lab name (results files, links) where it differs from the key;
+#   shown     its name in the lab's tables where the registry's names another form (an untrained table or MLP);
+#   train_as  it stands for a training option of another scheme: (that scheme, the range N of its randomized positions);
+#   default   False: a custom run may train it, ``python -m posenc.lab`` does not.
+LAB_SETTINGS: dict[str, dict] = {
+    "learned_random": {"name": "learned", "shown": "Learned table"},  # the lab trains the table from this entry's init
+    "t5": {"shown": "T5 buckets"},  # the registry's name is the encoder's
+    "fire": {"shown": "FIRE"},  # the registry's entry is the untrained MLP; the lab trains it from the same init
+    "nope": {"shown": "NoPE"},
+    "rope_randomized": {"train_as": ("rope", RANDOM_RANGE), "shown": "RoPE + randomized"},  # a training option (Ruoss et al.)
+    # the naive schemes of the story's first pages: the raw index stands for them in the default run (their pages show
+    # why each fails); each would add three models (~1 min) and a line to every chart
+    "index_over_length": {"default": False},
+    "single_sine": {"default": False},
+    "sincos_pair": {"default": False},
 }
-LAB_SCHEMES = tuple(LAB)
-REGISTRY_KEY = {name: key for name, (key, _, _) in LAB.items()}
-PARAMS = {name: params for name, (_, params, _) in LAB.items()}
-NAMES = {name: shown for name, (_, _, shown) in LAB.items()}
-# the scheme's own trainable tables, named by what the engine does with them (model.py reads them by these names)
-TABLE_PARAM = "pos"  # (L, d_model): a learned row per position, added to the token embedding
-BUCKET_PARAM = "buckets"  # (num_buckets, H): a learned logit bias per bucket and head
 # RoPE context extensions applied at test time, without retraining, to the models of EXTENSIBLE: lab name -> registry scheme
 EXTENSIONS = {"pi": "rope_linear", "ntk": "rope_ntk", "dynamic": "rope_dynamic", "yarn": "rope_yarn", "llama3": "rope_llama3"}
 EXTENSION_NAMES = {name: get_scheme(key).short_name for name, key in EXTENSIONS.items()}  # "PI (linear)", ...
 ROPE_BASE = 10000.0  # the RoPE model's base; the extensions keep it (Llama 3's registry default is 5e5)
 
 
+@dataclass(frozen=True)
+class LabScheme:
+    """One scheme the lab trains."""
+
+    name: str  # the lab's name (results files, links)
+    key: str  # the registry entry it stands for (its colour, its row in the Compare table)
+    model: str  # the registry entry the engine runs (``key``, or the scheme it is trained as an option of)
+    params: dict = field(default_factory=dict)  # what the lab sets there (CAUSAL_FORM)
+    shown: str = ""  # its name in the lab's tables
+    randomize: int = 0  # N > 0: its positions are a sorted random sample of [0, N) in every forward pass
+    default: bool = True  # trained by ``python -m posenc.lab``
+
+
+def _rotary_maps(scheme, at: np.ndarray, head_dim: int, params: dict, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The scheme's q and k transforms at each position as matrices: (n, hd, hd) each, M[p] @ x == qk(x at p)."""
+    n = at.size
+    eye = np.broadcast_to(np.eye(head_dim)[:, None, :], (head_dim, n, head_dim))  # (hd as j, n, hd): e_j at every p
+    q, k = scheme.qk(eye, eye, at, seq_len=span, **params)  # (hd, n, hd) each
+    return tuple(np.ascontiguousarray(m.transpose(1, 2, 0)) for m in (q, k))  # (n, hd, hd): column j = transform of e_j
+
+
 class _Engine:
-    """How the lab's engine uses one kind of registry scheme: the scheme's own trainable parameters, and the
-    arrays it adds to ``Positions`` at a length n (the causal mask is always there)."""
+    """How the lab's engine uses one kind of registry scheme: the scheme's own trainable weights, and the arrays it
+    adds to ``Positions`` at positions ``at`` (the causal mask is always there)."""
 
     name = "none"
     table = False  # a lookup table: no row past its last (stands for every lookup table of the registry)
 
-    def trainable(self, s, params: dict, *, d_model: int, n_heads: int, train_len: int) -> dict[str, tuple[int, ...]]:
+    def own(self, s, params: dict, rng: np.random.Generator, *, d_model: int, n_heads: int, rows: int) -> dict:
         return {}
 
-    def arrays(self, s, params: dict, pos: np.ndarray, mask: np.ndarray, *, d: int, hd: int, H: int, L: int) -> dict:
+    def arrays(self, s, params: dict, at: np.ndarray, mask: np.ndarray, *, d: int, hd: int, H: int, rows: int,
+               span: int) -> dict:
+        """``span``: the length the positions come from (the scheme's ``seq_len``): n, or the range N of randomized ones."""
         raise NotImplementedError
 
 
 class _Additive(_Engine):
     name = "additive"
 
-    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
-        return {"add": s.encode(pos, d, seq_len=pos.size, **params)}
+    def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
+        return {"add": s.encode(at, d, seq_len=span, **params)}
 
 
 class _Table(_Engine):
     name, table = "table", True
 
-    def trainable(self, s, params, *, d_model, n_heads, train_len):
-        return {TABLE_PARAM: (train_len, d_model)}
+    def own(self, s, params, rng, *, d_model, n_heads, rows):
+        return {TABLE_PARAM: rng.normal(0.0, 0.02, size=(rows, d_model))}  # N(0, 0.02^2), as GPT-2 / BERT
 
-    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
-        if pos.size > L:
-            raise ValueError(f"the learned table has {L} rows (positions 0 .. {L - 1}); it has no row for position {L}")
-        return {"table_rows": L}
-
-
-class _Buckets(_Engine):
-    name = "buckets"
-
-    def trainable(self, s, params, *, d_model, n_heads, train_len):
-        return {BUCKET_PARAM: (s.behaviour.num_buckets(**s.validate_params(params)), n_heads)}
-
-    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
-        p = s.validate_params(params)
-        return {"buckets": s.behaviour.buckets(pos, pos, **p), "num_buckets": s.behaviour.num_buckets(**p)}
+    def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
+        if at[-1] >= rows:
+            raise ValueError(f"the learned table has {rows} rows (positions 0 .. {rows - 1}); it has no row for position "
+                             f"{int(at[at >= rows][0])}")
+        return {"rows": at.astype(np.int64)}
 
 
 class _Bias(_Engine):
     name = "bias"
 
-    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
-        return {"bias": mask + s.bias(pos, pos, H, **params)}  # the mask too, whatever the bias does
+    def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
+        return {"bias": mask + s.bias(at, at, H, **params)}  # the mask too, whatever the bias does
+
+
+class _TrainedBias(_Engine):
+    name = "trained bias"
+
+    def own(self, s, params, rng, *, d_model, n_heads, rows):
+        return s.behaviour.trainable.init(rng, n_heads, **s.validate_params(params))
+
+    def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
+        settings = s.validate_params(params)
+        trainable: TrainableBias = s.behaviour.trainable
+        return {"trainable": trainable, "settings": settings, "weights": tuple(trainable.shapes(H, **settings))}
 
 
 class _Rotary(_Engine):
     name = "rotary"
 
-    def arrays(self, s, params, pos, mask, *, d, hd, H, L):
-        mq, mk = _rotary_maps(s, pos.size, hd, params)
+    def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
+        mq, mk = _rotary_maps(s, at, hd, params, span)
         return {"mq": mq, "mk": mk}
 
 
-_ENGINES = {  # a scheme's behaviour class -> its lab engine, from what the scheme declares (a last row, bucket ids)
+_ENGINES = {  # a scheme's behaviour class -> its lab engine, from what the scheme declares (a last row, trainable weights)
     Additive: lambda s: _Table() if s.max_len is not None else _Additive(),
-    Bias: lambda s: _Buckets() if s.behaviour.buckets is not None else _Bias(),
+    Bias: lambda s: _TrainedBias() if s.behaviour.trainable is not None else _Bias(),
     Rotary: lambda s: _Rotary(),
 }
 
@@ -127,8 +173,59 @@ def _engine(scheme) -> _Engine:
     return _ENGINES[type(scheme.behaviour)](scheme)
 
 
-ENGINE = {name: _engine(get_scheme(key)) for name, key in REGISTRY_KEY.items()}
-KIND = {name: engine.name for name, engine in ENGINE.items()}  # additive, table, buckets, bias or rotary
+def _lab_params(scheme) -> dict:
+    return {p.name: CAUSAL_FORM[p.name] for p in scheme.params if p.name in CAUSAL_FORM}
+
+
+def _why_not(key: str, scheme) -> str | None:
+    """Why the lab cannot train registry scheme ``key`` (None: it can), from what the scheme declares."""
+    width = scheme.behaviour.width
+    if width is not None:
+        return (f"a trained model's table with its own width ({width}) and {scheme.max_len} rows: the lab's model trains "
+                "a table of its own width and length from the untrained entry's initialisation (the Learned table)")
+    if scheme.page == EXTENSION_PAGE:
+        if key in EXTENSIONS.values():
+            return ("a test-time method, not a trained scheme: the lab applies it to its trained RoPE model past L, "
+                    "with factor = length / L (the extension chart)")
+        return f"a test-time method for a trained RoPE model, not a trained scheme, and not one the lab applies ({scheme.fine_tuning})"
+    try:  # anything else the engine cannot build says so itself
+        engine = _engine(scheme)
+        at, params = np.arange(4.0), _lab_params(scheme)
+        engine.own(scheme, params, np.random.default_rng(0), d_model=8, n_heads=2, rows=4)
+        engine.arrays(scheme, params, at, np.zeros((2, 4, 4)), d=8, hd=4, H=2, rows=4, span=4)
+    except (ValueError, TypeError, KeyError) as exc:
+        return str(exc)
+    return None
+
+
+def _derive() -> tuple[dict[str, LabScheme], dict[str, str]]:
+    lab, refused = {}, {}
+    for key, scheme in SCHEMES.items():
+        setting = LAB_SETTINGS.get(key, {})
+        model, randomize = setting.get("train_as", (key, 0))
+        reason = _why_not(key, scheme) if model == key else None
+        if reason is not None:
+            refused[key] = reason
+            continue
+        name = setting.get("name", key)
+        lab[name] = LabScheme(name, key, model, _lab_params(get_scheme(model)), setting.get("shown", scheme.short_name),
+                              randomize, setting.get("default", True))
+    return lab, refused
+
+
+LAB, _REFUSED = _derive()
+LAB_SCHEMES = tuple(LAB)  # every scheme the lab can train, in the registry's order
+DEFAULT_SCHEMES = tuple(name for name, s in LAB.items() if s.default)  # what ``python -m posenc.lab`` trains
+REGISTRY_KEY = {name: s.key for name, s in LAB.items()}
+PARAMS = {name: s.params for name, s in LAB.items()}
+NAMES = {name: s.shown for name, s in LAB.items()}
+ENGINE = {name: _engine(get_scheme(s.model)) for name, s in LAB.items()}
+KIND = {name: engine.name for name, engine in ENGINE.items()}  # additive, table, rotary, bias or trained bias
+
+
+def untrainable() -> dict[str, str]:
+    """{registry key: why the lab does not train it} for every registry scheme that is not a lab scheme."""
+    return dict(_REFUSED)
 
 
 def _takes_extensions(key: str, params: dict) -> bool:
@@ -137,8 +234,41 @@ def _takes_extensions(key: str, params: dict) -> bool:
     return s.behaviour.scaling_block is not None and s.scaling_block(**params) is None
 
 
-# the lab schemes evaluated with each test-time extension too (from the registry: RoPE, not xPos)
-EXTENSIBLE = tuple(name for name in LAB_SCHEMES if _takes_extensions(REGISTRY_KEY[name], PARAMS[name]))
+# the lab schemes evaluated with each test-time extension too (from the registry: RoPE, not xPos or p-RoPE; at positions
+# 0 .. n-1 only, so not a randomized one)
+EXTENSIBLE = tuple(name for name, s in LAB.items() if _takes_extensions(s.model, s.params) and not s.randomize)
+
+
+def reads_positions(scheme: str) -> bool:
+    """The scheme's model reads positions (every scheme but NoPE, whose only order signal is the causal mask)."""
+    return not get_scheme(LAB[check_choice("scheme", scheme, LAB_SCHEMES)].model).mask_only
+
+
+def random_range(scheme: str, randomize: int | None = None) -> int:
+    """N of the scheme's randomized positions: ``randomize`` (0: positions 0 .. n-1), or the scheme's own (None).
+
+    Raises ValueError for a scheme that reads no positions (NoPE) with N > 0."""
+    check_choice("scheme", scheme, LAB_SCHEMES)
+    N = LAB[scheme].randomize if randomize is None else check_int("randomize", randomize, lo=0, hi=MAX_RANGE)
+    if N and not reads_positions(scheme):
+        raise ValueError(f"{NAMES[scheme]} reads no positions (its only order signal is the causal mask): randomized "
+                         "positions would change nothing; train it without them")
+    return N
+
+
+def sampler(scheme: str, randomize: int | None, rng: np.random.Generator) -> Callable[[int], np.ndarray] | None:
+    """``draw(n)``: the positions of the next forward pass of n tokens, a sorted random n-subset of [0, N) from ``rng``
+    (None when the scheme's positions are 0 .. n-1)."""
+    N = random_range(scheme, randomize)
+    if not N:
+        return None
+
+    def draw(n: int) -> np.ndarray:
+        if n > N:
+            raise ValueError(f"randomized positions come from [0, {N:,}): a sequence of {n:,} tokens does not fit")
+        return randomized_positions(n, N, rng)
+
+    return draw
 
 
 @dataclass(frozen=True)
@@ -149,26 +279,31 @@ class Positions:
     kind: str
     n: int
     bias: np.ndarray  # (H, n, n) additive logit bias, causal mask included
+    at: np.ndarray  # (n,) the positions the scheme was read at: 0 .. n-1, or a sorted random sample of [0, N)
     add: np.ndarray | None = None  # (n, d_model) fixed additive encoding
-    table_rows: int | None = None  # rows of the trainable (L, d_model) table (n <= L)
+    rows: np.ndarray | None = None  # (n,) int rows of the trainable table read at the n tokens
     mq: np.ndarray | None = None  # (n, hd, hd) query map per position
     mk: np.ndarray | None = None  # (n, hd, hd) key map per position
-    buckets: np.ndarray | None = None  # (n, n) int64 ids into the (num_buckets, H) table
-    num_buckets: int = 0
+    trainable: TrainableBias | None = None  # a trained bias: its forward, backward and project
+    settings: dict | None = None  # the scheme's parameters those take
+    weights: tuple[str, ...] = ()  # the names of its weights among the model's parameters
 
 
-def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int) -> dict[str, tuple[int, ...]]:
-    """Shapes of the scheme's own trainable parameters: {TABLE_PARAM: (L, d)}, {BUCKET_PARAM: (B, H)} or {}."""
+def own_weights(scheme: str, rng: np.random.Generator, *, d_model: int, n_heads: int, train_len: int,
+                randomize: int | None = None) -> dict[str, np.ndarray]:
+    """The scheme's own trainable weights, initialised from ``rng``: {TABLE_PARAM: (L or N, d)} N(0, 0.02^2), a trained
+    bias's weights as the scheme draws them (T5 N(0, 0.02^2) per bucket and head; Kerple and FIRE as their authors'
+    code), or {}."""
     check_choice("scheme", scheme, LAB_SCHEMES)
-    return ENGINE[scheme].trainable(get_scheme(REGISTRY_KEY[scheme]), dict(PARAMS[scheme]),
-                                    d_model=d_model, n_heads=n_heads, train_len=train_len)
+    rows = random_range(scheme, randomize) or check_int("train_len", train_len, lo=1)
+    s = LAB[scheme]
+    return ENGINE[scheme].own(get_scheme(s.model), dict(s.params), rng, d_model=d_model, n_heads=n_heads, rows=rows)
 
 
-def _rotary_maps(scheme, n: int, head_dim: int, params: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The scheme's q and k transforms at each position as matrices: (n, hd, hd) each, M[p] @ x == qk(x at p)."""
-    eye = np.broadcast_to(np.eye(head_dim)[:, None, :], (head_dim, n, head_dim))  # (hd as j, n, hd): e_j at every p
-    q, k = scheme.qk(eye, eye, np.arange(n), seq_len=n, **params)  # (hd, n, hd) each
-    return tuple(np.ascontiguousarray(m.transpose(1, 2, 0)) for m in (q, k))  # (n, hd, hd): column j = transform of e_j
+def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int, randomize: int | None = None) -> dict:
+    """Shapes of the scheme's own trainable weights ({} for a fixed scheme)."""
+    w = own_weights(scheme, np.random.default_rng(0), d_model=d_model, n_heads=n_heads, train_len=train_len, randomize=randomize)
+    return {k: v.shape for k, v in w.items()}
 
 
 def rope_extension(extension: str, factor: float, train_len: int) -> tuple[str, dict]:
@@ -176,6 +311,15 @@ def rope_extension(extension: str, factor: float, train_len: int) -> tuple[str, 
     check_choice("extension", extension, EXTENSIONS)
     return EXTENSIONS[extension], {"base": ROPE_BASE, "layout": "half_split", "factor": float(factor),
                                    "original_max_position_embeddings": int(train_len)}
+
+
+def _check_at(at, n: int, N: int) -> np.ndarray:
+    a = np.asarray(at, dtype=np.float64)
+    if a.shape != (n,) or not np.all(np.isfinite(a)) or np.any(np.diff(a) <= 0) or (n and a[0] < 0):
+        raise ValueError(f"positions must be {n} increasing numbers from 0 up, got shape {a.shape}")
+    if N and n and a[-1] >= N:
+        raise ValueError(f"randomized positions come from [0, {N:,}), got {a[-1]:g}")
+    return a
 
 
 def positions(
@@ -186,11 +330,15 @@ def positions(
     n_heads: int,
     train_len: int,
     extension: str | None = None,
+    at=None,
+    randomize: int | None = None,
 ) -> Positions:
-    """The arrays the engine needs for ``scheme`` on a length-n sequence.
+    """The arrays the engine needs for ``scheme`` on a length-n sequence whose tokens sit at positions ``at``
+    (default 0 .. n-1; a randomized run passes each forward pass's sample, ``sampler``).
 
-    ``extension`` (RoPE only) applies a context extension at test time with factor n / train_len
-    (at least 1): "pi", "ntk", "dynamic" (at the current length n), "yarn" (with its attention
+    ``randomize``: the range N of randomized positions (None: the scheme's own, ``LAB``; 0: none); the learned table
+    then has N rows.  ``extension`` (RoPE only, positions 0 .. n-1) applies a context extension at test time with
+    factor n / train_len (at least 1): "pi", "ntk", "dynamic" (at the current length n), "yarn" (with its attention
     factor on cos and sin of q and k, as HF does) or "llama3".
     The learned table raises ValueError past its last row: it has no row for position L.
     """
@@ -202,14 +350,15 @@ def positions(
     if d % H or (d // H) % 2:
         raise ValueError(f"d_model / n_heads must be an even integer, got {d} / {H}")
     hd = d // H
+    N = random_range(scheme, randomize)
+    at = np.arange(n, dtype=np.float64) if at is None else _check_at(at, n, N)
     engine = ENGINE[scheme]
-    key, params = REGISTRY_KEY[scheme], dict(PARAMS[scheme])
+    key, params = LAB[scheme].model, dict(PARAMS[scheme])
     if extension is not None:
-        if scheme not in EXTENSIBLE:
+        if scheme not in EXTENSIBLE or N:
             raise ValueError(f"context extensions apply to the {' and '.join(NAMES[s] for s in EXTENSIBLE)} model only, "
-                             f"got scheme {scheme!r}")
+                             f"at positions 0 .. n-1; got scheme {scheme!r}" + (f" with randomized positions (N = {N})" if N else ""))
         key, params = rope_extension(extension, max(1.0, n / L), L)
-    pos = np.arange(n, dtype=np.float64)
-    mask = get_scheme("nope").bias(pos, pos, H)  # (H, n, n): 0 on/below the diagonal, -inf above
-    arrays = engine.arrays(get_scheme(key), params, pos, mask, d=d, hd=hd, H=H, L=L)
-    return Positions(scheme, engine.name, n, **{"bias": mask, **arrays})
+    mask = get_scheme("nope").bias(at, at, H)  # (H, n, n): 0 on/below the diagonal, -inf above
+    arrays = engine.arrays(get_scheme(key), params, at, mask, d=d, hd=hd, H=H, rows=N or L, span=N or n)
+    return Positions(scheme, engine.name, n, **{"bias": mask, "at": at, **arrays})

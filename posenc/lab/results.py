@@ -88,7 +88,7 @@ def ratio(results: dict, scheme: str, *, at: int = 4) -> dict:
     Returns {"ratio": mean, "min", "max", "std", "per_seed": [...], "reason": None or why it is NaN}.
     """
     L = results["config"]["train_len"]
-    if scheme in results["undefined"] and at > 1:
+    if scheme in results["undefined"] and all(g is None for g in gaps(results, scheme, at * L)):
         reason = results["undefined"][scheme]
         return {"ratio": math.nan, "min": math.nan, "max": math.nan, "std": math.nan, "per_seed": [], "reason": reason}
     per = [b / a if a is not None and b is not None and a > 0 else math.nan

@@ -3,7 +3,8 @@
 axes: B batch, L training length.
 
 All randomness comes from numpy.random.default_rng: the model's initial weights from
-[seed, 0] and [seed, 1] (model.init_params), the training batches from [seed, 2].  The same
+[seed, 0] and [seed, 1] (model.init_params), the training batches from [seed, 2], and with randomized
+positions each batch's sample of positions from [seed, 3] (one sample per batch, drawn in step order).  The same
 seed gives bit-identical numbers on one machine (float64; nothing multithreaded reorders a sum
 except BLAS, whose order is fixed for fixed shapes on one machine).
 """
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from posenc._validate import check_int
-from posenc.lab.model import ModelConfig, init_params, loss_and_grad
-from posenc.lab.positions import positions
+from posenc.lab.model import ModelConfig, init_params, loss_and_grad, project
+from posenc.lab.positions import positions, sampler
 from posenc.lab.task import MarkovSource
 
 
@@ -76,31 +77,37 @@ def train(
     should_stop: Callable[[], bool] | None = None,
     every: int = 25,
     initial: dict[str, np.ndarray] | None = None,
+    randomize: int | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Train one model; returns (parameters, training loss per step (steps,)).
 
     ``progress(step, steps, loss)`` is called every ``every`` steps and after the last one;
     ``should_stop()`` is asked at the same moments and raises ``Cancelled`` when it says True,
     so a stopped run never returns (or gets cached as) a partial model.  ``initial`` replaces the
-    seeded initial parameters (the benchmark perturbs them to measure reproducibility).
+    seeded initial parameters (the benchmark perturbs them to measure reproducibility).  ``randomize``: the range N
+    of randomized positions (None: the scheme's own, positions.LAB; 0: positions 0 .. L-1): every batch then reads
+    a new sorted sample of L positions from [0, N).  A trained bias's ``project`` follows every step.
     """
     if cfg.vocab != source.vocab:
         raise ValueError(f"model vocab {cfg.vocab} differs from the source's {source.vocab}")
     L = check_int("train_len", train_len, lo=2, hi=4096)
-    init = init_params(cfg, scheme, L, seed) if initial is None else initial
+    init = init_params(cfg, scheme, L, seed, randomize=randomize) if initial is None else initial
     names = list(init)
     flat = np.concatenate([init[k].ravel() for k in names])  # every parameter in one vector
     params, offset = {}, 0
     for k in names:  # views into ``flat``: one Adam update moves them all
         params[k] = flat[offset : offset + init[k].size].reshape(init[k].shape)
         offset += init[k].size
-    pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=L)
+    pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=L, randomize=randomize)
+    draw = sampler(scheme, randomize, np.random.default_rng([seed, 3]))  # None: positions 0 .. L-1 throughout
     inputs, targets = batches(source, tc, L, seed)
     m = np.zeros_like(flat)
     v = np.zeros_like(flat)
     losses = np.empty(tc.steps)
     b1, b2 = tc.beta1, tc.beta2
     for step in range(tc.steps):
+        if draw is not None:
+            pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=L, at=draw(L), randomize=randomize)
         loss, grads = loss_and_grad(params, inputs[step], targets[step], pos, cfg)
         losses[step] = loss
         g = np.concatenate([grads[k].ravel() for k in names])
@@ -111,6 +118,7 @@ def train(
         v += (1 - b2) * (g * g)
         c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
         flat -= tc.lr_at(step) * (m / c1) / (np.sqrt(v / c2) + tc.adam_eps)
+        project(params, pos)
         if (step + 1) % every == 0 or step + 1 == tc.steps:
             if progress is not None:
                 progress(step + 1, tc.steps, loss)
