@@ -51,6 +51,14 @@ PAGES: tuple[PageInfo, ...] = (
              "The comparison table, every column measured."),
     PageInfo("pages/lab.py", "Extrapolation lab", ":material/science:", "Compare", "lab",
              "Tiny transformers trained at L, measured to 8L against an exact floor."),
+    PageInfo("pages/real_order.py", "Order, for real", ":material/swap_horiz:", "Inside a real model", "real_order",
+             "SmolLM2-135M tells the dog from the man; without positions, much less."),
+    PageInfo("pages/real_heads.py", "What the heads do", ":material/visibility:", "Inside a real model", "real_heads",
+             "Every head of a real model classified by where it looks, and the rotation pairs each kind uses."),
+    PageInfo("pages/real_relative.py", "Relative, for real", ":material/moving:", "Inside a real model", "real_relative",
+             "Shift every position by up to 10^6: exact in float64, drifting in bfloat16 and float16."),
+    PageInfo("pages/real_extension.py", "What an extension costs", ":material/compress:", "Inside a real model", "real_extension",
+             "PI, NTK-aware, YaRN and Llama 3 at factors 2, 4, 8 on text the model already handles."),
 )
 
 PAGE_BY_PATH = {p.path: p for p in PAGES}

