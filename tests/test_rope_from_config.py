@@ -202,3 +202,114 @@ def test_every_declared_rope_type_trait_holds(rope_type):
         assert (traits.config_note in notes) if traits.config_note else not any("is not a transformers v5 key" in n for n in notes)
         partial = _read({**block, "partial_rotary_factor": 0.5})
         assert partial.rotary_dim == (128 if traits.zero_pairs else 64)
+
+
+# ----------------------------------------------------------------------------- real configs of tests/data/real_configs.json
+
+REAL = {k: v for k, v in json.loads((Path(__file__).parent / "data" / "real_configs.json").read_text()).items() if not k.startswith("_")}
+HF_REAL = HF["real_configs"]
+REQUIRED_REAL = ("Aya 23 8B", "Command R7B", "SmolLM3 3B", "Falcon-RW-1B", "Ministral 3 8B", "Gemma 2 27B", "Granite 3.0 2B",
+                 "GPT-OSS 20B")
+
+
+def test_every_real_config_names_its_source_and_was_run_through_transformers():
+    assert set(REQUIRED_REAL) <= set(REAL)
+    for name, entry in REAL.items():
+        assert " : " in entry["source"] and ("config.json" in entry["source"] or "params.json" in entry["source"])
+        if "dim" not in entry["config"]:  # Meta's params.json has no transformers class
+            assert HF_REAL[name]["source"] and HF_REAL[name]["model_type"]
+
+
+def _hf_run(ref: dict) -> dict:
+    runs = ref["runs"]
+    return runs["full_attention"][0] if isinstance(runs, dict) else runs[0]
+
+
+@pytest.mark.parametrize("name", [n for n in REAL if n != "Falcon-RW-1B" and "dim" not in REAL[n]["config"]])
+def test_real_config_against_transformers(name):
+    ref, r = HF_REAL[name], posenc.rope_from_config(REAL[name]["config"])
+    run = _hf_run(ref)
+    _close(r.inv_freq, run["inv_freq_buffer"])
+    assert math.isclose(r.attention_factor, run["cos_factor"], rel_tol=1e-6)
+    assert math.isclose(r.logit_scale, run["cos_factor"] ** 2 * ref["logit_extra"], rel_tol=1e-6)  # incl. the softmax scale
+    if "layers" in ref:  # each layer as the model's own attention module holds it: rotates or not, its window
+        rope = [layer["rope"] for layer in ref["layers"]]
+        windows = [layer["sliding_window"] for layer in ref["layers"]]
+        kinds = {(k["rope"], k["window"] if k["attention"] == "sliding" else None): k["count"] for k in r.layers.values()}
+        assert kinds == {key: sum(1 for x in zip(rope, windows) if x == key) for key in set(zip(rope, windows))}
+
+
+def test_the_three_wrong_answers_of_issue_39():
+    aya = posenc.rope_from_config(REAL["Aya 23 8B"]["config"])
+    assert aya.layout == "interleaved" == HF["layouts"]["cohere"] == HF["layouts"]["cohere2"]
+    smol = posenc.rope_from_config(REAL["SmolLM3 3B"]["config"])
+    assert smol.layers["full_attention"]["count"] == 27 and smol.layers["full_attention_no_rope"]["count"] == 9
+    assert smol.layers["full_attention_no_rope"]["inv_freq"] is None
+    from posenc.io.configlayers import NotRoPE
+
+    with pytest.raises(NotRoPE, match="uses ALiBi .*pages/relative_bias.py") as info:
+        posenc.rope_from_config(REAL["Falcon-RW-1B"]["config"])
+    assert (info.value.scheme, info.value.page, info.value.heads) == ("alibi", "pages/relative_bias.py", 32)
+    assert HF_REAL["Falcon-RW-1B"]["alibi"] and not HF_REAL["Falcon-RW-1B"]["rotary"]
+
+
+def test_every_family_layout_is_its_rotate_codes():
+    from posenc.io.configlayers import FAMILY_LAYOUT
+
+    assert HF["layouts"] and all(FAMILY_LAYOUT[mt][0] == got for mt, got in HF["layouts"].items())
+
+
+def test_query_scaling_and_softmax_scales():
+    mini = posenc.rope_from_config(REAL["Ministral 3 8B"]["config"])
+    q = HF_REAL["Ministral 3 8B"]["query_scale"]  # transformers' get_llama_4_attn_scale at these positions
+    np.testing.assert_allclose([mini.query_factor(p) for p in q["positions"]], q["factor"], rtol=1e-6)
+    at = mini.logit_scale_at(262143)
+    assert math.isclose(at["query(p)"], 1 + 0.1 * math.log(16), rel_tol=1e-12) and math.isclose(at["total"], at["query(p)"])
+    scout = posenc.rope_from_config(REAL_CONFIGS["Llama 4 Scout"])
+    nope = scout.layers["full_attention_no_rope"]
+    assert nope["count"] == 12 and nope["query_scale"]["kind"] == "attn_temperature_tuning"
+    # Llama4TextAttention: log1p(floor((p + 1) / floor_scale)) * attn_scale + 1, in the NoPE layers only
+    assert math.isclose(scout.logit_scale_at(8191, "full_attention_no_rope")["query(p)"], 1 + 0.1 * math.log(2), rel_tol=1e-12)
+    assert scout.logit_scale_at(8191)["query(p)"] == 1.0
+    for name, ratio in (("Gemma 2 27B", math.sqrt(128 / 144)), ("Gemma 3 27B", math.sqrt(128 / 168)), ("Granite 3.0 2B", 0.125)):
+        r = posenc.rope_from_config(REAL[name]["config"])
+        assert math.isclose(r.logit_scale_at(0)["softmax"], ratio, rel_tol=1e-12)
+        assert math.isclose(HF_REAL[name]["logit_extra"], ratio, rel_tol=1e-6)
+
+
+def test_gemma3_type_spelling_is_read_as_written_and_said():
+    cfg = json.loads(json.dumps(REAL["Gemma 3 27B"]["config"]))
+    cfg["text_config"]["rope_scaling"] = {"type": "linear", "factor": 8.0}
+    r = posenc.rope_from_config(cfg)
+    ref = HF_REAL["Gemma 3 27B, type spelling"]
+    assert ref["rope_parameters"]["full_attention"]["rope_type"] == "default"  # transformers 5.24 runs it unscaled
+    unscaled = ref["runs"]["full_attention"][0]["inv_freq_buffer"]
+    _close(r.inv_freq * 8, unscaled)  # posenc applies the x8 the block names
+    assert any("spells its type as 'type'" in n and "unscaled" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"tokenizer_class": "LlamaTokenizer", "model_max_length": 131072, "bos_token": "<s>"}', "tokenizer_config.json"),
+    ('{"_from_model_config": true, "bos_token_id": 1, "do_sample": true, "temperature": 0.6}', "generation_config.json"),
+    ('{"metadata": {"total_size": 16060522496}, "weight_map": {"lm_head.weight": "model-00004-of-00004.safetensors"}}',
+     "model.safetensors.index.json"),
+])
+def test_the_wrong_file_is_named(text, match):
+    with pytest.raises(ValueError, match=match) as info:
+        posenc.rope_from_config(text)
+    assert "config.json" in str(info.value)
+
+
+def test_metas_params_json_is_read():
+    r = posenc.rope_from_config(REAL["Llama 3.1 8B params.json"]["config"])
+    hf = posenc.rope_from_config(REAL_CONFIGS["Llama 3.1 8B"])
+    np.testing.assert_array_equal(r.inv_freq, posenc.rope_from_config(REAL_CONFIGS["Llama 3.1 8B"], seq_len=65536).inv_freq)
+    assert (r.head_dim, r.base, r.rope_type, r.layout, hf.layout) == (128, 500000.0, "llama3", "interleaved", "half_split")
+    assert r.served_length == 65536 and any("params.json" in n for n in r.notes)
+
+
+def test_the_examples_match_their_real_configs():
+    for name in ("Ministral 3 8B", "SmolLM3 3B", "Gemma 2 27B", "GPT-OSS 20B"):
+        ex, real = REAL_CONFIGS[name], REAL[name]["config"]
+        ex_body, real_body = ex.get("text_config", ex), real.get("text_config", real)
+        assert all(real_body[k] == v for k, v in ex_body.items()), name

@@ -122,6 +122,40 @@ REAL_CONFIGS: dict[str, dict] = {
         "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768,
         "rope_theta": 1000000.0, "sliding_window": None,
     },
+    # mistralai/Ministral-3-8B-Instruct-2512 config.json (text_config): YaRN x16 and llama_4_scaling_beta
+    "Ministral 3 8B": {
+        "_name_or_path": "mistralai/Ministral-3-8B-Instruct-2512", "architectures": ["Mistral3ForConditionalGeneration"],
+        "model_type": "mistral3",
+        "text_config": {
+            "model_type": "ministral3", "hidden_size": 4096, "head_dim": 128, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "num_hidden_layers": 34, "max_position_embeddings": 262144, "sliding_window": None,
+            "rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 16.0, "llama_4_scaling_beta": 0.1, "mscale": 1.0,
+                                "mscale_all_dim": 1.0, "original_max_position_embeddings": 16384, "rope_theta": 1000000.0,
+                                "rope_type": "yarn", "type": "yarn"},
+        },
+    },
+    # HuggingFaceTB/SmolLM3-3B config.json: no RoPE in every 4th layer (no_rope_layers)
+    "SmolLM3 3B": {
+        "_name_or_path": "HuggingFaceTB/SmolLM3-3B", "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+        "hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 36,
+        "max_position_embeddings": 65536, "no_rope_layer_interval": 4, "no_rope_layers": [1, 1, 1, 0] * 9, "rope_scaling": None,
+        "rope_theta": 5000000.0, "sliding_window": None, "use_sliding_window": False,
+    },
+    # google/gemma-2-27b config.json: sliding window on every other layer, softmax scale query_pre_attn_scalar^-1/2
+    "Gemma 2 27B": {
+        "_name_or_path": "google/gemma-2-27b", "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+        "attn_logit_softcapping": 50.0, "head_dim": 128, "hidden_size": 4608, "num_attention_heads": 32, "num_key_value_heads": 16,
+        "num_hidden_layers": 46, "max_position_embeddings": 8192, "query_pre_attn_scalar": 144, "rope_theta": 10000.0,
+        "sliding_window": 4096,
+    },
+    # openai/gpt-oss-20b config.json: YaRN x32 (truncate false), 128-token windows on every other layer
+    "GPT-OSS 20B": {
+        "_name_or_path": "openai/gpt-oss-20b", "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+        "hidden_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 24,
+        "layer_types": ["sliding_attention", "full_attention"] * 12, "max_position_embeddings": 131072, "rope_theta": 150000,
+        "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                         "rope_type": "yarn", "truncate": False}, "sliding_window": 128,
+    },
 }
 
 EXAMPLE_TEXTS: dict[str, str] = {name: json.dumps(cfg, indent=2) for name, cfg in REAL_CONFIGS.items()}

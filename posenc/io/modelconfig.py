@@ -34,7 +34,7 @@ import numpy as np
 from posenc._validate import check_float, check_int
 from posenc.io.configblocks import is_gemma3, local_layers, scaling_block
 from posenc.io.configjson import MAX_CONFIG_BYTES, bounded, decode_config_bytes, load_config
-from posenc.io.configlayers import check_file, check_rope, layer_plan, layout_of, meta_params, query_factor, query_scale, softmax_scale
+from posenc.io.configlayers import NotRoPE, check_file, check_rope, layer_plan, layout_of, meta_params, query_factor, query_scale, softmax_scale
 from posenc.io.examples import EXAMPLE_TEXTS
 from posenc.schemes.scaling import MAX_CONTEXT, MAX_HEAD_DIM, ROPE_TRAITS, ROPE_TYPES, rope_frequencies, shown, yarn_get_mscale
 
@@ -296,6 +296,8 @@ def parse_model_config(config) -> ModelRope:
     """Parse a config.json (text, the lines of one, or a dict) into a ModelRope; ValueError says what is wrong."""
     try:
         return _parse(config)
+    except NotRoPE:
+        raise
     except ValueError as exc:
         raise ValueError(bounded(str(exc))) from None
 
