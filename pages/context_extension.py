@@ -5,13 +5,15 @@ import streamlit as st
 from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
 from posenc.charts.base import style
 from posenc.charts.extension import fidelity_chart, percentile_chart, ratio_chart
-from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES, decode_config_bytes
+from posenc.io._limits import MAX_UPLOAD_MB
+from posenc.io.gguf import GGUF_HELP, config_text
+from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.io.ropeconfig import rope_from_config
-from posenc.ui import controls
-from posenc.ui.cache import safe
+from posenc.ui import controls, md
+from posenc.ui.cache import cached, safe
 from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, table
 from posenc.ui.section import section
-from posenc.views.extension import extension_detail, model_view
+from posenc.views.extension import extension_detail, model_view, positional_scheme
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
 
 PATH = "pages/context_extension.py"
@@ -36,11 +38,12 @@ train = controls.number("trained length L", "train", default=8192, lo=16, hi=1_0
 s = controls.number("factor s = target / L", "s", default=4.0, lo=1.0, hi=64.0, step=0.5, container=c[3])
 
 with st.container(border=True):
-    st.markdown("**Your model.** Pick an example, paste a `config.json` (or its rope lines), or upload one: it is drawn at "
-                "its own head size, base and served length.")
+    st.markdown("**Your model.** Pick an example, paste a `config.json` (or its rope lines), or upload one or a GGUF file's "
+                "first megabytes: it is drawn at its own head size, base and served length.")
     left, right = st.columns([1, 2])
     example = controls.choice("example config", "model", ["none", *EXAMPLE_CONFIGS], default="none", style="select", container=left)
-    upload = left.file_uploader("config.json file", type=["json"], key="cfg_file", max_upload_size=1)
+    upload = left.file_uploader("config.json or GGUF file", type=["json", "gguf"], key="cfg_file", max_upload_size=MAX_UPLOAD_MB,
+                                help=GGUF_HELP)
     pasted = right.text_area("config.json text", key="cfg_text", height=150, max_chars=MAX_CONFIG_BYTES + 1,
                              placeholder='{"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": {...}}')
     st.caption("The link carries the example choice and the controls, not pasted or uploaded text (a config runs to kilobytes).")
@@ -51,16 +54,19 @@ with st.container(border=True):
         text = ""
     if upload is not None:
         try:
-            text = decode_config_bytes(upload.getvalue())
+            text, _ = config_text(upload.getvalue())
         except ValueError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md.escape(str(exc), limit=600), icon=":material/error:")
             text = ""
     mv = safe(model_view, text, ()) if text else None
+    other = cached(positional_scheme, text) if text and mv is None else None
+    if other is not None:
+        st.page_link(other["page"], label="This model's positions are explained on another page: open it", icon=":material/arrow_forward:")
     if mv is not None:
         t1, t2 = st.columns([3, 2])
-        t1.table(mv["table"].set_index("field"))
+        t1.table(mv["table"].assign(value=mv["table"]["value"].map(lambda v: md.escape(v, limit=200))).set_index("field"))
         for note in mv["model"].notes:
-            t2.info(note, icon=":material/info:")
+            t2.info(md.escape(note, limit=600), icon=":material/info:")
 config = text if mv is not None else ""
 at = controls.choice("compare the methods at", "at", ["controls", "model"], default="controls",
                      format_func={"controls": "the controls above", "model": "the model's settings"}.get,
@@ -86,7 +92,7 @@ if bands is not None:
                + ", ".join(f"{n:,} → {v:g}" for n, v in zip(dyn["length"], dyn["effective_scale"])) + ".")
     chart(style(ratio_chart(bands["frame"], bands["names"], trained=bands["trained"])), key="ext_ratio", data=bands["frame"],
           export_title=("θ′/θ per pair", *bands["settings"]),
-          caption=f"{bands['drawn']} Each point is a pair. Left of L the pair turned fully in training: "
+          caption=f"{md.escape(bands['drawn'], limit=None)} Each point is a pair. Left of L the pair turned fully in training: "
                   "a method that keeps short-range attention "
                   "leaves it at 1. Right of L the pair never completed a turn: interpolating it (θ/s) keeps its angles seen. "
                   "LongRoPE uses Phi-3-mini-128k's searched factors (made for s = 32 from L = 4,096), resampled to d/2 pairs; "
@@ -102,8 +108,8 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
     if fid is not None:
         chart(style(fidelity_chart(fid["frame"], fid["names"])), key="ext_fidelity", data=fid["frame"],
               export_title=("Short-range fidelity", *fid["settings"]),
-              caption=f"{fid['drawn']} Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE "
-                      "at the same d and base, over "
+              caption=f"{md.escape(fid['drawn'], limit=None)} Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE "
+                      "at the same d, base and softmax scale, over "
                       f"{fid['n_samples']} seeded random q ≠ k (seed 0), attention factors included. A method that kept short-range "
                       "attention intact stays near 0; a different seed moving a curve by more than its spread would falsify it.")
     lr = safe(long_range_view, d, base, train, s, config, at, rho)
@@ -111,13 +117,13 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
         chart(style(percentile_chart(lr["logits"], lr["names"], x="distance", x_title="distance D (positions, log)",
                                      y_title="logit (median; band 5–95 %)")), key="ext_logits", data=lr["logits"],
               export_title=("Logit against distance", *lr["settings"]),
-              caption=f"{lr['drawn']} Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, "
+              caption=f"{md.escape(lr['drawn'], limit=None)} Logit of a key at distance D, k = ρq + √(1−ρ²)ε with ρ = {lr['rho']:g}, "
                       f"over {lr['n_samples']} seeded q "
                       "(logit scale and 1/√d included), out to each curve's target.")
         chart(style(percentile_chart(lr["entropy"], lr["names"], x="length", x_title="context length n (log)", baseline="uniform",
                                      y_title="softmax entropy (nats)")), key="ext_entropy", data=lr["entropy"],
               export_title=("Softmax entropy against length", *lr["settings"]),
-              caption=f"{lr['drawn']} Entropy of one query's attention over n keys ({lr['n_entropy']} queries; "
+              caption=f"{md.escape(lr['drawn'], limit=None)} Entropy of one query's attention over n keys ({lr['n_entropy']} queries; "
                       "keys past 64 sampled 256 per "
                       "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
     if fid is not None and lr is not None and bands is not None:

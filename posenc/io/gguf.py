@@ -26,11 +26,12 @@ this reader against files written by ``gguf.GGUFWriter``.
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from dataclasses import dataclass, field
 
-from posenc.io.configjson import bounded
+from posenc.io.configjson import bounded, decode_config_bytes
 
 MAGIC = b"GGUF"
 MAX_READ_BYTES = 64 * 10**6  # read from a path: at most this many bytes (a GGUF header is a few MB)
@@ -137,6 +138,9 @@ class _Reader:
         raise ValueError(f"the GGUF key {key[:80]!r} is an array of type {itype}; posenc reads arrays of numbers and strings")
 
 
+# What an upload box says: a GGUF model is larger than the upload limit, and only its header is read
+GGUF_HELP = ("A GGUF model file is larger than the 50 MB upload limit, and only its header (the first few MB) is read: "
+             "upload its start, made with `head -c 8000000 model.gguf > model-header.gguf`.")
 FIRST_READ_BYTES = 4 * 10**6  # a path is read in growing pieces: 4 MB, then 4x more while the header goes on
 
 
@@ -344,3 +348,12 @@ def _scaling(kv: dict, p: str, notes: list, h: GGUFHeader) -> dict | None:
                          "the softmax mscale it implies is not read from a header")
         return block
     raise ValueError(f"the GGUF header's {p}rope.scaling.type is {str(kind)[:40]!r}; llama.cpp knows none, linear, yarn and longrope")
+
+
+def config_text(data) -> tuple[str, str]:
+    """(config.json text, what was uploaded) for an uploaded file: a GGUF file or its first bytes (by its magic, whatever its
+    name), else a config.json (UTF-8, at most 1 MiB).  The text is what the pages pass on, so a GGUF header gives the page
+    its config.json gives (plus the file's own pairing and notes, in its "gguf" block)."""
+    if is_gguf(data):
+        return json.dumps(gguf_config(bytes(data))), "GGUF header"
+    return decode_config_bytes(data), "config.json"

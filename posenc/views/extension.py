@@ -96,6 +96,47 @@ def extension_detail(head_dim: int, base: float, trained: int, factor: float) ->
     }
 
 
+def _layers_text(mr: ModelRope) -> str:
+    """'27 × full attention, RoPE; 9 × full attention, no RoPE' (the kinds of layer, as the model runs them)."""
+    if not mr.layers:
+        return "not given"
+    return "; ".join(f"{'?' if k['count'] is None else k['count']} × {k['attention']} attention"
+                     + (f" (window {k['window']:,})" if k["window"] else "") + (", RoPE" if k["rope"] else ", no RoPE")
+                     + (f", base {mr.local['base']:g}" if k["local"] and mr.local else "") for k in mr.layers)
+
+
+def _scale_rows(mr: ModelRope, served_af: float) -> list[tuple[str, str]]:
+    """The pieces of the logit scale where a model has more than the attention factor: its softmax scale over
+    1/√d, DeepSeek's mscale², and the query scale at a position (Llama 4, Ministral 3)."""
+    rows = []
+    if mr.softmax_ratio != 1.0:
+        rows.append(("softmax scale ÷ (1/√d)", f"{mr.softmax_ratio:.6g}"))
+    if mr.logit_extra != 1.0:
+        rows.append(("softmax mscale²", f"{mr.logit_extra:.6g}"))
+    q = mr.query_scale
+    if q:
+        L = mr.served_length or q["period"]
+        where = "every layer" if q["layers"] == "all" else "no-RoPE layers"
+        rows.append((f"query scale ({where})", f"{q['formula']}: × {mr.query_factor(q['period']):.4f} at {q['period']:,}, "
+                                               f"× {mr.query_factor(L - 1):.4f} at {L - 1:,}"))
+        rows.append((f"logit scale at p = {L - 1:,}",
+                     f"{served_af ** 2 * mr.logit_extra * mr.softmax_ratio * mr.query_factor(L - 1):.6g}"))
+    return rows
+
+
+def positional_scheme(config_text: str) -> dict | None:
+    """{"scheme", "page", "message"} when the config describes a model without RoPE (ALiBi, learned, T5), else None."""
+    from posenc.io.configlayers import NotRoPE
+
+    try:
+        parse_model_config(config_text)
+    except NotRoPE as exc:
+        return {"scheme": exc.scheme, "page": exc.page, "message": str(exc)}
+    except ValueError:
+        return None
+    return None
+
+
 def model_view(config_text: str, limits: tuple = ()) -> ModelView:
     """Parse a config and say what it sets.  ``limits`` = ((key, lo, hi, step), ...) of the page
     controls (step 0: any value; otherwise the value must be lo + a whole number of steps).
@@ -116,8 +157,10 @@ def model_view(config_text: str, limits: tuple = ()) -> ModelView:
         ("factor × trained length", "—" if mr.target_length is None else f"{mr.target_length:,}"),
         ("served length", "not given" if mr.max_position_embeddings is None else f"{mr.max_position_embeddings:,}"),
         ("attention factor", f"{served_af:.10g}"),
-        ("logit scale", f"{served_af ** 2 * mr.logit_extra:.10g}"),
+        ("logit scale", f"{served_af ** 2 * mr.logit_extra * mr.softmax_ratio:.10g}"),
+        *_scale_rows(mr, served_af),
         ("pairing layout", mr.layout),
+        ("layers", _layers_text(mr)),
         ("longest wavelength 2π/θ′ (positions)", f"{2 * math.pi / inv[-1]:,.6g}"),
     ]
     controls = {"d": mr.rotary_dim, "base": mr.base, "train": mr.trained_length, "s": mr.factor}

@@ -182,3 +182,81 @@ def test_the_settings_title_the_exports_and_stay_out_of_the_drawn_charts():
         assert title["subtitle"] == ["the methods at d 128, base 500000, L 8,192, s 4 → 32,768",
                                      "the model (meta-llama/Llama-3.1-8B) at its own d 128, base 500000, L 8,192 → 131,072"]
         assert "title" not in c["spec"] and "d 128" not in str(c["spec"])  # the drawn spec carries no setting
+
+
+def _gguf_header(cfg: dict, arch: str = "llama") -> bytes:
+    """What llama.cpp's converter writes for ``cfg`` (RoPE keys; tests/test_gguf.py checks the converter's rules)."""
+    import tempfile
+    from pathlib import Path
+
+    import pytest
+
+    gguf = pytest.importorskip("gguf", reason="the gguf package (requirements-dev.txt) writes the reference header")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.gguf"
+        w = gguf.GGUFWriter(str(path), arch)
+        w.add_name(cfg["_name_or_path"])
+        w.add_block_count(cfg["num_hidden_layers"])
+        w.add_context_length(cfg["max_position_embeddings"])
+        w.add_embedding_length(cfg["hidden_size"])
+        w.add_head_count(cfg["num_attention_heads"])
+        w.add_head_count_kv(cfg["num_key_value_heads"])
+        w.add_rope_freq_base(cfg["rope_theta"])
+        w.add_rope_dimension_count(cfg["hidden_size"] // cfg["num_attention_heads"])
+        w.add_token_list([f"t{i}" for i in range(3000)])  # the tokenizer follows the RoPE keys, as in a real file
+        for f in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file, w.close):
+            f()
+        return path.read_bytes()
+
+
+def test_a_gguf_header_gives_the_page_its_config_json_gives():
+    # SmolLM2-135M's config.json (HuggingFaceTB/SmolLM2-135M-Instruct) and the header llama.cpp writes for it
+    cfg = {"_name_or_path": "SmolLM2-135M-Instruct", "model_type": "llama", "hidden_size": 576, "num_attention_heads": 9,
+           "num_key_value_heads": 3, "num_hidden_layers": 30, "max_position_embeddings": 8192, "rope_theta": 100000.0}
+    header = _gguf_header(cfg)
+    pasted = open_page(PAGE)
+    pasted.text_area(key="cfg_text").input(json.dumps(cfg)).run()
+    uploaded = open_page(PAGE)
+    uploaded.file_uploader(key="cfg_file").set_value(("smollm2-header.gguf", header[: len(header) // 2], "application/octet-stream")).run()
+    clean(pasted)
+    clean(uploaded)
+    for key in CHARTS:
+        a, b = curves(pasted, key), curves(uploaded, key)
+        assert a.columns.tolist() == b.columns.tolist() and len(a) == len(b), key
+        for c in a.columns:
+            if a[c].dtype.kind == "f":
+                np.testing.assert_allclose(a[c].to_numpy(), b[c].to_numpy(), rtol=1e-9, err_msg=f"{key} {c}")
+            else:
+                assert a[c].tolist() == b[c].tolist(), (key, c)
+    fa, fb = model_fields(pasted), model_fields(uploaded)
+    assert fb["pairing layout"] == "interleaved" and fa["pairing layout"] == "half_split"  # the file's own pairing
+    assert {k: v for k, v in fa.items() if k != "pairing layout"} == {k: v for k, v in fb.items() if k != "pairing layout"}
+    assert any("GGUF header" in i.value for i in uploaded.info) and any("permuted" in i.value for i in uploaded.info)
+
+
+def test_ministral3_query_scaling_and_softmax_scales_are_on_the_page():
+    at = open_page(PAGE)
+    at.text_area(key="cfg_text").input(EXAMPLE_CONFIGS["Ministral 3 8B"]).run()
+    clean(at)
+    f = model_fields(at)
+    assert f["logit scale at p = 262,143"] == f"{1 + 0.1 * math.log(16):.6g}"  # Ministral3Attention's get_llama_4_attn_scale
+    assert "× 1.0693 at 16,384" in f["query scale (every layer)"]
+    assert any("llama_4_scaling_beta" in i.value for i in at.info)
+    gemma = open_page(PAGE, {"model": "Gemma 2 27B"})
+    clean(gemma)
+    g = model_fields(gemma)
+    assert g["softmax scale ÷ (1/√d)"] == f"{math.sqrt(128 / 144):.6g}" and g["logit scale"].startswith("0.94280904")
+    assert "23 × full attention, RoPE; 23 × sliding attention (window 4,096), RoPE" == g["layers"]
+
+
+def test_the_wrong_file_and_a_model_without_rope_are_named():
+    at = open_page(PAGE)
+    at.text_area(key="cfg_text").input('{"tokenizer_class": "LlamaTokenizerFast", "model_max_length": 131072}').run()
+    assert not at.exception and any("tokenizer\\_config.json" in e.value or "tokenizer_config.json" in e.value for e in at.error)
+    assert set(CHARTS) <= set(charts(at))
+    falcon = {"_name_or_path": "tiiuae/falcon-rw-1b", "model_type": "falcon", "alibi": True, "hidden_size": 2048,
+              "num_attention_heads": 32, "num_hidden_layers": 24}
+    at.text_area(key="cfg_text").input(json.dumps(falcon)).run()
+    assert not at.exception and any("ALiBi" in e.value for e in at.error)
+    links = [e for e in at.get("page_link")]
+    assert links and "relative_bias" in str(links[0].proto)
