@@ -5,8 +5,10 @@ import streamlit as st
 from posenc.analysis.precision import cos_error_profile, first_error_above, first_identical_position, rope_cos_sin, score_error
 from posenc.charts.base import style
 from posenc.charts.extension import precision_chart
+from posenc.io._limits import MAX_UPLOAD_MB
+from posenc.io.gguf import GGUF_HELP, config_text
 from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
-from posenc.ui import controls
+from posenc.ui import controls, md
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, show_code, table
 from posenc.views.precision import precision_view
@@ -25,17 +27,26 @@ c = st.columns(3)
 d = controls.select_slider("head_dim d", "d", list(range(4, 513, 2)), default=128, container=c[0])
 base = controls.number("base (rope_theta)", "base", default=500000.0, lo=2.0, hi=1e9, step=1000.0, container=c[1])
 example = controls.choice("or a model", "model", ["none", *EXAMPLE_CONFIGS], default="none", style="select", container=c[2])
-pasted = st.text_area("or paste a config.json", key="prec_cfg", height=90, max_chars=MAX_CONFIG_BYTES + 1,
-                      placeholder="its RoPE at the served length is used (LongRoPE: the long factors)")
+left, right = st.columns([2, 1])
+pasted = left.text_area("or paste a config.json", key="prec_cfg", height=90, max_chars=MAX_CONFIG_BYTES + 1,
+                        placeholder="its RoPE at the served length is used (LongRoPE: the long factors)")
+upload = right.file_uploader("or upload a config.json or GGUF header", type=["json", "gguf"], key="prec_file",
+                             max_upload_size=MAX_UPLOAD_MB, help=GGUF_HELP)
 text = pasted if pasted.strip() else EXAMPLE_CONFIGS.get(example, "")
 if len(pasted) > MAX_CONFIG_BYTES:
     st.error(f"The pasted text reached the box's limit of {MAX_CONFIG_BYTES // 2**20} MiB and was cut; paste only the config.json.",
              icon=":material/error:")
     text = ""
+if upload is not None:
+    try:
+        text, _ = config_text(upload.getvalue())
+    except ValueError as exc:
+        st.error(md.escape(str(exc), limit=600), icon=":material/error:")
+        text = ""
 
 v = safe(precision_view, d, base, text)
 if v is not None:
-    st.markdown(f"**Computed for:** {v['label']}")
+    st.markdown(f"**Computed for:** {md.escape(v['label'], limit=200)}")
     rows = {r["mode"]: r for r in v["table"].to_dict("records")}
     m = st.columns(4)
     for col, (mode, r) in zip(m, rows.items()):
@@ -57,6 +68,6 @@ if v is not None:
           caption="Score of a query rotated at position D with a key at 0, 32 seeded q, k; products rounded to the type of "
                   "cos/sin and summed in float32, as a half-precision matmul does.")
     for note in v["notes"]:
-        st.info(note, icon=":material/info:")
+        st.info(md.escape(note, limit=600), icon=":material/info:")
 
 show_code(precision_view, rope_cos_sin, cos_error_profile, first_identical_position, first_error_above, score_error)

