@@ -87,6 +87,9 @@ def report(text: str, source: str, seq_len: int | None = None) -> dict:
                          "entropy": en.iloc[np.unique(np.linspace(0, len(en) - 1, 8).round().astype(int))][
                              ["length", "p5", "p50", "p95", "uniform"]].to_dict("records")}
     out["summary"] = summary_table(fid, lr, bands).drop(columns=["Extrapolation lab"]).to_dict("records")
+    names = dict(zip(lr["labels"], lr["names"]))  # "YaRN · d 128, ..." -> "YaRN": the settings are said once, under the tables
+    for row in out["summary"] + out["short_range"]["methods"]:
+        row["name"] = names.get(row["method"], row["method"])
     out["drawn"] = lr["drawn"]
     return out
 
@@ -137,7 +140,7 @@ def render(rep: dict, fmt: str) -> str:
     s = rep["short_range"]
     lines += ["", f"{sub}Short-range fidelity: max and mean {s['unit']}, distances 0 .. {s['window']}, "
                   f"{s['n_samples']} seeded q ≠ k (every method at the model's settings)"]
-    lines += _table(s["methods"], ["method", "max", "mean"], fmt, esc)
+    lines += _table(s["methods"], ["name", "max", "mean"], fmt, esc)
     lr = rep["long_range"]
     lines += ["", f"{sub}Long range, the model: {lr['unit']} (ρ = {lr['rho']:g}, {lr['n_samples']} seeded q), "
                   f"out to {lr['target']:,}"]
@@ -146,7 +149,7 @@ def render(rep: dict, fmt: str) -> str:
     lines += [""] + _table([{k: (int(v) if k == "length" else v) for k, v in r.items()} for r in lr["entropy"]],
                            ["length", "p5", "p50", "p95", "uniform"], fmt, esc)
     lines += ["", f"{sub}Summary (the page's table)"]
-    cols = ["method", "short-range max |Δ|", "fast pairs changed by", "logit scale", "entropy at target − at L (nats)"]
+    cols = ["name", "short-range max |Δ|", "fast pairs changed by", "logit scale", "entropy at target − at L (nats)"]
     lines += _table(rep["summary"], cols, fmt, esc)
     lines += ["", esc(rep["drawn"])]
     return "\n".join(lines)

@@ -274,10 +274,10 @@ def _layout(cfg: Mapping, obj: Mapping, notes: list[str]) -> str:
 def _query_note(q: dict | None, served: int | None, notes: list[str]) -> None:
     if not q:
         return
-    where = "every layer" if q["layers"] == "all" else "the NoPE layers (no RoPE)"
+    where = "every layer multiplies" if q["layers"] == "all" else "the NoPE layers (no RoPE) multiply"
     at = [p for p in (q["period"], served) if p]
     said = ", ".join(f"x {query_factor(q, p - 1 if p == served else p):.4f} at p = {p - 1 if p == served else p:,}" for p in at)
-    notes.append(f"{q['kind']}: {where} multiply the query at position p by {q['formula']} ({said}); every logit of that "
+    notes.append(f"{q['kind']}: {where} the query at position p by {q['formula']} ({said}); every logit of that "
                  "query grows by it, which the curves (drawn at one scale) leave out")
 
 
