@@ -9,7 +9,10 @@ up as a test to delete rather than a silent workaround.
    first session that opens a page URL directly therefore runs that page file alone, without
    app.py's router (no sections, no wide layout).  Upstream: streamlit/streamlit#9624.  Fix: app.py
    marks the runs it routes; a page that finds no mark calls ``st.navigation`` itself (which ends
-   the legacy mode) and reruns, so app.py routes from then on.
+   the legacy mode) and reruns, so app.py routes from then on.  ``install`` ends the legacy mode for the
+   whole process as ``st.navigation`` does (``PagesManager.uses_pages_directory = False``): ``python -m deploy``
+   calls it in each worker before Streamlit listens, so no first run there runs a page file alone (and each
+   first run goes through app.py's import warm-up, ``deploy/warm.py``).
 2. **A non-finite link value for a bound number widget** (``?d=inf``, ``?d=1e400``) makes
    Streamlit's URL seeding raise ``OverflowError`` (``int(float("inf"))``) instead of falling back
    to the default, because the seeding catches only ValueError, TypeError and IndexError (binding
@@ -54,6 +57,20 @@ up as a test to delete rather than a silent workaround.
    collections, 71 ms before the first freeze and 11 ms after).  A frozen object is still freed when
    nothing refers to it; only a reference cycle that existed at a freeze and dies later is kept, and
    freezes happen only when a run imports a module (a few times in a process's life).
+7. **Raw upload bytes are kept per session without bound.**  Streamlit stores every file PUT to
+   ``/_stcore/upload_file/<session>/<any id>`` in its ``MemoryUploadedFileManager`` until the session ends: a
+   session can PUT any number of 50 MB files (12 PUTs took one worker from 613 to 1,132 MB, issue 41), and a
+   file the page refused stays too.  Only the size of one file is capped (``server.maxUploadSize``).  Fix:
+   ``guard_uploads`` wraps the manager's ``add_file``: a session keeps at most ``RAW_SESSION_BYTES`` (its newest
+   files; older ones are dropped as a new one arrives) and the worker at most ``RAW_WORKER_BYTES`` (the oldest
+   file of any session dropped first); ``release_upload`` drops one file at once (a refused file, or one whose
+   table is already parsed).  A dropped file only makes its uploader return None on the next run: posenc keeps
+   what it parsed (``posenc.ui.uploads``), so nothing a page shows is lost.
+8. **A link with more than 1,000 parameters (or 512 Ki characters) is dropped whole, silently.**  Streamlit's
+   ``sanitize_query_string`` returns "" for it and logs a warning: the page opens at its defaults with no note.
+   Fix: ``guard_dropped_links`` wraps it so that such a link becomes one parameter, ``LINK_DROPPED``
+   (``"<parameters>,<characters>"``), and ``ensure_routed`` (every page's header) turns it into the same visible
+   note as any other bad link, then removes it from the URL.
 """
 
 from __future__ import annotations
@@ -103,6 +120,7 @@ def mark_routed(routed: bool) -> None:
 def ensure_routed(navigation: Callable[[], dict]) -> None:
     """In a page: if app.py did not route this run, end the legacy mode and rerun (behaviour 1)."""
     if st.session_state.get(_ROUTED):
+        note_dropped_link()
         return
     st.navigation(navigation(), position="hidden")  # public API; it switches the legacy mode off
     st.rerun()
@@ -206,3 +224,148 @@ def chart_spec(chart) -> dict:
             while total > MAX_SPEC_BYTES and len(_SPECS) > 1:
                 total -= _SPECS.popitem(last=False)[1][2]
     return spec
+
+
+# -- behaviour 7: raw upload bytes, bounded per session and per worker ---------------------------------------------
+RAW_SESSION_BYTES = 64 * 2**20  # one session's raw files: one 50 MB table plus a config.json
+RAW_WORKER_BYTES = 192 * 2**20  # every session's raw files in one worker
+_ARRIVED = "_posenc_arrived"  # on the manager: OrderedDict {(session id, file id): bytes}, oldest first
+
+
+def _drop_locked(mgr, session_id: str, file_id: str) -> int:
+    """Remove one file (the manager's lock held); its bytes, 0 if it was gone."""
+    files = mgr.file_storage.get(session_id)
+    rec = files.pop(file_id, None) if files is not None else None
+    getattr(mgr, _ARRIVED).pop((session_id, file_id), None)
+    if rec is None:
+        return 0
+    mgr._total_bytes -= len(rec.data)
+    mgr._file_count -= 1
+    if not files:
+        mgr.file_storage.pop(session_id, None)
+    return len(rec.data)
+
+
+def _make_room_locked(mgr, session_id: str, file_id: str, size: int) -> None:
+    """Drop files until ``size`` new bytes fit both budgets: this session's oldest first, then the worker's oldest."""
+    arrived = getattr(mgr, _ARRIVED)
+    for key in [k for k in arrived if k[0] not in mgr.file_storage or k[1] not in mgr.file_storage[k[0]]]:
+        arrived.pop(key, None)  # removed by Streamlit itself (a DELETE, a session that ended)
+    _drop_locked(mgr, session_id, file_id)  # the same id uploaded again replaces it
+    mine = mgr.file_storage.get(session_id, {})
+    while mine and sum(len(r.data) for r in mine.values()) + size > RAW_SESSION_BYTES:
+        _drop_locked(mgr, session_id, next(iter(mine)))
+        mine = mgr.file_storage.get(session_id, {})
+    while arrived and mgr._total_bytes + size > RAW_WORKER_BYTES:
+        _drop_locked(mgr, *next(iter(arrived)))
+
+
+def guard_uploads() -> bool:
+    """Behaviour 7: bound the raw bytes Streamlit's upload endpoint keeps (every manager of this process).
+    Idempotent; returns whether it installed the guard now."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager as Manager
+
+    if getattr(Manager.add_file, "_posenc_guard", False):
+        return False
+    original = Manager.add_file
+
+    def add_file(self, session_id: str, file) -> None:
+        with self._lock:
+            if not hasattr(self, _ARRIVED):
+                setattr(self, _ARRIVED, OrderedDict())
+            _make_room_locked(self, session_id, file.file_id, len(file.data))
+        original(self, session_id, file)
+        with self._lock:
+            getattr(self, _ARRIVED)[(session_id, file.file_id)] = len(file.data)
+
+    add_file._posenc_guard = True
+    add_file._posenc_original = original  # Streamlit's own (tests/app/test_compat.py reproduces behaviour 7 with it)
+    Manager.add_file = add_file
+    return True
+
+
+def raw_upload_bytes(session_id: str | None = None) -> int:
+    """Raw bytes Streamlit's upload manager holds for ``session_id`` (this run's session when None)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return 0
+    mgr = ctx.uploaded_file_mgr
+    with mgr._lock:
+        return sum(len(r.data) for r in mgr.file_storage.get(session_id or ctx.session_id, {}).values())
+
+
+def release_upload(file) -> None:
+    """Drop an uploaded file's raw bytes now (``file`` as a file uploader returns it); its uploader returns None
+    from the next run on.  For a file the page refused, or one whose content it has already parsed."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or file is None:
+        return
+    ctx.uploaded_file_mgr.remove_file(ctx.session_id, file.file_id)
+
+
+# -- behaviour 8: a link Streamlit drops whole gets a note ------------------------------------------------------------
+LINK_DROPPED = "posenc_link_dropped"
+
+
+def guard_dropped_links() -> bool:
+    """Behaviour 8: a query string Streamlit would drop whole becomes ``LINK_DROPPED=<parameters>,<characters>``.
+    Idempotent; returns whether it installed the guard now."""
+    from urllib.parse import urlencode
+
+    from streamlit.runtime import app_session
+    from streamlit.runtime.state import query_params as qp
+
+    if getattr(qp.sanitize_query_string, "_posenc_guard", False):
+        return False
+    original = qp.sanitize_query_string
+
+    def sanitize_query_string(query_string: str) -> str:
+        out = original(query_string)
+        if query_string and not out:
+            return urlencode({LINK_DROPPED: f"{query_string.count('&') + 1},{len(query_string)}"})
+        return out
+
+    sanitize_query_string._posenc_guard = True
+    sanitize_query_string._posenc_original = original
+    qp.sanitize_query_string = sanitize_query_string
+    app_session.sanitize_query_string = sanitize_query_string
+    return True
+
+
+def dropped_link_note(value: str) -> str:
+    """The note for a link Streamlit dropped (``value`` = "<parameters>,<characters>" from ``LINK_DROPPED``)."""
+    from streamlit.runtime.state.query_params import CLIENT_STATE_QUERY_STRING_MAX_FIELDS, CLIENT_STATE_QUERY_STRING_MAX_LENGTH
+
+    try:
+        fields, chars = (int(x) for x in value.split(","))
+    except ValueError:
+        fields, chars = 0, 0
+    return (f"The link carried {fields:,} parameters ({chars:,} characters); a link may carry at most "
+            f"{CLIENT_STATE_QUERY_STRING_MAX_FIELDS:,} parameters and {CLIENT_STATE_QUERY_STRING_MAX_LENGTH:,} characters, "
+            "so none of its values was read: this page opened at its defaults.")
+
+
+def note_dropped_link() -> None:
+    """In a page's header: show the note for a link Streamlit dropped, once, and take the marker out of the URL."""
+    try:
+        value = st.query_params.get(LINK_DROPPED)
+    except Exception:  # pragma: no cover - no query string outside a session
+        return
+    if value is None:
+        return
+    st.warning(dropped_link_note(value), icon=":material/link_off:")
+    with contextlib.suppress(KeyError, st.errors.StreamlitAPIException):
+        del st.query_params[LINK_DROPPED]
+
+
+def install() -> None:
+    """Every process-wide workaround that must be in place before a session's first request (behaviours 1, 7, 8)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False  # what st.navigation sets (behaviour 1): app.py routes every run
+    guard_uploads()
+    guard_dropped_links()

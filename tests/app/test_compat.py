@@ -227,3 +227,95 @@ def test_the_dashboard_freezes_after_a_run_that_imported_modules():
         assert gc.get_freeze_count() > 10_000  # the imported modules' objects (tens of thousands)
     finally:
         gc.unfreeze()
+
+
+# -- behaviour 7: raw upload bytes (issue 41, S1) -----------------------------------------------------------------------
+def _rec(file_id: str, size: int):
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    return UploadedFileRec(file_id=file_id, name=f"{file_id}.npy", type="application/octet-stream", data=bytes(size))
+
+
+def _held(mgr, session: str) -> int:
+    return sum(len(r.data) for r in mgr.file_storage.get(session, {}).values())
+
+
+def test_streamlit_keeps_every_raw_upload_of_a_session():
+    """Streamlit's own add_file keeps whatever a session PUTs, for as long as the session lives."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager as Manager
+
+    compat.guard_uploads()
+    streamlit_add = getattr(Manager.add_file, "_posenc_original", Manager.add_file)
+    mgr = Manager("/_stcore/upload_file")
+    for i in range(12):
+        streamlit_add(mgr, "s", _rec(f"f{i}", 2**20))
+    assert _held(mgr, "s") == 12 * 2**20, ("Streamlit now bounds a session's raw uploads itself: "
+                                            "compat.guard_uploads (behaviour 7) may be unnecessary")
+
+
+def test_the_guard_bounds_raw_uploads_per_session_and_per_worker(monkeypatch):
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager as Manager
+
+    compat.guard_uploads()
+    monkeypatch.setattr(compat, "RAW_SESSION_BYTES", 3 * 2**20)
+    monkeypatch.setattr(compat, "RAW_WORKER_BYTES", 4 * 2**20)
+    mgr = Manager("/_stcore/upload_file")
+    for i in range(12):  # issue 41: twelve PUTs from one session
+        mgr.add_file("attacker", _rec(f"f{i}", 2**20))
+        assert _held(mgr, "attacker") <= compat.RAW_SESSION_BYTES
+    assert list(mgr.file_storage["attacker"]) == ["f9", "f10", "f11"]  # the newest kept
+    mgr.add_file("student", _rec("table", 2**20))
+    mgr.add_file("other", _rec("x", 2**20))  # the worker's budget: the oldest file of any session goes first
+    assert mgr._total_bytes <= compat.RAW_WORKER_BYTES and mgr._total_bytes == sum(
+        len(r.data) for files in mgr.file_storage.values() for r in files.values())
+    assert "f9" not in mgr.file_storage["attacker"] and "table" in mgr.file_storage["student"]
+    mgr.add_file("attacker", _rec("f11", 2**20))  # the same id again replaces, never duplicates
+    assert list(mgr.file_storage["attacker"]).count("f11") == 1
+    mgr.remove_session_files("attacker")  # Streamlit's own bookkeeping still adds up
+    assert mgr._total_bytes == _held(mgr, "student") + _held(mgr, "other") and mgr._file_count == 2
+    assert mgr.get_files("student", ["table"])[0].data == bytes(2**20)
+
+
+RELEASE = """
+import streamlit as st
+from posenc.ui import compat
+up = st.file_uploader("f", key="f")
+st.write(f"held={compat.raw_upload_bytes()}")
+if up is not None:
+    compat.release_upload(up)
+    st.write(f"after={compat.raw_upload_bytes()}")
+"""
+
+
+def test_release_upload_drops_the_raw_bytes_at_once():
+    at = AppTest.from_string(RELEASE, default_timeout=30).run()
+    at.file_uploader(key="f").set_value(("t.npy", bytes(5000), "application/octet-stream")).run()
+    assert not at.exception
+    assert [m.value for m in at.markdown] == ["held=5000", "after=0"]
+
+
+# -- behaviour 8: a link Streamlit drops whole (issue 41, R5) ----------------------------------------------------------
+def test_streamlit_drops_a_link_with_more_than_1000_parameters():
+    from streamlit.runtime.state import query_params as qp
+
+    compat.guard_dropped_links()
+    streamlit_sanitize = getattr(qp.sanitize_query_string, "_posenc_original", qp.sanitize_query_string)
+    link = "&".join(f"k{i}=1" for i in range(1001))
+    assert streamlit_sanitize(link) == "", "Streamlit now reads long links: compat behaviour 8 may be unnecessary"
+    assert streamlit_sanitize("d=8") == "d=8"
+    assert qp.sanitize_query_string(link) == f"{compat.LINK_DROPPED}=1001%2C{len(link)}"
+    assert qp.sanitize_query_string("d=8") == "d=8"
+
+
+def test_a_dropped_link_gets_a_visible_note():
+    from apphelpers import open_page
+
+    query = {f"k{i}": "1" for i in range(1200)} | {"n": "128"}
+    at = open_page("pages/sinusoid.py", query)
+    assert not at.exception
+    notes = [w.value for w in at.warning]
+    assert any("1,201 parameters" in n and "at most 1,000 parameters" in n and "opened at its defaults" in n
+               for n in notes), notes
+    assert compat.LINK_DROPPED not in at.query_params  # taken out of the URL once noted
+    at.run()
+    assert not any("1,201 parameters" in w.value for w in at.warning)  # said once
