@@ -11,9 +11,14 @@ label (a reload, a shared link) lists that table again while this server process
 
 Memory: the store holds at most ``STORE_MAX_BYTES`` in total (least recently used evicted first) and
 a session lists at most ``SESSION_MAX_BYTES`` (its oldest upload forgotten first); either way the
-user is told, and a link to a table that is gone says so plainly.  The raw file stays in Streamlit's
-uploader (at most one file of 50 MB per uploader) until the session ends: Streamlit has no public API
-to drop it sooner.  An upload is parsed once, not on every rerun.
+user is told, and a link to a table that is gone says so plainly.  The raw file leaves Streamlit's
+uploader as soon as it is no longer needed (``posenc.ui.compat.release_upload``): at once when it is
+refused (the uploader is then emptied and the message kept), and once a ``.npy`` table is parsed; a
+``.safetensors`` file stays while its tensor picker is shown.  Whatever arrives at Streamlit's upload
+endpoint is bounded per session and per worker besides (``compat.guard_uploads``).  An upload is parsed
+once, not on every rerun; a ``.safetensors`` header is read once per content (``_tensor_names``) and its
+picker lists at most ``MAX_TENSOR_OPTIONS`` tensors.  A table whose values could overflow when squared
+(|x| > ``MAX_ABS_VALUE``) is refused at upload, with the limit named.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import streamlit as st
 from posenc.io import uploads as pio
 from posenc.registry import SCHEMES, UPLOAD_PREFIX, upload_key
 from posenc.registry import upload_label as _label_of
-from posenc.ui import md
+from posenc.ui import compat, md
 from posenc.ui.cache import _resolve, compute_slot
 
 PREFIX = UPLOAD_PREFIX  # an upload's option beside the registry keys: posenc.registry.upload_key
@@ -45,6 +50,12 @@ _ID = "_posenc_session_id"
 _DONE = "_posenc_upload_done"  # session state: {uploader key: (file id, tensor)} already parsed
 _SAID = "_posenc_upload_said"  # session state: messages to show once, next to the uploader
 _GONE = "_posenc_upload_gone_labels"  # session state: {label: sha256} of this session's tables the store let go
+_GEN = "_posenc_upload_gen"  # session state: {uploader key: generation}, bumped to empty an uploader after a refusal
+_NAMES_OF = "_posenc_upload_names"  # session state: {file id: SHA-256 of its bytes}, hashed once per upload
+MAX_TENSOR_OPTIONS = 1_000  # tensors a .safetensors picker lists (the suggested names first)
+MAX_ABS_VALUE = 1e150  # |x| of any value: every square is below 1e300, and a sum of 2**24 of them stays finite
+_NAMES: OrderedDict[str, tuple[list[str], int]] = OrderedDict()  # SHA-256 -> (listed names, how many in all)
+_NAMES_KEPT = 32
 _LOCK = threading.Lock()
 _LABEL_HASH = re.compile(rf"· ([0-9a-f]{{{HASH_SHOWN}}})$")
 
@@ -249,11 +260,14 @@ def upload_widget(*, key: str = "upload", container=None) -> None:
                  f"(at most {pio.MAX_UPLOAD_MB} MB; {pio.table_limits()}; never unpickled).")
     # type=None: any file reaches our loader, which names what is wrong (a .pt checkpoint gets
     # "pickle checkpoints are refused") instead of Streamlit's bare type error
-    up = box.file_uploader("Upload a position table", type=None, key=key, label_visibility="collapsed")
+    gen = st.session_state.setdefault(_GEN, {}).get(key, 0)
+    up = box.file_uploader("Upload a position table", type=None, key=key if gen == 0 else f"{key}_{gen}",
+                           label_visibility="collapsed")
     if up is not None:
         _ingest(up, key, box)
+    icons = {"success": ":material/check_circle:", "error": ":material/error:"}
     for kind, text in st.session_state.pop(_SAID, []):
-        getattr(box, kind)(text, icon=":material/check_circle:" if kind == "success" else ":material/info:")
+        getattr(box, kind)(text, icon=icons.get(kind, ":material/info:"))
     tables = session_tables()
     if tables:
         listed = "; ".join(f"{md.code(upload_key(t.label))} {t.shape[0]}×{t.shape[1]}" for t in tables.values())
@@ -264,24 +278,64 @@ def upload_widget(*, key: str = "upload", container=None) -> None:
             st.rerun()
 
 
+def _refuse(up, key: str, text: str) -> None:
+    """A refused upload: its raw bytes leave Streamlit's uploader now, the uploader is emptied (a new key), and the
+    message (Markdown, already escaped) shows beside the empty uploader on the rerun this starts."""
+    compat.release_upload(up)
+    gens = st.session_state.setdefault(_GEN, {})
+    gens[key] = gens.get(key, 0) + 1
+    st.session_state.get(_NAMES_OF, {}).pop(up.file_id, None)
+    _say("error", text)
+    st.rerun()
+
+
+def _tensor_names(up, data: bytes) -> tuple[list[str], int]:
+    """(the 2-D float tensors a picker lists, how many the file holds): the header is parsed once per content
+    (SHA-256, hashed once per upload), at most MAX_TENSOR_OPTIONS listed with the suggested names first."""
+    shas = st.session_state.setdefault(_NAMES_OF, {})
+    sha = shas.get(up.file_id)
+    if sha is None:
+        sha = shas[up.file_id] = hashlib.sha256(data).hexdigest()
+    with _LOCK:
+        hit = _NAMES.get(sha)
+        if hit is not None:
+            _NAMES.move_to_end(sha)
+            return hit
+    with compute_slot():
+        names = pio.safetensors_tensor_names(data, tables_only=True)
+    suggested = [n for n in names if n.endswith(("wpe.weight", "position_embeddings.weight"))]
+    listed = list(dict.fromkeys(suggested + names))[:MAX_TENSOR_OPTIONS]
+    with _LOCK:
+        _NAMES[sha] = (listed, len(names))
+        while len(_NAMES) > _NAMES_KEPT:
+            _NAMES.popitem(last=False)
+    return listed, len(names)
+
+
+def _check_magnitude(table: np.ndarray, filename: str) -> None:
+    """Refuse values whose squares could overflow (the Learned page would show inf, nan and blank heatmaps)."""
+    peak = float(np.max(np.abs(table))) if table.size else 0.0
+    if peak > MAX_ABS_VALUE:
+        raise ValueError(f"{filename!r}: its largest |value| is {peak:.3g}; a position table here holds values of at most "
+                         f"{MAX_ABS_VALUE:.0e} in magnitude, so that sums of their squares stay finite")
+
+
 def _ingest(up, key: str, box) -> None:
     name = md.one_line(up.name, 60)  # shown, and part of the label; escaped wherever it reaches Markdown
     data = up.getvalue()
     tensor = None
     if up.name.lower().endswith(".safetensors"):
         try:
-            names = pio.safetensors_tensor_names(data, tables_only=True)
+            names, total = _tensor_names(up, data)
         except ValueError as exc:
-            box.error(md.escape(f"{up.name!r}: {exc}", limit=600), icon=":material/error:")
-            return
+            _refuse(up, key, md.escape(f"{up.name!r}: {exc}", limit=600))
         if not names:
-            box.error(f"{md.code(name)} holds no 2-D float tensor; a position table has shape (max\\_len, d\\_model).",
-                      icon=":material/error:")
-            return
-        suggested = [n for n in names if n.endswith(("wpe.weight", "position_embeddings.weight"))]
-        default = names.index(suggested[0]) if suggested else 0
-        tensor = box.selectbox("Tensor", names, index=default, key=f"{key}_tensor",
+            _refuse(up, key, f"{md.code(name)} holds no 2-D float tensor; a position table has shape (max\\_len, d\\_model).")
+        tensor = box.selectbox("Tensor", names, index=0, key=f"{key}_tensor",  # the suggested names come first
                                help="Suggested names: " + ", ".join(pio.SUGGESTED_TENSOR_NAMES[:4]))
+        if total > len(names):
+            box.caption(f"{md.code(name)} holds {total:,} 2-D float tensors; the picker lists {len(names):,} of them "
+                        "(the suggested names first).")
     done = st.session_state.setdefault(_DONE, {})
     if done.get(key) == (up.file_id, tensor):
         return  # parsed on an earlier run: the table is in the store (or its absence is reported where it is used)
@@ -289,9 +343,12 @@ def _ingest(up, key: str, box) -> None:
     try:
         with compute_slot():
             table, info = pio.read_position_table(data, up.name, tensor)
+            _check_magnitude(table, up.name)
     except ValueError as exc:
-        box.error(md.escape(str(exc), limit=600), icon=":material/error:")
-        return
+        done.pop(key, None)
+        _refuse(up, key, md.escape(str(exc), limit=600))
+    if tensor is None:
+        compat.release_upload(up)  # a .npy table is parsed: its raw bytes are not needed again
     h = hashlib.sha256(data)
     h.update(b"\0" + (tensor or "").encode())
     sha = h.hexdigest()
