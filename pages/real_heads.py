@@ -55,7 +55,7 @@ def draw() -> None:
     st.subheader("p-RoPE: stop the slowest pairs from rotating")
     c1, c2 = st.columns([2, 1])
     passage = controls.choice("passage", "passage", list(PASSAGE_CHOICES), default="lighthouse", container=c1,
-                              format_func=lambda k: PASSAGES.get(k, "your own text (below)"))
+                              format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
     yours = controls.text("your passage", "yours", default="", max_chars=4000) if passage == YOURS else ""
     prope = safe(prope_view, passage, yours, n)

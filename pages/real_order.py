@@ -35,7 +35,7 @@ header(
 def passage_controls() -> tuple[str, str, int]:
     c1, c2 = st.columns([2, 1])
     passage = controls.choice("passage", "passage", list(PASSAGE_CHOICES), default="lighthouse", container=c1,
-                              format_func=lambda k: PASSAGES.get(k, "your own text (below)"))
+                              format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
     yours = controls.text("your passage (with “your own text”)", "yours", default="", max_chars=4000) if passage == YOURS else ""
     return passage, yours, n

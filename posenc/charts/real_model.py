@@ -10,7 +10,7 @@ from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, li
 from posenc.charts.memo import memo
 
 KIND_COLORS = {"previous token": "#D55E00", "first token (sink)": "#0072B2", "local window": "#E69F00", "broad": "#999999"}
-PRECISION_COLORS = {"float64": "#000000", "float32": "#0072B2", "bfloat16": "#D55E00", "float16": "#CC79A7"}
+PRECISION_COLORS = {"float64": "#999999", "float32": "#0072B2", "bfloat16": "#D55E00", "float16": "#CC79A7"}
 
 
 @memo
@@ -96,7 +96,9 @@ def shift_chart(frame: pd.DataFrame, *, value: str, y_title: str, precisions: tu
     ``precisions``); a value of 0 or NaN (float16 past 65,504) has no point."""
     part = frame[(frame[value] > 0) & frame["precision"].isin(precisions)].assign(shown=lambda f: f[value].clip(lower=1e-9))
     base = alt.Chart(part, height=320, width="container").mark_line(point=True).encode(
-        x=alt.X("shift:Q", title="shift Δ of every position (symlog)", scale=alt.Scale(type="symlog", constant=10)),
+        x=alt.X("shift:Q", title="shift Δ of every position (symlog)", scale=alt.Scale(type="symlog", constant=10),
+                axis=alt.Axis(values=[0, 10, 100, 1_000, 10_000, 100_000, 1_000_000],
+                              labelExpr="datum.value >= 1e6 ? '1M' : datum.value >= 1e3 ? datum.value / 1e3 + 'k' : datum.value")),
         y=alt.Y("shown:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("precision:N", title="rotation table in", scale=alt.Scale(domain=list(PRECISION_COLORS),
                         range=list(PRECISION_COLORS.values())), legend=alt.Legend(orient="bottom")),

@@ -8,8 +8,7 @@ from pathlib import Path
 from posenc._validate import check_choice
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "texts"
-PASSAGES = {"alice": "Alice's Adventures in Wonderland, chapter I (Lewis Carroll, 1865; public domain)",
-            "lighthouse": "The lighthouse (written for posenc)"}
+PASSAGES = {"alice": "Alice (Carroll, 1865)", "lighthouse": "The lighthouse (written here)"}  # labels; sources in the README there
 # The Order page's two sentences (written for posenc): the same words, the roles of dog and man swapped.
 ORDER_A = "The dog bit the man. The man bit the"
 ORDER_B = "The man bit the dog. The dog bit the"
