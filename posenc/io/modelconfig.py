@@ -123,7 +123,7 @@ def _text_config(obj: Mapping, notes: list[str]) -> Mapping:
     tc = obj.get("text_config")
     has_dims = any(obj.get(k) is not None for k in ("head_dim", "hidden_size", "n_embd"))
     if isinstance(tc, Mapping) and not has_dims:
-        notes.append("read the language model's settings from `text_config` (a multimodal config)")
+        notes.append("read the language model's settings from text_config (a multimodal config)")
         return tc
     return obj
 
@@ -311,6 +311,8 @@ def _parse(config) -> ModelRope:
     check_rope(cfg, obj)
     block, local_block, source = _rope_block(cfg, notes)
     rope_type = _rope_type(block, notes)
+    if isinstance(obj.get("gguf"), Mapping):
+        source = "GGUF header: " + ("its rope.scaling keys" if block else "no rope.scaling keys (plain RoPE)")
     base = _base(cfg, block, notes)
     head_dim = _head_dim(cfg, notes)
     rotary_dim = _rotary_dim(cfg, block, head_dim, rope_type, notes)
