@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import numeric  # noqa: E402
 
-SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "motion", "lab")
+SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "motion", "lab", "model")
 SERVING = ("load", "memory", "soak")  # minutes each: only with --only
 RESULTS = ROOT / "bench" / "results.json"
 
@@ -160,6 +160,14 @@ def main(argv=None) -> int:
                          list(results["lab"]["autograd"][0])))
         out.append(table("7c. Lab: a 1e-15 nudge of the initial weights, after a full default training run",
                          results["lab"]["sensitivity"], list(results["lab"]["sensitivity"][0])))
+    if "model" in only:
+        from bench.model import model
+
+        results["model"] = {**model(), "machine": results["machine"]}
+        runs = results["model"].get("runs", [])
+        out.append(table("10. The real model (SmolLM2-135M, posenc.model): load, forward at 128 and 512 tokens, RSS; goals "
+                         + ", ".join(f"{k} <= {v:g}" for k, v in results["model"].get("goals", {}).items()),
+                         runs or [results["model"]], list(runs[0]) if runs else ["skipped"]))
     if {"load", "memory", "soak"} & set(only):
         import subprocess
 
