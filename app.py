@@ -3,9 +3,13 @@
 Run with:  streamlit run app.py
 """
 
-import streamlit as st
+from deploy.warm import warm  # stdlib only: before anything imports posenc
 
-from posenc.ui import compat, controls, frame
+warm()  # every module a page imports, once per process under a lock: concurrent first runs cannot deadlock (R2)
+
+import streamlit as st  # noqa: E402
+
+from posenc.ui import compat, controls, frame  # noqa: E402
 
 page = st.navigation(frame.navigation(), position="sidebar", expanded=True)  # sets the page config first
 st.sidebar.caption("posenc: every number on these pages is computed by the `posenc` library, live.")

@@ -1,16 +1,17 @@
 """`python -m deploy`'s cluster: 2 workers behind nginx, two Chromium sessions on different workers.
 
 Each session sees its own values; one session keeps working while the other's worker is killed and
-started again, and the other session comes back with the values of its link.  Loopback only, bounded.
+started again, and the other session comes back with the values of its link.  A hostile config pasted in the
+room renders no link or image and makes the browser fetch nothing (issue 41, S2).  No response names a worker:
+which worker a token reaches is read from the proxy's access log (``Cluster.route``).  nginx on 127.0.0.1:8639,
+workers on 127.0.0.5:8631-8632 (loopback only, bounded).
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
 import math
 import secrets
-import socket
-import urllib.request
 
 import pytest
 
@@ -19,28 +20,6 @@ from tools.liveserver import wait_for_app
 
 pytestmark = pytest.mark.e2e
 LABEL = "‖PE‖ there"
-
-
-def _free_block(lo: int = 8770, hi: int = 8799, size: int = 3) -> int:
-    """First port p in [lo, hi] with p .. p+size-1 all free on 127.0.0.1."""
-    for p in range(lo, hi - size + 2):
-        ok = True
-        for q in range(p, p + size):
-            with contextlib.closing(socket.socket()) as s:
-                try:
-                    s.bind(("127.0.0.1", q))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return p
-    pytest.skip(f"no {size} free consecutive ports in {lo}-{hi}")
-
-
-def _worker_of(url: str, token: str) -> str:
-    req = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": f"posenc_worker={token}"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return resp.headers["X-Posenc-Worker"]
 
 
 def _expect(page, d: int, timeout_ms: float = 90_000) -> None:
@@ -62,8 +41,7 @@ def _press(page, key: str = "ArrowRight") -> None:
 def cluster():
     if nginx_path() is None:
         pytest.skip("nginx is not installed (apt-get install nginx); .ci/run installs it")
-    port = _free_block()
-    with Cluster(workers=2, port=port, start_timeout=90) as c:
+    with Cluster(workers=2, port=8639, worker_host="127.0.0.5", first_worker_port=8631, start_timeout=180) as c:
         yield c
 
 
@@ -72,7 +50,7 @@ def test_two_sessions_on_two_workers_survive_a_restart(cluster, browser):
     tokens: dict[str, str] = {}
     for _ in range(64):
         t = secrets.token_hex(16)
-        tokens.setdefault(_worker_of(cluster.url, t), t)
+        tokens.setdefault(cluster.route(t), t)
         if len(tokens) == 2:
             break
     assert len(tokens) == 2, f"64 random tokens all reached {list(tokens)}: the hash does not spread sessions"
@@ -98,7 +76,7 @@ def test_two_sessions_on_two_workers_survive_a_restart(cluster, browser):
         _expect(b, 91)
 
         # kill b's worker; a (on the other worker) keeps working while it restarts
-        index_b = next(w.index for w in cluster.nodes if w.url.endswith(worker_b.split(":")[1]))
+        index_b = next(w.index for w in cluster.nodes if w.addr == worker_b)
         cluster.kill_worker(index_b)
         _press(a)
         _expect(a, 72, timeout_ms=30_000)
@@ -116,3 +94,41 @@ def test_two_sessions_on_two_workers_survive_a_restart(cluster, browser):
     finally:
         for ctx in contexts:
             ctx.close()
+
+
+COLLECTOR = "127.0.0.1:9/"
+HOSTILE = {"_name_or_path": "![](http://127.0.0.1:9/i.png) [x](http://127.0.0.1:9/)", "architectures": [
+    "<img src=http://127.0.0.1:9/a.png> <a href='http://127.0.0.1:9/a'>a</a>"], "model_type": "[m](http://127.0.0.1:9/m)",
+    "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072, "rope_theta": 500000.0}
+
+
+@pytest.mark.parametrize(("page", "box"), [("precision", "or paste a config.json"), ("context_extension", "config.json text")])
+def test_a_pasted_hostile_config_fetches_nothing_and_renders_no_link(cluster, browser, page, box):
+    fetched: list[str] = []
+
+    def route(r):
+        if COLLECTOR in r.request.url:
+            fetched.append(r.request.url)
+        r.continue_() if r.request.url.startswith(cluster.url) else r.abort()
+
+    ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
+    try:
+        ctx.route("**/*", route)
+        pg = ctx.new_page()
+        pg.goto(f"{cluster.url}/{page}", wait_until="commit")
+        wait_for_app(pg, timeout_ms=120_000)
+        area = pg.get_by_label(box)
+        area.fill(json.dumps(HOSTILE))
+        area.press("Control+Enter")
+        pg.wait_for_function("() => document.body.innerText.includes('_name_or_path') || "
+                             "document.body.innerText.includes('[x](http')", timeout=90_000)
+        pg.wait_for_timeout(500)
+        wait_for_app(pg, timeout_ms=120_000)
+        pg.wait_for_timeout(1500)  # an image would be fetched by now
+        live = pg.evaluate("""c => [...document.querySelectorAll('a[href], img[src]')]
+                                  .map(e => e.href || e.src).filter(u => u.includes(c))""", COLLECTOR)
+        assert live == [] and fetched == [], (live, fetched)
+        assert "127.0.0.1:9" in pg.inner_text("body").replace("\u2060", "")  # shown, as text (md.escape joins words)
+        assert pg.locator("[data-testid='stException']").count() == 0
+    finally:
+        ctx.close()

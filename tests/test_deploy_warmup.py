@@ -1,0 +1,106 @@
+"""Issue 41, R2: on a fresh worker, concurrent first runs imported posenc in parallel script threads and deadlocked
+(``_DeadlockError: deadlock detected by _ModuleLock('posenc.analysis.compare')``) -- on exactly the recovery path, a
+worker restarted under traffic.  deploy/warm.py imports everything a page can import, once, under a lock: app.py
+calls it before it imports posenc, and ``python -m deploy``'s workers call it before Streamlit listens, so their
+health check turns green only after the imports."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from deploy.cluster import Cluster, nginx_path
+from deploy.warm import ROOT, module_names
+
+PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
+
+
+def _python(code: str, timeout: float = 300) -> str:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_warm_imports_every_module_a_page_imports_and_installs_the_workarounds():
+    names = module_names()
+    assert "posenc.analysis.compare" in names and "posenc.ui.frame" in names and "scipy.spatial" in names
+    out = _python("""
+        import ast, sys
+        from pathlib import Path
+        from deploy.warm import warm
+        info = warm()
+        assert warm() is info  # once per process
+        missing = []
+        for page in sorted(Path("pages").glob("*.py")):
+            for node in ast.walk(ast.parse(page.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("posenc"):
+                    if node.module not in sys.modules:
+                        missing.append((page.name, node.module))
+        from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+        from streamlit.runtime.pages_manager import PagesManager
+        from streamlit.runtime.state import query_params
+        print(missing, info["failed"], MemoryUploadedFileManager.add_file._posenc_guard,
+              query_params.sanitize_query_string._posenc_guard, PagesManager.uses_pages_directory)
+    """)
+    assert out.split() == ["[]", "{}", "True", "True", "False"], out
+
+
+def test_concurrent_first_runs_in_threads_never_deadlock():
+    """Each thread does what a script thread does on a fresh worker: app.py's first lines, then its page's imports."""
+    code = """
+        import ast, threading
+        from pathlib import Path
+        pages = sorted(Path("pages").glob("*.py"))
+        def imports(page):
+            tree = ast.parse(page.read_text())
+            body = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            return compile(ast.Module(body=body, type_ignores=[]), str(page), "exec")
+        codes = [imports(p) for p in pages]
+        barrier, errors = threading.Barrier(len(codes)), []
+        def first_run(code):
+            barrier.wait()
+            try:
+                from deploy.warm import warm
+                warm()
+                exec(code, {"__name__": "__page__"})
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+        threads = [threading.Thread(target=first_run, args=(c,)) for c in codes]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(len(errors), errors[:3])
+    """
+    for _ in range(3):  # three fresh processes (without warm(), most of them deadlock somewhere)
+        assert _python(code).startswith("0 []")
+
+
+def test_a_fresh_worker_serves_concurrent_first_runs_of_every_page():
+    """Fourteen sessions open fourteen pages at once on a worker that has just started."""
+    if nginx_path() is None:
+        pytest.skip("nginx is not installed (apt-get install nginx); .ci/run installs it")
+    from bench.stclient import StSession
+
+    async def first_runs(url):
+        async def one(page):
+            s = StSession(url, page, timeout=240)
+            try:
+                return page, (await s.open()).exceptions
+            except Exception as exc:  # noqa: BLE001 - reported below
+                return page, [f"{type(exc).__name__}: {exc}"]
+            finally:
+                await s.close()
+        return await asyncio.gather(*(one(p) for p in PAGES if p != "home"))
+
+    with Cluster(workers=1, port=8634, start_timeout=180) as c:
+        results = asyncio.run(first_runs(c.url))
+        log = Path(c.nodes[0].log).read_text(errors="replace")
+    broken = [(p, e) for p, e in results if e]
+    assert not broken, broken
+    assert "DeadlockError" not in log
+    assert "[worker] warm:" in log and "failed: none" in log
