@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from bench import numeric  # noqa: E402
 
 SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "motion", "lab", "model")
-SERVING = ("load", "memory", "soak")  # minutes each: only with --only
+SERVING = ("load", "memory", "soak", "room", "security")  # minutes each: only with --only
 RESULTS = ROOT / "bench" / "results.json"
 
 
@@ -80,6 +80,11 @@ def main(argv=None) -> int:
     ap.add_argument("--load-moves", type=int, default=4, help="load: control moves per session")
     ap.add_argument("--soak-minutes", type=float, default=2.0, help="soak: duration (the figure in docs/serving.md: 60)")
     ap.add_argument("--soak-sessions", type=int, default=1, help="soak: sessions that stay open")
+    ap.add_argument("--room-sessions", type=int, default=60, help="room: protocol-level sessions (issue 41: 60)")
+    ap.add_argument("--room-browsers", type=int, default=10, help="room: Chromium sessions beside them (issue 41: 10)")
+    ap.add_argument("--room-seconds", type=float, default=90.0, help="room: how long they move controls")
+    ap.add_argument("--security-puts", type=int, default=12, help="security: raw upload PUTs of 45 MB (issue 41: 12)")
+    ap.add_argument("--no-security-tests", action="store_true", help="security: skip running the issue's tests")
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS + SERVING)
@@ -168,7 +173,7 @@ def main(argv=None) -> int:
         out.append(table("10. The real model (SmolLM2-135M, posenc.model): load, forward at 128 and 512 tokens, RSS; goals "
                          + ", ".join(f"{k} <= {v:g}" for k, v in results["model"].get("goals", {}).items()),
                          runs or [results["model"]], list(runs[0]) if runs else ["skipped"]))
-    if {"load", "memory", "soak"} & set(only):
+    if {"load", "memory", "soak", "room", "security"} & set(only):
         import subprocess
 
         results["serving_commit"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
@@ -191,6 +196,29 @@ def main(argv=None) -> int:
         out.append(table("Load: control change to repaint through nginx (protocol client)", rows, list(rows[0])))
         out.append(table("Load: protocol client vs Chromium", [res["validate"]], list(res["validate"])))
         out.append(table("Load: one of two workers killed under load", [res["restart"]], list(res["restart"])))
+    if "room" in only:
+        from bench.load import room
+
+        results["room"] = r = room(protocol=args.room_sessions, browsers=args.room_browsers, seconds=args.room_seconds)
+        r["commit"] = results["serving_commit"]
+        out.append(table("Room: protocol sessions and Chromium sessions at once on 2 workers, a burst and a worker kill",
+                         [r], [k for k in r if not isinstance(r[k], (list, dict))]))
+    if "security" in only:
+        from bench.security import security
+
+        results["security"] = sec = security(puts=args.security_puts, run_tests=not args.no_security_tests)
+        sec["commit"] = results["serving_commit"]
+        up = sec["raw_uploads"]
+        out.append(table("Security: raw upload PUTs to one session (S1)", [
+            {"where": "at the worker", "puts": up["puts"], "mb": up["mb"], **{k: v for k, v in up["direct"].items()
+                                                                             if k != "statuses"}},
+            {"where": "through nginx", "puts": up["puts"], "refused_429": up["through_nginx"]["refused_429"],
+             "manager_mb_after": up["through_nginx"]["manager_mb_after"]}],
+            ["where", "puts", "mb", "seconds", "manager_mb_after", "rss_start_mb", "rss_peak_mb", "rss_after_mb",
+             "refused_429"]))
+        if "tests" in sec:
+            out.append(table("Security: issue 41's attacks replayed as tests", [{"file": f, **v} for f, v in sec["tests"].items()],
+                             ["file", "passed", "failed", "xfailed", "skipped", "seconds"]))
     if "memory" in only:
         from bench.memory import memory
 

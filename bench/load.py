@@ -22,6 +22,7 @@ two workers under load and records what each session saw.  Loopback only; every 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import threading
 import time
@@ -32,8 +33,8 @@ import psutil
 from bench.stclient import ProtocolError, StSession
 from deploy.cluster import Cluster
 
-PORT = 8740  # nginx; workers on 8741, 8742 (the bench's share of 8700-8799)
-REF_PORT = 8750
+PORT = int(os.environ.get("POSENC_BENCH_PORT", "8740"))  # nginx; workers on PORT+1, PORT+2 (the bench's share: 8700-8799)
+REF_PORT = PORT + 4  # the cross-talk reference: nginx, and its worker on REF_PORT+1
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,13 @@ def _seen(run) -> list:
     return run.metrics + [("error box", e) for e in run.errors]
 
 
+def _worker(c: Cluster | None, s: StSession) -> str:
+    """The worker a session's token reaches, from the proxy's access log (no response names it)."""
+    return (c.worker_of(s.cookies.get("posenc_worker", "")) if c is not None else None) or "?"
+
+
 async def _session(base: str, sid: int, sc: Scenario, values: list, think: tuple[float, float], rng: random.Random,
-                   timeout: float, log: dict) -> None:
+                   timeout: float, log: dict, cluster: Cluster | None = None) -> None:
     rec = {"sid": sid, "page": sc.page, "key": sc.key, "values": values, "runs": [], "errors": [], "moves_s": [],
            "first_render_s": None, "worker": ""}
     log[sid] = rec
@@ -150,7 +156,7 @@ async def _session(base: str, sid: int, sc: Scenario, values: list, think: tuple
     try:
         run = await s.open()
         rec["first_render_s"] = run.seconds
-        rec["worker"] = s.ws_worker or s.worker
+        rec["worker"] = _worker(cluster, s)
         rec["runs"].append((values[0], _seen(run)))
         rec["errors"] += _check_run(run, f"{sc.page} {sc.key}={values[0]}")
         for v in values[1:]:
@@ -165,10 +171,11 @@ async def _session(base: str, sid: int, sc: Scenario, values: list, think: tuple
         await s.close()
 
 
-async def _level(base: str, sessions: int, moves: int, think: tuple[float, float], seed: int, timeout: float) -> dict:
+async def _level(base: str, sessions: int, moves: int, think: tuple[float, float], seed: int, timeout: float,
+                 cluster: Cluster | None = None) -> dict:
     log: dict = {}
     rng = random.Random(seed)
-    tasks = [_session(base, i, sc, vals, think, random.Random(rng.random()), timeout, log)
+    tasks = [_session(base, i, sc, vals, think, random.Random(rng.random()), timeout, log, cluster)
              for i, (sc, vals) in enumerate(plan(sessions, moves))]
     await asyncio.gather(*tasks)
     return log
@@ -230,7 +237,7 @@ def load(levels=(10, 25, 50, 100), workers=(1, 2), moves: int = 4, think=(2.0, 6
             with Cluster(workers=w, port=PORT) as c, RssSampler(cluster_procs(c)) as sampler:
                 cpu0 = client.cpu_times()
                 t0 = time.perf_counter()
-                log = asyncio.run(_level(c.url, n, moves, think, seed + n, timeout))
+                log = asyncio.run(_level(c.url, n, moves, think, seed + n, timeout, c))
                 wall = time.perf_counter() - t0
                 cpu1 = client.cpu_times()
             row = {"workers": w, "sessions": n, **_summary(log, sampler, wall),
@@ -348,26 +355,35 @@ def validate(sessions: int = 4, moves: int = 5) -> dict:
     return out
 
 
-# -- a worker restarted under load ---------------------------------------------------------------------------
-async def _restart(c: Cluster, sessions: int, seconds: float, kill_at: float, timeout: float) -> dict:
+# -- a worker restarted under load, and a room: a burst of protocol sessions and browsers, then a kill ----------------
+async def _restart(c: Cluster, sessions: int, seconds: float, kill_at: float, timeout: float,
+                   think: tuple[float, float] = (0.5, 1.5)) -> dict:
     recs: dict = {}
     killed: dict = {}
     stop_at = time.perf_counter() + seconds
 
     async def one(i):
-        sc, vals = plan(sessions, 200)[i]
-        rec = {"page": sc.page, "worker": "", "moves": 0, "errors": [], "reconnects": [], "values_restored": None}
+        sc, vals = plan(sessions, 400)[i]
+        rec = {"page": sc.page, "worker": "", "moves": 0, "errors": [], "reconnects": [], "values_restored": None,
+               "first_render_s": None, "moves_s": [], "runs": []}
         recs[i] = rec
         s = StSession(c.url, sc.page, {**dict(sc.fixed), sc.key: vals[0]}, timeout=timeout)
         seen = {}
         try:
-            seen[vals[0]] = _seen(await s.open())
-            rec["worker"] = s.ws_worker
+            run = await s.open()  # every session at (nearly) the same moment: the burst
+            rec["first_render_s"], seen[vals[0]] = run.seconds, _seen(run)
+            rec["runs"].append((vals[0], seen[vals[0]]))
+            rec["errors"] += _check_run(run, f"{sc.page} {sc.key}={vals[0]}")
+            rec["worker"] = _worker(c, s)
             k = 1
             while time.perf_counter() < stop_at:
-                await asyncio.sleep(random.uniform(0.5, 1.5))
+                await asyncio.sleep(random.uniform(*think))
                 try:
-                    seen[vals[k]] = _seen(await s.move(sc.key, vals[k]))
+                    run = await s.move(sc.key, vals[k])
+                    seen[vals[k]] = _seen(run)
+                    rec["runs"].append((vals[k], seen[vals[k]]))
+                    rec["moves_s"].append(run.seconds)
+                    rec["errors"] += _check_run(run, f"{sc.page} {sc.key}={vals[k]}")
                     rec["moves"] += 1
                     k += 1
                 except ProtocolError as exc:
@@ -386,28 +402,28 @@ async def _restart(c: Cluster, sessions: int, seconds: float, kill_at: float, ti
                                 raise
                             rec["errors"].append(f"reconnect: {str(exc2)[:80]}")
                             await asyncio.sleep(1.0)
-                    rec["reconnects"].append({"seconds": time.perf_counter() - t0, "to": s.ws_worker,
+                    rec["reconnects"].append({"seconds": time.perf_counter() - t0, "to": _worker(c, s),
                                               "after_kill_s": t0 - killed.get("t", t0)})
                     # the new session reran the page from the link: the same view as before the kill?
                     rec["values_restored"] = _seen(s.last) == seen.get(vals[k - 1])
+        except (TimeoutError, ProtocolError, OSError) as exc:
+            rec["errors"].append(f"{sc.page}: {type(exc).__name__}: {exc}"[:200])
         finally:
             await s.close()
 
     async def killer():
+        if kill_at is None:
+            return
         await asyncio.sleep(kill_at)
         killed["t"] = time.perf_counter()
-        killed["worker"] = c.nodes[0].url.split("//")[1]
+        killed["worker"] = c.nodes[0].addr
         c.kill_worker(0)  # SIGKILL; the launcher's supervisor starts it again
 
     await asyncio.gather(killer(), *(one(i) for i in range(sessions)))
     return {"recs": recs, "killed": killed}
 
 
-def restart(sessions: int = 20, seconds: float = 40.0, kill_at: float = 12.0, timeout: float = 120.0) -> dict:
-    with Cluster(workers=2, port=PORT) as c:
-        out = asyncio.run(_restart(c, sessions, seconds, kill_at, timeout))
-        restarts = [w.restarts for w in c.nodes]
-    recs, killed = out["recs"], out["killed"]
+def _kill_summary(recs: dict, killed: dict, restarts: list[int], sessions: int) -> dict:
     victim = killed.get("worker", "")
     on_victim = [r for r in recs.values() if r["worker"] == victim]
     others = [r for r in recs.values() if r["worker"] != victim]
@@ -424,3 +440,112 @@ def restart(sessions: int = 20, seconds: float = 40.0, kill_at: float = 12.0, ti
         "killed_worker_moves_after": sum(r["moves"] for r in on_victim),
     }
 
+
+def restart(sessions: int = 20, seconds: float = 40.0, kill_at: float = 12.0, timeout: float = 120.0) -> dict:
+    with Cluster(workers=2, port=PORT) as c:
+        out = asyncio.run(_restart(c, sessions, seconds, kill_at, timeout))
+        restarts = [w.restarts for w in c.nodes]
+    return _kill_summary(out["recs"], out["killed"], restarts, sessions)
+
+
+def _browsers(base: str, count: int, seconds: float, out: dict, timeout_ms: float = 180_000) -> None:
+    """``count`` Chromium sessions opened at once (a burst), each moving its slider until ``seconds`` have passed:
+    first paint (navigation to the first metric), each step, every HTTP answer >= 500, and dead widgets (a slider
+    that moved nothing even after the page reconnected)."""
+    from playwright.sync_api import sync_playwright
+
+    from tools.liveserver import chromium_path, launch_chromium, wait_for_app
+
+    out.update(first_paint_s=[], steps_s=[], http_5xx=[], dead_widgets=0, no_paint=0, exceptions=0, browsers=count)
+    if chromium_path() is None:
+        out["skipped"] = "no Chromium on this machine"
+        return
+    metrics_js = """() => [...document.querySelectorAll("[data-testid='stMetric']")].map(m => m.innerText).join('|')"""
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        try:
+            pages, t0 = [], time.perf_counter()
+            for i in range(count):
+                page_path, key, v0, _ = VALIDATE[i % len(VALIDATE)]
+                ctx = b.new_context(viewport={"width": 1400, "height": 1000})
+                ctx.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
+                pg = ctx.new_page()
+                pg.on("response", lambda r: out["http_5xx"].append(f"{r.status} {r.url[-60:]}") if r.status >= 500 else None)
+                pg.goto(f"{base}/{page_path}?{key}={v0 + 10 * i}", wait_until="commit")
+                pages.append((pg, key))
+            alive = []
+            for pg, key in pages:
+                try:
+                    pg.wait_for_function(f"() => ({metrics_js})().length > 0", timeout=timeout_ms)
+                    out["first_paint_s"].append(time.perf_counter() - t0)  # from the burst: all opened together
+                    alive.append((pg, key))
+                except Exception:  # noqa: BLE001 - a page that never painted is what is measured
+                    out["no_paint"] += 1
+            deadline = time.perf_counter() + seconds
+            while alive and time.perf_counter() < deadline:
+                for pg, key in list(alive):
+                    thumb = pg.locator("[data-testid='stSlider'] input[type='range']").nth(1 if key == "d" else 0)
+                    for attempt in (1, 2):
+                        before = pg.evaluate(metrics_js)
+                        try:
+                            thumb.focus(timeout=30_000)
+                            s0 = time.perf_counter()
+                            thumb.press("ArrowRight")
+                            pg.wait_for_function(f"b => ({metrics_js})() !== b && ({metrics_js})().length > 0",
+                                                 arg=before, timeout=60_000)
+                            out["steps_s"].append(time.perf_counter() - s0)
+                            break
+                        except Exception:  # noqa: BLE001 - a reconnect (the kill) may swallow one key press
+                            if attempt == 2:
+                                out["dead_widgets"] += 1
+                                alive.remove((pg, key))
+                            else:
+                                wait_for_app(pg, timeout_ms=timeout_ms)
+                    pg.wait_for_timeout(300)
+            out["exceptions"] = sum(pg.locator("[data-testid='stException']").count() for pg, _ in pages)
+        finally:
+            b.close()
+
+
+def room(protocol: int = 60, browsers: int = 10, seconds: float = 90.0, kill_at: float | None = 30.0,
+         think: tuple[float, float] = (2.0, 6.0), timeout: float = 240.0, say=print) -> dict:
+    """Issue 41's room on ``deploy --workers 2``: ``protocol`` protocol-level sessions and ``browsers`` Chromium
+    sessions all opened at once (the burst), moving controls for ``seconds``, one worker SIGKILLed at ``kill_at``;
+    then the cross-talk check against a quiet reference worker."""
+    chrome: dict = {}
+    with Cluster(workers=2, port=PORT) as c, RssSampler(cluster_procs(c)) as sampler:
+        t = threading.Thread(target=_browsers, args=(c.url, browsers, seconds, chrome), daemon=True)
+        t.start()
+        out = asyncio.run(_restart(c, protocol, seconds, kill_at, timeout, think=think))
+        t.join(timeout=seconds + 900)
+        restarts = [w.restarts for w in c.nodes]
+        access = (c.run_dir / "access.log").read_text(errors="replace") if c.run_dir else ""
+    recs = out["recs"]
+    moves = [x for r in recs.values() for x in r["moves_s"]]
+    first = [r["first_render_s"] for r in recs.values() if r["first_render_s"] is not None]
+    wanted: dict[str, set] = {}
+    for r in recs.values():
+        for v, _ in r["runs"]:
+            wanted.setdefault(r["page"], set()).add(v)
+    with Cluster(workers=1, port=REF_PORT) as ref_cluster:
+        ref = asyncio.run(_reference(ref_cluster.url, wanted, timeout))
+    cross = [f"{r['page']}={v}" for r in recs.values() for v, seen in r["runs"] if ref.get((r["page"], v)) != seen]
+    errors = [e for r in recs.values() for e in r["errors"] if not e.startswith(("websocket closed", "reconnect"))]
+    row = {"protocol_sessions": protocol, "browsers": browsers, "seconds": seconds, "kill_at_s": kill_at,
+           "protocol_first_render_p50_s": _pct(first, 0.5), "protocol_first_render_p95_s": _pct(first, 0.95),
+           "protocol_move_p50_s": _pct(moves, 0.5), "protocol_move_p95_s": _pct(moves, 0.95), "protocol_moves": len(moves),
+           "protocol_errors": len(errors), "protocol_error_samples": errors[:5],
+           "cross_talk": len(cross), "runs_checked": sum(len(r["runs"]) for r in recs.values()),
+           "browser_first_paint_p50_s": _pct(chrome.get("first_paint_s", []), 0.5),
+           "browser_first_paint_p95_s": _pct(chrome.get("first_paint_s", []), 0.95),
+           "browser_step_p50_s": _pct(chrome.get("steps_s", []), 0.5),
+           "browser_step_p95_s": _pct(chrome.get("steps_s", []), 0.95), "browser_steps": len(chrome.get("steps_s", [])),
+           "browser_http_5xx": len(chrome.get("http_5xx", [])), "browser_dead_widgets": chrome.get("dead_widgets"),
+           "browser_no_paint": chrome.get("no_paint"), "browser_exceptions": chrome.get("exceptions"),
+           "proxy_502": access.count('" 502 '), "proxy_429": access.count('" 429 '),
+           "peak_rss_mb": {k: round(v / 2**20) for k, v in sampler.peak.items()},
+           **({"kill": _kill_summary(recs, out["killed"], restarts, protocol)} if kill_at is not None else {})}
+    say(f"  room: {protocol} protocol + {browsers} Chromium sessions: move p50 {row['protocol_move_p50_s']}, "
+        f"browser step p50 {row['browser_step_p50_s']}, errors {row['protocol_errors']}, 5xx {row['browser_http_5xx']}, "
+        f"dead widgets {row['browser_dead_widgets']}, cross-talk {row['cross_talk']}")
+    return row
