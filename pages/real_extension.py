@@ -8,7 +8,7 @@ from posenc.model.texts import PASSAGES
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, page_nav, quiz, quiz_table, revealed, show_code, table, wrap_up
-from posenc.views.real_model import MAX_PASSAGE_TOKENS, PASSAGE_CHOICES, YOURS, extension_view, missing_model, model_facts
+from posenc.views.real_model import MAX_PASSAGE_TOKENS, PASSAGE_CHOICES, YOUR_DEFAULT, YOURS, extension_view, missing_model, model_facts
 
 PATH = "pages/real_extension.py"
 
@@ -29,7 +29,7 @@ def draw() -> None:
     passage = controls.choice("passage", "passage", list(PASSAGE_CHOICES), default="lighthouse", container=c1,
                               format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
-    yours = controls.text("your passage", "yours", default="", max_chars=4000) if passage == YOURS else ""
+    yours = controls.text("your passage", "yours", default=YOUR_DEFAULT, max_chars=4000) if passage == YOURS else ""
     view = safe(extension_view, passage, yours, n)
     if view is None:
         return

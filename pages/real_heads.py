@@ -10,7 +10,17 @@ from posenc.model.texts import INDUCTION, PASSAGES, text
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, page_nav, quiz, quiz_table, revealed, show_code, table, wrap_up
-from posenc.views.real_model import MAX_PASSAGE_TOKENS, PASSAGE_CHOICES, YOURS, heads_takeaway, heads_view, missing_model, model_facts, prope_view
+from posenc.views.real_model import (
+    MAX_PASSAGE_TOKENS,
+    PASSAGE_CHOICES,
+    YOUR_DEFAULT,
+    YOURS,
+    heads_takeaway,
+    heads_view,
+    missing_model,
+    model_facts,
+    prope_view,
+)
 
 PATH = "pages/real_heads.py"
 
@@ -27,19 +37,19 @@ def draw() -> None:
     facts = safe(model_facts)
     if facts is not None:
         st.caption(facts["caption"])
-    c1, c2 = st.columns([3, 1])
-    sentence = controls.text("text (at most 64 tokens)", "text", default=text(INDUCTION), max_chars=400, container=c1)
-    layer = controls.slider("layer of the attention maps", "layer", default=3, lo=0, hi=29, container=c2)
-    view = safe(heads_view, sentence, layer)
+    sentence = controls.text("text (at most 64 tokens)", "text", default=text(INDUCTION), max_chars=400)
+    c1, c2 = st.columns(2)
+    layer = controls.slider("layer", "layer", default=3, lo=0, hi=29, container=c1)
+    head = controls.slider("head", "head", default=0, lo=0, hi=8, container=c2)
+    view = safe(heads_view, sentence, layer, head)
     if view is None:
         return
-    head = controls.in_chart("head", "head", list(range(9)), default=0)
     left, right = st.columns([3, 2])
     with left:
-        chart(style(charts.attention_maps(view["heat"], head=head, title=f"layer {layer}: attention of each query token")),
+        chart(style(charts.attention_map(view["heat"], title=f"layer {layer}, head {head}: attention of each query token")),
               key="real_heads_maps", data=view["heat"],
               caption=f"Attention probabilities of one head over {view['n']} tokens (row: the query token, column: the key it "
-                      "reads; the grey upper triangle is the causal mask). Pick the head under the chart.")
+                      "reads; the empty upper triangle is the causal mask).")
     with right:
         chart(style(charts.head_kinds(view["heads"])), key="real_heads_kinds", data=view["heads"],
               caption=f"Every head, by its measured shares on this text (a share of at least {measure.KIND_THRESHOLD:g}): "
@@ -57,7 +67,7 @@ def draw() -> None:
     passage = controls.choice("passage", "passage", list(PASSAGE_CHOICES), default="lighthouse", container=c1,
                               format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
-    yours = controls.text("your passage", "yours", default="", max_chars=4000) if passage == YOURS else ""
+    yours = controls.text("your passage", "yours", default=YOUR_DEFAULT, max_chars=4000) if passage == YOURS else ""
     prope = safe(prope_view, passage, yours, n)
     if prope is None:
         return

@@ -12,6 +12,7 @@ from posenc.ui.frame import chart, header, page_nav, quiz, quiz_value, revealed,
 from posenc.views.real_model import (
     MAX_PASSAGE_TOKENS,
     PASSAGE_CHOICES,
+    YOUR_DEFAULT,
     YOURS,
     missing_model,
     model_facts,
@@ -37,7 +38,7 @@ def passage_controls() -> tuple[str, str, int]:
     passage = controls.choice("passage", "passage", list(PASSAGE_CHOICES), default="lighthouse", container=c1,
                               format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
-    yours = controls.text("your passage (with “your own text”)", "yours", default="", max_chars=4000) if passage == YOURS else ""
+    yours = controls.text("your passage (with “your own text”)", "yours", default=YOUR_DEFAULT, max_chars=4000) if passage == YOURS else ""
     return passage, yours, n
 
 

@@ -26,8 +26,10 @@ def draw() -> None:
     facts = safe(model_facts)
     if facts is not None:
         st.caption(facts["caption"])
-    sentence = controls.text(f"text (at most {MAX_SHIFT_TOKENS} tokens)", "text", default=ORDER_A, max_chars=200)
-    view = safe(shift_view, sentence)
+    c1, c2 = st.columns([3, 1])
+    sentence = controls.text(f"text (at most {MAX_SHIFT_TOKENS} tokens)", "text", default=ORDER_A, max_chars=200, container=c1)
+    threshold = controls.select_slider("KL of the exercise (nats)", "kl", [0.001, 0.01, 0.1], default=0.01, container=c2)
+    view = safe(shift_view, sentence, threshold)
     if view is None:
         return
     m1, m2, m3 = st.columns(3)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from posenc.charts import raster
-from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, lines, pick
+from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, heatmap, lines
 from posenc.charts.memo import memo
 
 KIND_COLORS = {"previous token": "#D55E00", "first token (sink)": "#0072B2", "local window": "#E69F00", "broad": "#999999"}
@@ -51,12 +50,11 @@ def head_kinds(frame: pd.DataFrame) -> alt.Chart:
 
 
 @memo
-def attention_maps(frame: pd.DataFrame, *, head: alt.Parameter, title: str) -> alt.LayerChart:
-    """One layer's attention probabilities, one image per head, the head picked in the chart."""
-    return raster.frame_heatmap(frame, x="key", y="query", value="p", by=("head",), where=pick(("head", head)),
-                                domain=(0.0, 1.0), palette="sequential", x_title="key token", y_title="query token",
-                                value_title="attention", title=title, width="container", height=360,
-                                value_format=".3f").add_params(head)
+def attention_map(frame: pd.DataFrame, *, title: str) -> alt.Chart:
+    """One head's attention probabilities over the tokens (query rows, key columns; the masked triangle left blank)."""
+    tips = [alt.Tooltip("query token:N"), alt.Tooltip("key token:N"), alt.Tooltip("p:Q", title="attention", format=".3f")]
+    return heatmap(frame, x="key", y="query", value="p", x_title="key token", y_title="query token", title=title,
+                   domain=(0.0, 1.0), scheme="viridis", legend_title="attention", height=360, tooltip=tips).properties(autosize=FIT_X)
 
 
 @memo

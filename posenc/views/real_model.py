@@ -21,6 +21,8 @@ from posenc.model.texts import PASSAGES, text
 from posenc.registry import get_scheme
 
 YOURS = "yours"
+YOUR_DEFAULT = ("Paste a passage of your own here: a few sentences are enough, since the model predicts every word from the "
+                "words before it, and the page reports how surprised it was on average.")
 PASSAGE_CHOICES = (*PASSAGES, YOURS)
 MAX_PASSAGE_TOKENS = 192
 SHIFTS = (0, 10, 100, 1_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
@@ -148,10 +150,11 @@ def _head_trace(sentence: str) -> dict:
     return {"tokens": m.tokens(ids), "attention": np.stack(att), "energy": np.stack(energy), "scores": scores}
 
 
-def heads_view(sentence: str, layer: int) -> dict:
-    """Every head classified by where it looks; attention maps of one layer; each kind's energy per rotation pair."""
+def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
+    """Every head classified by where it looks; the attention map of one head; each kind's energy per rotation pair."""
     m = pm.load()
     layer = check_int("layer", layer, lo=0, hi=m.shape.n_layers - 1)
+    head = check_int("head", head, lo=0, hi=m.shape.n_heads - 1)
     t = _head_trace(sentence)
     rows = []
     for i, sc in enumerate(t["scores"]):
@@ -167,10 +170,10 @@ def heads_view(sentence: str, layer: int) -> dict:
     by_layer = pd.DataFrame([{"layer": i, "pair": j, "energy share": float(E[i, :, j].mean())}
                              for i in range(E.shape[0]) for j in range(E.shape[2])])
     n = len(t["tokens"])
-    A = t["attention"][layer].astype(np.float64)  # (H, n, n)
-    heat = pd.DataFrame({"head": np.repeat(np.arange(A.shape[0]), n * n), "query": np.tile(np.repeat(np.arange(n), n), A.shape[0]),
-                         "key": np.tile(np.arange(n), n * A.shape[0]), "p": A.reshape(-1)})
-    heat = heat[heat["key"] <= heat["query"]].reset_index(drop=True)
+    A = t["attention"][layer, head].astype(np.float64)  # (n, n)
+    q, k = np.tril_indices(n)
+    heat = pd.DataFrame({"query": q, "key": k, "query token": [t["tokens"][i] for i in q], "key token": [t["tokens"][j] for j in k],
+                         "p": A[q, k]})
     counts = heads["kind"].value_counts()
     common = str(counts.index[0])
     fast = per_kind.groupby("kind").apply(lambda f: f["energy share"].to_numpy()[: inv.size // 4].sum(), include_groups=False)
@@ -210,7 +213,7 @@ def heads_takeaway(view: dict, prope: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- Relative, for real
-def shift_view(sentence: str) -> dict:
+def shift_view(sentence: str, threshold: float = 0.01) -> dict:
     """Every position moved by Delta, with the rotation table in each precision: max |Delta logit| and mean KL against
     float64 at Delta = 0, and where the Precision page predicts cos/sin errors above 1e-3."""
     m = pm.load()
@@ -229,10 +232,10 @@ def shift_view(sentence: str) -> dict:
     inv = np.asarray(m.rope.inv_freq)
     onset = {p: first_error_above(inv, p, tol=1e-3) for p in PRECISIONS[1:]}
     at = lambda p, s: float(frame[(frame["precision"] == p) & (frame["shift"] == s)]["max |Δlogit|"].iloc[0])
-    drift = frame[(frame["precision"] == "bfloat16") & ~(frame["mean KL"] <= 0.01)]["shift"]
+    drift = frame[(frame["precision"] == "bfloat16") & ~(frame["mean KL"] <= threshold)]["shift"]
     first = f"{int(drift.iloc[0]):,}" if len(drift) else "never (up to 10⁶)"
     quiz = _quiz("bf16_shift", "With the rotation table in bfloat16, from which shift Δ does the next-token distribution move "
-                 "by more than 0.01 nats (mean KL)?", first,
+                 f"by more than {threshold:g} nats (mean KL)?", first,
                  f"bfloat16 keeps 8 significant bits: the angle p·θ of the fastest pair is rounded in steps of 2⁻⁸·p, so the "
                  f"rotation error grows with the position itself (the Precision page predicts cos/sin errors above 10⁻³ from "
                  f"position {onset['bfloat16']:,}). Wang et al. 2024 measure the same break on long contexts.",

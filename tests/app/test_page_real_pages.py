@@ -62,6 +62,13 @@ def test_relative_puts_the_float64_shift_on_the_page():
 
 
 @needs_model
+def test_the_passage_box_starts_with_text():
+    at = open_page("pages/real_extension.py", {"passage": "yours"}, timeout=SLOW)
+    assert_clean(at)
+    assert any(label.startswith("perplexity with plain RoPE") for label in metrics(at))
+
+
+@needs_model
 def test_extension_at_its_defaults():
     at = open_page("pages/real_extension.py", timeout=SLOW)
     assert_clean(at)
