@@ -9,7 +9,9 @@ Reports (asserts nothing; the byte budgets are tracked in issue 15):
   (the download buttons' data is a callable: the client asks for the deferred file over the websocket
   and fetches the media URL the worker answers with, as the browser does);
 * uploads: ``uploads`` distinct 6,100 x 4,096 float16 ``.npy`` tables uploaded on the Learned tables page
-  in one Chromium session (Playwright's ``set_input_files``; they go through ``/_stcore/upload_file``).
+  in one Chromium session (Playwright's ``set_input_files``; they go through ``/_stcore/upload_file``);
+* raw uploads (issue 41, S1): twelve 45 MB files PUT by one session straight to Streamlit's upload endpoint, with
+  no page asking for them (``bench.security.raw_uploads``).
 
 Each part starts a fresh single worker behind nginx, so the parts do not inherit each other's caches.
 """
@@ -149,4 +151,7 @@ def memory(links: int = 20, say=print) -> dict:
     out["uploads"] = uploads()
     say(f"  memory: uploads: RSS {out['uploads'].get('rss_start_mb')} -> {out['uploads'].get('rss_end_mb')} MB, "
         f"peak {out['uploads'].get('rss_peak_mb')} MB")
+    from bench.security import raw_uploads
+
+    out["raw_uploads"] = raw_uploads(say=say)
     return out

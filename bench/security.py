@@ -144,10 +144,15 @@ def headers() -> dict:
         for path in ["/_stcore/health", "/_stcore/host-config", *[f"/{p}" for p in js]]:
             with urllib.request.urlopen(f"{c.url}{path}", timeout=30) as r:
                 seen.append((f"GET {path}", dict(r.headers)))
-        s = StSession(c.url, "raw_index", timeout=120)
-        asyncio.run(s.open())
-        seen.append(("websocket upgrade", dict(s.ws.response.headers)))
-        asyncio.run(s.close())
+        async def upgrade() -> dict:
+            s = StSession(c.url, "raw_index", timeout=120)
+            try:
+                await s.open()
+                return dict(s.ws.response.headers)
+            finally:
+                await s.close()
+
+        seen.append(("websocket upgrade", asyncio.run(upgrade())))
         for what, hdrs in seen:
             named += [(what, k, v) for k, v in hdrs.items() if any(x in v for x in workers) or k.lower() == "x-posenc-worker"]
     return {"requests": [w for w, _ in seen], "headers_naming_a_worker": named}
