@@ -6,7 +6,7 @@ from posenc.charts.base import style
 from posenc.charts.lab import extension_chart, gap_chart, head_attention_maps, head_mass_chart, position_chart
 from posenc.lab.evaluate import mass_on_context, position_losses
 from posenc.lab.experiment import LabConfig, run_experiment
-from posenc.lab.positions import LAB_SCHEMES, NAMES, positions
+from posenc.lab.positions import DEFAULT_SCHEMES, LAB_SCHEMES, NAMES, positions, reads_positions
 from posenc.lab.results import extended_scheme, load_shipped
 from posenc.lab.task import MarkovSource
 from posenc.ui import controls
@@ -46,15 +46,23 @@ notice = results_box.empty()
 
 with custom_box:
     st.subheader("Train a custom configuration", anchor=False)
-    c = st.columns(5)
+    c = st.columns(6)
     vocab = controls.number("vocabulary V", "V", default=DEFAULT.vocab, lo=2, hi=16, container=c[0])
     order = controls.number("order k", "k", default=DEFAULT.order, lo=1, hi=3, container=c[1], help="V^k at most 4096")
     train_len = controls.choice("training length L", "L", ["8", "16", "32", "64"], default=str(DEFAULT.train_len), style="select", container=c[2])
     n_seeds = controls.number("seeds", "seeds", default=DEFAULT.n_seeds, lo=1, hi=3, container=c[3])
     steps = controls.choice("steps", "steps", ["250", "500", "1000", "2000", "4000"], default=str(DEFAULT.steps), style="select", container=c[4])
-    picked = controls.multi("schemes", "schemes", list(LAB_SCHEMES), default=list(LAB_SCHEMES), format_func=NAMES.get)
-    cfg = LabConfig(vocab=vocab, order=order, train_len=int(train_len), n_seeds=n_seeds, steps=int(steps),
-                    schemes=tuple(s for s in LAB_SCHEMES if s in picked) or DEFAULT.schemes)
+    rand = controls.choice("randomized positions", "randomize", ["off", "256", "512", "2048"], default="off", style="select",
+                           container=c[5], help="Ruoss et al. 2023: every batch reads a sorted random sample of positions "
+                                                "from [0, N), in training and evaluation")
+    picked = controls.multi("schemes", "schemes", list(LAB_SCHEMES), default=list(DEFAULT_SCHEMES), format_func=NAMES.get)
+    randomize = 0 if rand == "off" else int(rand)
+    blind = [s for s in picked if randomize and not reads_positions(s)]
+    cfg = LabConfig(vocab=vocab, order=order, train_len=int(train_len), n_seeds=n_seeds, steps=int(steps), randomize=randomize,
+                    schemes=tuple(s for s in LAB_SCHEMES if s in picked and s not in blind) or DEFAULT.schemes)
+    if blind:
+        st.caption(f":material/block: {', '.join(NAMES[s] for s in blind)} reads no positions (causal mask only): randomized "
+                   "positions would change nothing, so it is left out of this run.")
     st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", on_click=st.session_state.update,
               kwargs={TRAIN: True})  # a callback survives the router's rerun, a button's return value does not
     shipped = cached(load_shipped)
@@ -94,7 +102,8 @@ key = key if run is not shipped else ("shipped",)
 with results_box:
     ov = _view("overview", key, (), _run=run)
     L, k = ov["train_len"], ov["order"]
-    settings = f"V = {ov['vocab']}, k = {k}, L = {L}, {ov['seeds']} seeds, {ov['steps']} Adam steps"
+    settings = (f"V = {ov['vocab']}, k = {k}, L = {L}, {ov['seeds']} seeds, {ov['steps']} Adam steps"
+                + (f", positions randomized from [0, {ov['randomize']:,})" if ov["randomize"] else ""))
     m = st.columns(4)
     m[0].metric("floor (exact)", f"{ov['floor']:.4f} nats", help=f"Bayes loss on the evaluation contexts at L: {ov['bayes_at_L']:.4f}")
     m[1].metric("uniform guess", f"{ov['uniform']:.4f} nats")
@@ -112,6 +121,8 @@ with results_box:
                    "model that has not learned it." + (" It is trained longer below." if ov["longer"] and name in ov["longer"]["names"] else ""))
     for name, why in ov["undefined"].items():
         st.caption(f":material/block: {name}: {why}.")
+    with st.expander("Registry schemes the lab does not train, and why"):
+        st.markdown("\n".join(f"- **{name}**: {why}." for name, why in views.not_trained()))
     if (more := ov["longer"]) is not None:
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
                     f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "
@@ -121,7 +132,7 @@ with results_box:
                    "same command, which trains again whatever did not learn; its extrapolation ratio is the one the Compare "
                    f"table shows. Falsified by a seed of the follow-up whose gap at L is over the same {ov['learned_fraction']:.0%} line.")
     pv = _view("by_position", key, (), _run=run)
-    chart(style(position_chart(pv["frame"], ov["names"], train_len=L)), key="lab_positions", data=pv["frame"],
+    chart(style(position_chart(pv["frame"], pv["names"], train_len=L)), key="lab_positions", data=pv["frame"],
           caption=f"Gap per position at {pv['length']} tokens (mean over seeds; the learned table stops at L; {settings}). "
                   "Positions before the dashed line were seen in training; a scheme carries the task past L if its line "
                   "stays at its level after the line, and a rise there falsifies that.")

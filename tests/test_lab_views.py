@@ -11,7 +11,7 @@ import pytest
 from posenc.charts import lab as charts
 from posenc.lab.evaluate import attention, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
-from posenc.lab.positions import LAB_SCHEMES, NAMES
+from posenc.lab.positions import DEFAULT_SCHEMES, LAB, LAB_SCHEMES, NAMES, untrainable
 from posenc.lab.results import load_shipped, spread
 from posenc.views import lab as views
 
@@ -21,26 +21,28 @@ RUN = load_shipped()
 def test_overview_numbers_are_the_results():
     ov = views.overview(RUN)
     res = RUN["results"]
-    assert ov["floor"] == res["floor"] and ov["n_models"] == 24
+    assert ov["floor"] == res["floor"] and ov["n_models"] == 3 * len(DEFAULT_SCHEMES)
     rope = ov["frame"][(ov["frame"]["scheme"] == "RoPE") & (ov["frame"]["length"] == 128)].iloc[0]
     sp = spread([r["mean"]["128"]["gap"] for r in res["runs"]["rope"].values()])
     assert rope["gap"] == sp["mean"] and rope["lo"] == sp["min"] and rope["hi"] == sp["max"]
     learned = ov["frame"][ov["frame"]["scheme"] == "Learned table"]
     assert list(learned["length"]) == [32]  # no row past L
     assert ov["table"].iloc[2]["2L = 64"] == "no row past L"
-    assert list(ov["table"]["scheme"]) == [NAMES[s] for s in LAB_SCHEMES]
+    assert list(ov["table"]["scheme"]) == [NAMES[s] for s in DEFAULT_SCHEMES]
+    assert ov["keys"] == [LAB[s].key for s in DEFAULT_SCHEMES] and ov["randomize"] == 0
 
 
 def test_overview_carries_the_follow_up_run_dashed_in_the_gap_chart():
     ov = views.overview(RUN)
     more = ov["longer"]
-    assert more["steps"] == RUN["longer"]["config"]["steps"] and more["names"] == ["Raw index"]
-    assert more["n_models"] == 3 and list(more["table"]["scheme"]) == ["Raw index"]
+    again = ["Raw index", "RoPE + randomized"]  # what did not learn at 1,000 steps
+    assert more["steps"] == RUN["longer"]["config"]["steps"] and more["names"] == again
+    assert more["n_models"] == 6 and list(more["table"]["scheme"]) == again
     f = ov["frame"]
     assert set(f["budget"]) == {"1,000 steps", "4,000 steps"}
     late = f[(f["budget"] == "4,000 steps")]
     want = spread([r["mean"]["128"]["gap"] for r in RUN["longer"]["runs"]["raw_index"].values()])
-    assert list(late["scheme"].astype(str).unique()) == ["Raw index"]
+    assert list(late["scheme"].astype(str).unique()) == again
     assert late[late["length"] == 128]["gap"].iloc[0] == want["mean"]
     spec = charts.gap_chart(f, ov["names"]).to_dict()
     assert spec["layer"][1]["encoding"]["strokeDash"]["scale"]["domain"] == ["1,000 steps", "4,000 steps"]
@@ -85,7 +87,8 @@ def test_charts_build(builder):
         if builder == "gap":
             spec = charts.gap_chart(ov["frame"], ov["names"]).to_dict()
         elif builder == "position":
-            spec = charts.position_chart(views.by_position(RUN)["frame"], ov["names"], train_len=32).to_dict()
+            pv = views.by_position(RUN)
+            spec = charts.position_chart(pv["frame"], pv["names"], train_len=32).to_dict()
         elif builder == "extension":
             ext = views.extensions(RUN)
             spec = charts.extension_chart(ext["frame"], ext["methods"]).to_dict()
@@ -134,3 +137,29 @@ def test_head_charts_filter_on_their_parameters_and_title_follows_them():
     table = json.loads(title[title.index("[["):title.index("[url_layer")])
     b, a = st["mass_summary"][1][2]
     assert table[1][2] == f"{b:.2f} before L, {a:.2f} after"  # head 3 of layer 2, picked by [url_layer - 1][url_head - 1]
+
+
+def test_scheme_colours_come_from_the_registry_and_differ_within_a_chart():
+    """Every lab scheme is drawn in its registry entry's colour (charts.base.SCHEME_COLORS); the default run's all
+    differ, and a scheme whose colour is taken in the same chart (the naive schemes of a custom run) gets a spare."""
+    from posenc.charts.base import SCHEME_COLORS
+
+    keys = [LAB[s].key for s in DEFAULT_SCHEMES]
+    assert charts.scheme_colors(keys) == [SCHEME_COLORS[k] for k in keys] and len(set(charts.scheme_colors(keys))) == len(keys)
+    every = [LAB[s].key for s in LAB_SCHEMES]
+    colours = charts.scheme_colors(every)
+    assert len(set(colours)) == len(every)
+    assert sum(c == SCHEME_COLORS[k] for c, k in zip(colours, every)) >= len(every) - 3
+    ov = views.overview(RUN)
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.gap_chart(ov["frame"], ov["names"]).to_dict()
+    scale = spec["layer"][1]["encoding"]["color"]["scale"]
+    assert scale["domain"] == ov["names"] and scale["range"] == [SCHEME_COLORS[k] for k in ov["keys"]]
+    with pytest.raises(ValueError, match="'key' column"):
+        charts.gap_chart(ov["frame"].drop(columns="key"), ov["names"])
+
+
+def test_not_trained_lists_every_registry_scheme_the_lab_leaves_out_by_name():
+    rows = views.not_trained()
+    assert len(rows) == len(untrainable()) and all(name and len(why) > 20 for name, why in rows)
+    assert any("MiniLM" in name and "384" in why for name, why in rows)

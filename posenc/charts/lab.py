@@ -9,12 +9,36 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
+from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SCHEME_COLORS, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
-# one colour per scheme (Okabe-Ito without its yellow, which vanishes on white)
-SCHEME_COLORS = OKABE_ITO[:6] + ["#999999", "#882255"]  # xPos in wine: black vanishes on the dark theme
+# Paul Tol's muted and dark colours, for a second scheme whose registry colour is already drawn in the same chart (the
+# naive schemes share theirs with later ones; the default run's schemes all have colours of their own)
+SPARE_COLORS = ("#332288", "#88CCEE", "#DDCC77", "#661100", "#6699CC", "#AA4466", "#117777", "#777711")
+
+
+def scheme_colors(keys: Sequence[str]) -> list[str]:
+    """The colour of each scheme, by the registry entry it stands for (``charts.base.SCHEME_COLORS``); a colour a
+    scheme earlier in ``keys`` already has goes to the first spare colour no scheme drawn here has."""
+    out: list[str] = []
+    taken = {SCHEME_COLORS[k] for k in keys}
+    spare = iter(c for c in SPARE_COLORS if c not in taken)
+    for key in keys:
+        color = SCHEME_COLORS[key]
+        out.append(color if color not in out else next(spare))
+    return out
+
+
+def _scheme_scale(frame: pd.DataFrame, names: Sequence[str]) -> alt.Scale:
+    """Colour by scheme: each name's registry entry is the frame's "key" column on that scheme's rows."""
+    if "key" not in frame:
+        raise ValueError("the frame needs a 'key' column: the registry entry each scheme stands for (its colour)")
+    key = dict(zip(frame["scheme"].astype(str), frame["key"].astype(str)))
+    missing = [n for n in names if n not in key]
+    if missing:
+        raise ValueError(f"no rows, so no registry key, for {missing}")
+    return alt.Scale(domain=list(names), range=scheme_colors([key[n] for n in names]))
 
 
 def _scheme_legend() -> alt.Legend:
@@ -38,13 +62,14 @@ def _rule(at: float, label: str) -> alt.LayerChart:
 
 @memo
 def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -> alt.LayerChart:
-    """Mean gap (loss - floor) against evaluation length, one line per scheme, min-max band over seeds.
+    """Mean gap (loss - floor) against evaluation length, one line per scheme (in the colour of the registry entry it
+    stands for, the frame's "key"), min-max band over seeds.
 
     A frame with a "budget" column of more than one value (the follow-up run of schemes trained longer)
     dashes each budget differently, first budget solid.
     """
     _check(frame, "gap chart")
-    scale = alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)])
+    scale = _scheme_scale(frame, names)
     color = alt.Color("scheme:N", title="scheme", scale=scale, legend=_scheme_legend())
     x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)", scale=alt.Scale(type="log", base=2),
               axis=alt.Axis(values=sorted(frame["length"].unique().tolist())))
@@ -70,10 +95,9 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
 
 @memo
 def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int, height: int = 320) -> alt.LayerChart:
-    """Gap per position (mean over seeds), one line per scheme, the training length marked."""
+    """Gap per position (mean over seeds), one line per scheme (coloured as ``gap_chart``), the training length marked."""
     _check(frame, "position chart")
-    color = alt.Color("scheme:N", title="scheme", scale=alt.Scale(domain=list(names), range=SCHEME_COLORS[: len(names)]),
-                      legend=_scheme_legend())
+    color = alt.Color("scheme:N", title="scheme", scale=_scheme_scale(frame, names), legend=_scheme_legend())
     line = alt.Chart(frame, height=height).mark_line(strokeWidth=1.5).encode(
         x=alt.X("position:Q", title="position (0 = first token)"),
         y=alt.Y("gap:Q", title="loss − Bayes loss at the position (nats)"),

@@ -14,8 +14,9 @@ from posenc._validate import check_choice, check_int
 from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
-from posenc.lab.positions import EXTENSION_NAMES, NAMES
+from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, untrainable
 from posenc.lab.results import LEARNED_FRACTION, extended_scheme, gaps, learned_check, spread, spread_text
+from posenc.registry import get_scheme
 
 ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
 HEATMAP_CELLS = 16_384
@@ -26,7 +27,7 @@ def _cat(values, order) -> pd.Categorical:
 
 
 def _gap_rows(res: dict, budget: str) -> tuple[list[dict], list[dict]]:
-    """Long rows (scheme, length, multiple, gap, lo, hi, std, seeds, budget) and the wide table's lines."""
+    """Long rows (scheme, key, length, multiple, gap, lo, hi, std, seeds, budget) and the wide table's lines."""
     L = res["config"]["train_len"]
     rows, table = [], []
     for s in res["runs"]:
@@ -35,7 +36,7 @@ def _gap_rows(res: dict, budget: str) -> tuple[list[dict], list[dict]]:
             vals = gaps(res, s, n)
             line[f"{n // L}L = {n}" if n != L else f"L = {n}"] = spread_text(vals)
             if (sp := spread(vals))["n"]:
-                rows.append({"scheme": NAMES[s], "length": n, "multiple": n // L, "gap": sp["mean"], "lo": sp["min"],
+                rows.append({"scheme": NAMES[s], "key": REGISTRY_KEY[s], "length": n, "multiple": n // L, "gap": sp["mean"], "lo": sp["min"],
                              "hi": sp["max"], "std": sp["std"], "seeds": sp["n"], "budget": budget})
         table.append(line)
     return rows, table
@@ -54,11 +55,14 @@ def _steps(res: dict) -> str:
 def overview(run: dict) -> dict:
     """Mean gap per scheme and length (min-max band), the table of docs/lab.md, the "learned it" check.
 
-    Returns {"frame": DataFrame(scheme, length, multiple, gap, lo, hi, std, seeds, budget), "table": wide
+    Returns {"frame": DataFrame(scheme, key (the registry entry it stands for: its colour), length, multiple, gap, lo, hi,
+    std, seeds, budget), "table": wide
     DataFrame (one row per scheme, one column per length, "mean (min–max)"), "checks": DataFrame,
     "floor", "uniform", "bayes_at_L", "n_learned", "n_models", "not_learned": {name: [seeds]} (gap at L over
     "learned_fraction" of uniform − floor), "undefined": {name: reason},
-    "train_len", "order", "vocab", "names" (display order), "seeds", "steps", "seconds_per_run" (wall, train + evaluate),
+    "train_len", "order", "vocab", "names" (display order), "keys" (the registry entry each name stands for: its colour),
+    "seeds", "steps", "randomize" (the run's range of randomized positions, 0: each scheme's own),
+    "seconds_per_run" (wall, train + evaluate),
     "longer": None, or for a run that carries a follow-up (run["longer"]: the schemes that did not learn, trained
     with more steps) {"table", "checks", "n_learned", "n_models", "steps", "names"}; its rows are in "frame" too,
     with "budget" = its step count ("budget" tells the two apart)}.
@@ -84,7 +88,8 @@ def overview(run: dict) -> dict:
             "not_learned": {name: [int(x) for x in g["seed"]] for name, g in checks[~checks["learned"]].groupby("scheme", sort=False)},
             "undefined": {NAMES[s]: why for s, why in res["undefined"].items()}, "train_len": L,
             "order": res["config"]["order"], "vocab": res["config"]["vocab"], "names": names,
-            "seeds": res["config"]["n_seeds"], "steps": res["config"]["steps"],
+            "keys": [REGISTRY_KEY[s] for s in res["runs"]], "seeds": res["config"]["n_seeds"], "steps": res["config"]["steps"],
+            "randomize": res["config"].get("randomize", 0),
             "seconds_per_run": float(np.mean([t["train"] + t["evaluate"] for t in res["seconds"].values()])),
             "longer": longer}
 
@@ -92,17 +97,25 @@ def overview(run: dict) -> dict:
 def by_position(run: dict) -> dict:
     """Gap per position (mean over seeds, min-max band) at the longest length each scheme has.
 
-    Returns {"frame": DataFrame(scheme, position, gap, lo, hi), "train_len", "length"}.
+    Returns {"frame": DataFrame(scheme, key, position, gap, lo, hi), "train_len", "length", "names", "keys"}.
     """
     res = run["results"]
     parts = []
     for s, runs in res["runs"].items():
         curves = np.array([r["gap_by_position"] for r in runs.values()])  # (seeds, n)
-        parts.append(pd.DataFrame({"scheme": NAMES[s], "position": np.arange(curves.shape[1]), "gap": curves.mean(axis=0),
+        parts.append(pd.DataFrame({"scheme": NAMES[s], "key": REGISTRY_KEY[s], "position": np.arange(curves.shape[1]),
+                                   "gap": curves.mean(axis=0),
                                    "lo": curves.min(axis=0), "hi": curves.max(axis=0)}))
     frame = pd.concat(parts, ignore_index=True)
     frame["scheme"] = _cat(frame["scheme"], [NAMES[s] for s in res["runs"]])
-    return {"frame": frame, "train_len": res["config"]["train_len"], "length": max(res["lengths"])}
+    frame["key"] = _cat(frame["key"], [REGISTRY_KEY[s] for s in res["runs"]])
+    return {"frame": frame, "train_len": res["config"]["train_len"], "length": max(res["lengths"]),
+            "names": [NAMES[s] for s in res["runs"]], "keys": [REGISTRY_KEY[s] for s in res["runs"]]}
+
+
+def not_trained() -> list[tuple[str, str]]:
+    """(registry name, why the lab does not train it) for every registry scheme that is not a lab scheme."""
+    return [(get_scheme(key).name, why) for key, why in untrainable().items()]
 
 
 def extensions(run: dict) -> dict | None:
@@ -157,8 +170,9 @@ def attention_stack(run: dict, scheme: str, multiple: int) -> dict:
     labels = {"short": f"L = {L}", "long": f"{multiple}L = {multiple * L}"}
     parts: dict[str, list[pd.DataFrame]] = {labels["short"]: []} | ({} if n_long == L else {labels["long"]: []})
     steps, mass_parts, summary = {}, [], []
-    longs = attention_layers(params, scheme, source, cfg.model(), seqs, train_len=L)  # (layers, H, n, n)
-    shorts = longs if n_long == L else attention_layers(params, scheme, source, cfg.model(), seqs[:, :L], train_len=L)
+    longs = attention_layers(params, scheme, source, cfg.model(), seqs, train_len=L, randomize=cfg.random)  # (layers, H, n, n)
+    shorts = longs if n_long == L else attention_layers(params, scheme, source, cfg.model(), seqs[:, :L], train_len=L,
+                                                        randomize=cfg.random)
     for layer, (long, short) in enumerate(zip(longs, shorts)):
         for label, A in ((labels["short"], short), (labels["long"], long)):
             if label not in parts:
