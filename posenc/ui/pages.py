@@ -49,6 +49,7 @@ PAGES: tuple[PageInfo, ...] = (
              "Position-score matrices side by side, and how relative each one is."),
     PageInfo("pages/compare.py", "Compare schemes", ":material/table_view:", "Compare", "compare",
              "The comparison table, every column measured."),
+    PageInfo("pages/claims.py", "The articles' claims", ":material/fact_check:", "Compare", "claims", "Each article claim measured, with a verdict."),
     PageInfo("pages/lab.py", "Extrapolation lab", ":material/science:", "Compare", "lab",
              "Tiny transformers trained at L, measured to 8L against an exact floor."),
     PageInfo("pages/real_order.py", "Order, for real", ":material/swap_horiz:", "Inside a real model", "real_order",

@@ -1,0 +1,57 @@
+"""The claims ledger: every checkable claim of the three articles, measured at this page's settings."""
+
+import streamlit as st
+
+from posenc.analysis.attention import permutation_equivariance
+from posenc.analysis.compare import measure_scheme
+from posenc.analysis.geometry import shift_operator
+from posenc.charts.base import style
+from posenc.charts.claims import verdict_grid
+from posenc.lab.results import compare_rows
+from posenc.schemes.sinusoidal import sinusoid_wavelengths
+from posenc.ui import controls
+from posenc.ui.cache import safe
+from posenc.ui.frame import chart, header, headline, show_code, table, wrap_up
+from posenc.ui.pages import PAGE_BY_PATH
+from posenc.views.claims import ARTICLES, claims_ledger
+
+PATH = "pages/claims.py"
+LENGTHS = [64, 128, 256, 512, 1024]
+VERDICT = {"confirmed": ":material/check_circle:", "nuanced": ":material/change_history:",
+           "contradicted": ":material/cancel:"}
+
+header(
+    PATH,
+    "Every claim of the three articles (" + ", ".join(f"*{a}*" for a in ARTICLES) + ") that a measurement can "
+    "check, quoted briefly with its source, the number measured here, and a verdict **in this setting**. "
+    "**Look at the verdict column**: the structural claims hold exactly; the ones about training beyond the length "
+    "seen are where a small trained model disagrees.",
+)
+c1, c2, c3 = st.columns(3)
+n = controls.select_slider("sequence length n", "n", LENGTHS, default=512, container=c1)
+d = controls.slider("d (d_model / head_dim)", "d", default=64, lo=8, hi=128, step=2, container=c2)
+train_len = controls.select_slider("training length L", "L", LENGTHS, default=512, container=c3,
+                                   help="For the length checks; the lab's own models were trained at their own L.")
+view = safe(claims_ledger, n, d, train_len)
+if view is not None:
+    headline(view["headline"])
+    frame = view["frame"].drop(columns="label").assign(
+        verdict=[f"{v} in this setting" for v in view["frame"]["verdict"]],
+        page=[f"/{PAGE_BY_PATH[p].url_path}" for p in view["frame"]["page"]],
+    )
+    table(frame, labels={"claim": "The article says", "source": "Source (article)", "measured": "Measured here",
+                         "verdict": "Verdict", "setting": "Setting", "page": "Measured on"},
+          links={"page": "open ↗"})
+    chart(style(verdict_grid(view["frame"])), key="claims_verdicts", data=view["frame"],
+          caption="One row per claim, in the column of its verdict (hover for the quote, the source and the number).")
+    counts = view["counts"]
+    st.markdown(" · ".join(f"{VERDICT[v]} **{counts[v]}** {v}" for v in VERDICT))
+    st.caption("“Contradicted in this setting” means what it says: the lab trains tiny causal transformers on a Markov "
+               "source for a few thousand steps, and the scaling tricks are applied at test time without the fine-tuning "
+               "their papers use. The Extrapolation lab shows the runs; Compare schemes shows the article's table.")
+    links = st.container(horizontal=True)
+    for p in dict.fromkeys(view["frame"]["page"]):
+        links.page_link(p, label=PAGE_BY_PATH[p].title, icon=PAGE_BY_PATH[p].icon)
+show_code(claims_ledger, measure_scheme, permutation_equivariance, shift_operator, sinusoid_wavelengths, compare_rows)
+if view is not None:
+    wrap_up(PATH, view["takeaway"])
