@@ -12,8 +12,9 @@ from posenc.lab.experiment import LONGER, LabConfig
 from posenc.lab.results import EXTRAPOLATES_RATIO
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, show_code
+from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, table
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
+from posenc.views.claims import article_table
 from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_names, with_rows
 
 PATH = "pages/compare.py"
@@ -39,6 +40,15 @@ n_heads = controls.slider("heads (bias schemes)", "heads", default=8, lo=1, hi=1
 train_len = controls.select_slider("training length L", "L", LENGTHS, default=512, container=c4,
                                    help="RoPE extensions are set to L with factor 4; 'extrapolates' looks at 4L.")
 
+article = safe(article_table, n, d, n_heads, train_len)
+if article is not None:
+    st.subheader("The article's table, measured", anchor=False)
+    table(article["frame"], labels={"measured: learned or fixed": "↳ measured", "measured: extrapolates": "↳ measured ",
+                                    "measured: used in": "↳ in this dashboard's registry"})
+    st.caption(f"The four rows as *Positional Encoding in Transformers* prints them, with a measured verdict beside each cell "
+               f"({article['setting']}). Every claim of the three articles is on the claims page.")
+    st.page_link("pages/claims.py", label="The articles' claims, one by one", icon=":material/fact_check:")
+    st.subheader("Every scheme, every column measured", anchor=False)
 with st.expander("Bring your own table: add an uploaded learned position table as a row", icon=":material/upload_file:"):
     uploads.upload_widget(key="upload")
 pages = tuple((k, PAGE_BY_PATH[p].url_path) for k, p in SCHEME_PAGE.items())

@@ -57,8 +57,9 @@ def test_defaults_every_column_measured_and_linked():
     links = at.get("page_link")
     lab = [pl for pl in links if pl.proto.label == "Open the Extrapolation lab"]
     assert len(lab) == 1 and lab[0].proto.page_script_hash  # the extrapolation column links to the lab
-    links = [pl for pl in links if pl not in lab]
-    assert sorted(pl.proto.label for pl in links) == sorted({PAGE_BY_PATH[p].title for p in SCHEME_PAGE.values()})
+    titles = {PAGE_BY_PATH[p].title for p in SCHEME_PAGE.values()}  # the scheme pages (the claims page, prev/next beside)
+    links = [pl for pl in links if pl not in lab and pl.proto.label in titles]
+    assert sorted(pl.proto.label for pl in links) == sorted(titles)
     assert all(pl.proto.page_script_hash for pl in links)  # each resolves to a registered page
     # the charts: the wishlist heat table (one row per scheme x 6) and the two dot plots (one row per scheme each)
     assert {"compare_wishlist", "compare_measured_0", "compare_measured_1"} <= set(charts(at))  # a grid's panels: key_0, key_1
@@ -156,3 +157,18 @@ def test_payload_budgets():
     assert_clean(big)
     assert payload_bytes(big) <= 2_000_000
     assert len(table(big)) == len(posenc.SCHEMES)
+
+
+def test_the_articles_table_comes_first_with_a_measured_verdict_beside_each_cell():
+    from posenc.views.claims import ARTICLE_ROWS, article_table
+
+    at = open_page(PAGE)
+    shown = at.table[0].value  # the first table on the page: the article's four rows
+    assert list(shown.iloc[:, 0]) == [r[0] for r in ARTICLE_ROWS]
+    assert list(shown.iloc[:, 3]) == [r[2] for r in ARTICLE_ROWS]  # "Yes, in principle", "No", "Partially", ...
+    view = article_table(512, 64, 8, 512)["frame"]
+    for col in ("measured: learned or fixed", "measured: extrapolates"):
+        assert all(v.split(" · ")[0] in ("confirmed", "nuanced", "contradicted") for v in view[col]), view[col]
+    lab = compare_rows()
+    assert f"×{lab['rope']['ratio']:.3g}" in view.loc[3, "measured: extrapolates"]  # the lab's number, not typed in
+    assert view.loc[1, "measured: extrapolates"].startswith("confirmed")  # a learned table has no row past its last
