@@ -11,10 +11,11 @@ from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls, md
 from posenc.ui.cache import cached, safe
-from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, table
+from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.views.extension import extension_detail, model_view, positional_scheme
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
+from posenc.views.takeaways import extension_takeaway
 
 PATH = "pages/context_extension.py"
 DIMS = list(range(4, 513, 2))  # even only; NTK-aware needs d >= 4
@@ -146,3 +147,4 @@ if det is not None:
                          f"{det['band_counts'][0]} kept, {det['band_counts'][1]} smoothed, {det['band_counts'][2]} divided by s.")
 
 show_code(entries, bands_view, pair_bands, fidelity_view, short_range_fidelity, long_range_view, long_range, rope_from_config)
+wrap_up(PATH, extension_takeaway(bands, s, train, quote=md.escape))

@@ -6,9 +6,10 @@ from posenc.analysis.compare import measure_scheme
 from posenc.charts.base import style
 from posenc.charts.story import wishlist_chart
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, page_nav, show_code
+from posenc.ui.frame import chart, header, show_code, wrap_up
 from posenc.ui.pages import PAGE_BY_PATH, sections
 from posenc.views.home import wishlist_view
+from posenc.views.takeaways import home_takeaway
 
 PATH = "pages/home.py"
 
@@ -45,4 +46,5 @@ for section, pages in sections().items():
         st.page_link(p.path, label=f"{p.title} — {p.summary}", icon=p.icon)
 
 show_code(wishlist_view, measure_scheme)
-page_nav(PATH)
+if view is not None:
+    wrap_up(PATH, home_takeaway(view))

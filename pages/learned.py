@@ -11,7 +11,7 @@ from posenc.charts.learned import norms_chart, similarity_chart, spectrum_chart,
 from posenc.schemes.learned import learned_lookup, minilm_table, random_table
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, exercise, header, show_code, table
+from posenc.ui.frame import chart, exercise, header, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.views.learned import (
     SOURCES,
@@ -27,13 +27,15 @@ from posenc.views.learned import (
     table_view,
     with_upload,
 )
+from posenc.views.takeaways import learned_takeaway
 
 PATH = "pages/learned.py"
 header(
     PATH,
     "BERT and GPT-2 do not compute positions: they **look them up** in a trained table, one row per position. "
     "Here is a real one (512 rows × 384 channels) next to the sinusoid of the same size and an untrained random "
-    "table. **Look at** the smooth bands the training left behind, and at what happens when you ask for row 512.",
+    "table. **Look at** the bright band along the diagonal of the cosine-similarity matrix (right): the smoothness "
+    "training left behind, and at what happens when you ask for row 512.",
 )
 st.latex(r"x_p = e_{t_p} + P[p],\qquad P \in \mathbb{R}^{512 \times 384},\qquad p \in \{0, \dots, 511\}")
 prov = safe(provenance)
@@ -141,3 +143,4 @@ if view is not None and view["first_below"] is not None:
         "the sinusoid drifts slower still, random rows are unrelated from the start.",
     )
 show_code(learned_view, table_view, table_series, row_at, position_spectrum, table_scores, learned_lookup, random_table, minilm_table)
+wrap_up(PATH, learned_takeaway(view))

@@ -10,8 +10,9 @@ from posenc.io.gguf import GGUF_HELP, config_text
 from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.ui import controls, md
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, show_code, table
+from posenc.ui.frame import chart, header, show_code, table, wrap_up
 from posenc.views.precision import precision_view
+from posenc.views.takeaways import precision_takeaway
 
 PATH = "pages/precision.py"
 header(
@@ -55,8 +56,8 @@ if v is not None:
                    help=f"cos/sin error near 131,072: {v['at_128k'][mode]:.2g}")
     table(v["table"], labels={"mode": "computed in", "first_identical": "first p with rotation(p) = rotation(p + 1)",
                               "first_above": "first p with a cos/sin error > 10⁻³"},
-          formats={"first_identical": ",.0f", "first_above": ",.0f"}, missing="None")
-    st.caption("None: it does not happen up to 10⁶. Both columns scan every position and every pair, in order. "
+          formats={"first_identical": ",.0f", "first_above": ",.0f"}, missing="—")
+    st.caption("—: it does not happen up to 10⁶. Both columns scan every position and every pair, in order. "
                "float16 cannot hold positions above 65,504 at all (its curve ends at 2, the largest possible error).")
     chart(style(precision_chart(v["cos"], x="position", x_title="position p (log)", y_title="worst |cos| or |sin| error (log)", tol=1e-3)),
           key="prec_cos", data=v["cos"],
@@ -71,3 +72,4 @@ if v is not None:
         st.info(md.escape(note, limit=600), icon=":material/info:")
 
 show_code(precision_view, rope_cos_sin, cos_error_profile, first_identical_position, first_error_above, score_error)
+wrap_up(PATH, precision_takeaway(v, quote=md.escape))

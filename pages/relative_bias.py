@@ -12,11 +12,12 @@ from posenc.registry import get_scheme
 from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
 from posenc.views.relative import alibi_heads_view, alibi_slopes_view, t5_distance_choices, t5_view
 from posenc.views.similarity import side_by_side
+from posenc.views.takeaways import relative_takeaway
 
 PATH = "pages/relative_bias.py"
 header(
@@ -185,3 +186,6 @@ def fire_section() -> None:
 
 
 fire_section()
+
+if (takeaway := safe(relative_takeaway)) is not None:
+    wrap_up(PATH, takeaway)

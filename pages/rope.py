@@ -12,12 +12,13 @@ from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound
 from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, when_open
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, when_open, wrap_up
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
 from posenc.views.rope import decay_view, layout_view, rotation_view, xpos_view
 from posenc.views.similarity import side_by_side
+from posenc.views.takeaways import rope_takeaway
 
 PATH = "pages/rope.py"
 DIMS = list(range(4, 513, 2))  # even only: RoPE rotates channel pairs
@@ -186,3 +187,4 @@ if rot is not None:
 
 show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))
+wrap_up(PATH, rope_takeaway(rot, d, base))

@@ -10,7 +10,7 @@ from posenc.charts.compare import offset_profiles, score_matrices, score_panels
 from posenc.registry import SCHEMES, bias
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, show_code
+from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, wrap_up
 from posenc.views.similarity import (
     COMMON_ROTARY,
     HEADS,
@@ -21,6 +21,7 @@ from posenc.views.similarity import (
     similarity_panel,
     table_similarity,
 )
+from posenc.views.takeaways import similarity_takeaway
 
 PATH = "pages/similarity.py"
 DEFAULT = ["sinusoidal", "learned_minilm", "rope", "alibi"]
@@ -29,7 +30,7 @@ header(
     PATH,
     "How much does position *i* match position *j*? Each matrix below is computed for every pair of "
     "positions. **Look along the diagonals**: where every diagonal holds one colour the score depends only "
-    "on the offset j − i (the scheme is relative), and the translation-invariance figure is 0.",
+    "on the offset j − i (the scheme is relative), and its *deviation from translation invariance* is 0.",
 )
 st.latex(
     r"S_{ij} = \cos\angle\big(PE_i, PE_j\big)\ \text{or}\ PE_i\!\cdot\!PE_j,\quad "
@@ -71,7 +72,7 @@ results = [r for _, r in shown]
 if results:
     for col, r in zip(st.columns(len(results)), results):
         ti = r["translation_invariance"]
-        col.metric(f"{md.escape(r['name'])}: translation invariance", "—" if ti is None else f"{ti:.3g}",
+        col.metric(f"{md.escape(r['name'])}: deviation from translation invariance", "—" if ti is None else f"{ti:.3g}",
                    help="‖S − T(S)‖ / ‖S − mean‖, T(S) = each diagonal's mean; 0 = depends on j − i only. " + r["ti_method"])
         if r["ti_note"]:
             col.caption(f"Not measured at this length: {r['ti_note']}")
@@ -109,7 +110,7 @@ if results:
     rel = relative_count(results)
     exercise(
         "similarity_relative",
-        "Of the schemes shown, how many have a translation-invariance figure below 10⁻⁶, i.e. a score "
+        "Of the schemes shown, how many have a deviation from translation invariance below 10⁻⁶, i.e. a score "
         "that depends only on the offset j − i?",
         answer=rel["count"],
         explanation=f"Relative: {', '.join(map(md.escape, rel['relative'])) or 'none'}. Not relative: "
@@ -119,3 +120,4 @@ if results:
     )
 
 show_code(scheme_similarity, position_scores, dense_scores, bias, offset_profile, translation_invariance)
+wrap_up(PATH, similarity_takeaway(results, n, d, quote=md.escape))

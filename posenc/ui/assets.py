@@ -125,3 +125,49 @@ CLIENT_PARAMS = """<script>
   }).observe(document.body, {childList: true, subtree: true});
 })();
 </script>"""
+
+
+# The presenter view (a link with ?present=1, posenc.ui.frame.presenting): for a room.  No sidebar, no
+# controls, no exports, no code; larger text and figures; the arrow keys (and Page Up / Page Down, a clicker's
+# keys) step through the page's sections: the title, each subheader, the wrap-up.  The current stop is marked
+# data-posenc-stop="current" (the e2e test reads it) and scrolled to the top of the screen.
+PRESENT_PARAM = "present"
+PRESENT = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stSlider"], [data-testid="stSelectSlider"],
+[data-testid="stSelectbox"], [data-testid="stMultiSelect"], [data-testid="stRadio"], [data-testid="stNumberInput"],
+[data-testid="stTextArea"], [data-testid="stTextInput"], [data-testid="stFileUploader"], [data-testid="stCheckbox"],
+[data-testid="stButtonGroup"], [data-testid="stExpander"], [data-testid="stPopover"], [data-testid="stDownloadButton"],
+[class*="st-key-posenc_page_nav"], form.vega-bindings { display: none !important; }
+[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 1.5rem 3rem 40vh !important; font-size: 1.2rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.25rem; }
+[data-testid="stVegaLiteChart"] { zoom: 1.3; }
+[data-posenc-stop="current"] { outline: 3px solid rgba(0, 114, 178, 0.6); outline-offset: 6px; border-radius: 4px; }
+</style>
+<script>
+(() => {
+  const P = window.__posencPresent = window.__posencPresent || {index: 0, path: null};
+  if (P.bound) return;
+  P.bound = true;
+  const stops = () => [...document.querySelectorAll("h1, h2, h3, [class*='st-key-posenc_wrap_up']")]
+    .filter((el) => el.offsetParent !== null && !el.closest("[data-testid='stExpander'], [data-testid='stSidebar']"));
+  const go = (i) => {
+    const all = stops();
+    if (!all.length) return;
+    if (P.path !== location.pathname) { P.path = location.pathname; P.index = 0; }
+    P.index = Math.max(0, Math.min(all.length - 1, i));
+    all.forEach((el, j) => { if (j === P.index) el.setAttribute("data-posenc-stop", "current"); else el.removeAttribute("data-posenc-stop"); });
+    all[P.index].scrollIntoView({block: "start"});
+  };
+  P.go = go;
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
+    if (P.path !== location.pathname) { P.path = location.pathname; P.index = 0; }
+    const step = {ArrowRight: 1, ArrowDown: 1, PageDown: 1, " ": 1, ArrowLeft: -1, ArrowUp: -1, PageUp: -1}[ev.key];
+    if (step === undefined) return;
+    ev.preventDefault();
+    go(P.index + step);
+  }, true);
+})();
+</script>"""

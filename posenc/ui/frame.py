@@ -32,9 +32,12 @@ from posenc.ui.assets import CLIENT_PARAMS as _CLIENT_PARAMS
 from posenc.ui.assets import CSS as _CSS
 from posenc.ui.assets import FIT_FORMULAS as _FIT_FORMULAS
 from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
+from posenc.ui.assets import PRESENT as _PRESENT
+from posenc.ui.assets import PRESENT_PARAM
 from posenc.ui.cache import compute_slot
-from posenc.ui.pages import HOME, PAGE_BY_PATH, PAGES, sections
+from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, asked_above, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
+from posenc.ui.spine import HEADLINE_ICON, WRAP_UP_KEY, headline, neighbours, page_nav, presenting, wrap_up  # noqa: F401 (pages import these from here)
 from posenc.ui.state import FRAME as _FRAME
 
 _EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
@@ -68,7 +71,10 @@ def header(path: str, intro: str) -> None:
     top.title(info.title, anchor=False)
     slot = top.empty()
     st.markdown(intro)
-    st.session_state[_FRAME] = {"path": path, "slot": slot, "quizzes": []}
+    lead = st.empty()  # the headline: one sentence computed at the current settings (``headline``, or ``wrap_up``)
+    if presenting():
+        st.html(_PRESENT, unsafe_allow_javascript=True)
+    st.session_state[_FRAME] = {"path": path, "slot": slot, "quizzes": [], "headline": lead, "lead": None}
 
 
 def view_link(path: str, base_url: str | None = None) -> str:
@@ -110,7 +116,7 @@ def finish_run() -> None:
         present = list(st.query_params.keys())
     except Exception:  # pragma: no cover
         present = []
-    unknown = [k for k in present if k not in known and not k.startswith("embed")]
+    unknown = [k for k in present if k not in known and not k.startswith("embed") and k != PRESENT_PARAM]
     if unknown:
         shown = ", ".join(md.code(k, 30) for k in unknown[:8]) + (f" and {len(unknown) - 8} more" if len(unknown) > 8 else "")
         st.caption(f":material/info: Ignored link parameter(s) this page does not use: {shown}.")
@@ -349,39 +355,3 @@ def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping 
         with full:
             st.caption("The posenc source that computed the numbers and charts above.")
             _internals(fns)
-
-
-# ----------------------------------------------------------------------------- the end of a page
-def neighbours(path: str) -> tuple:
-    """(previous, next) PageInfo of ``path`` in the dashboard's order (None at either end)."""
-    i = [p.path for p in PAGES].index(path)
-    return (PAGES[i - 1] if i > 0 else None), (PAGES[i + 1] if i + 1 < len(PAGES) else None)
-
-
-def page_nav(path: str) -> None:
-    """Links to the previous and the next page."""
-    prev, nxt = neighbours(path)
-    row = st.container(horizontal=True, horizontal_alignment="distribute")
-    if prev is not None:
-        row.page_link(prev.path, label=f"Previous: {prev.title}", icon=":material/arrow_back:")
-    if nxt is not None:
-        row.page_link(nxt.path, label=f"Next: {nxt.title}", icon=":material/arrow_forward:")
-
-
-def _claim(item) -> str:
-    """A claim, or the note that stands in for it while the quiz whose answer it states is unrevealed."""
-    if isinstance(item, (tuple, list)):
-        text, quiz = item
-        return text if revealed(quiz) else "*One more finding here states the exercise's answer: reveal it first.*"
-    return str(item)
-
-
-def wrap_up(path: str, takeaway: Mapping) -> None:
-    """The closing box of a story page: what it showed and what is still wrong -- claims the view
-    computed at the current settings (``{"shows": [...], "wrong": [...]}``; a claim given as (text,
-    quiz key) waits for that quiz's reveal) -- then the previous and next pages."""
-    with st.container(border=True):
-        left, right = st.columns(2)
-        left.markdown("**:material/check_circle: What this shows**\n\n" + "\n".join(f"- {_claim(x)}" for x in takeaway["shows"]))
-        right.markdown("**:material/report: What is still wrong**\n\n" + "\n".join(f"- {_claim(x)}" for x in takeaway["wrong"]))
-    page_nav(path)

@@ -183,7 +183,7 @@ def test_a_link_reopens_an_upload_in_another_session_while_the_server_holds_it()
     assert metrics(other)["rows × channels"] == "64 × 16" and not any("`table`" in w.value for w in other.warning)
     sim = open_page("pages/similarity.py", {"schemes": ["Sinusoidal", f"Uploaded: {label}"], "n": "64"})
     assert_clean(sim)
-    assert f"Uploaded: {label}: translation invariance" in metrics(sim)
+    assert f"Uploaded: {label}: deviation from translation invariance" in metrics(sim)
     # the server restarted (or let the table go): the link names it plainly
     import streamlit as st
 

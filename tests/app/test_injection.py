@@ -57,20 +57,11 @@ CONFIGS = {
 PASTE = {"precision": ("pages/precision.py", "prec_cfg"), "context_extension": ("pages/context_extension.py", "cfg_text")}
 
 # A case that fails because of a line another engineer owns is marked here, {(page, case): "the line to change"}, and
-# runs as xfail(strict=True) until that line is fixed (then the mark must go).  Issue 41's leaks on Precision --
+# runs as xfail(strict=True) until that line is fixed (then the mark must go).  (Issue 41's leaks on Precision --
 # "Computed for", its notes -- and on Context extension -- the raw st.table of the model, its notes and captions --
-# were fixed by their pages' engineer in f1bd500 and 3e4d44a (on the code before them these cases fail); the page
-# headlines being written now quote the model's name again:
-TAKEAWAY = ("posenc/views/takeaways.py (being written): the headline the page frame shows at the top (posenc/ui/frame.py "
-            "headline -> st.info, Markdown) quotes the model's name unescaped -- line 121, precision_takeaway: "
-            "f\"For {v['label']}, ...\"; line 102, extension_takeaway: {_names(kept)} / {_names(moved)}, the methods' names "
-            "with the model's label among them: pass each outside name through posenc.ui.md.escape")
-LEAKS: dict[tuple[str, str], str] = {
-    ("precision", "name_or_path"): TAKEAWAY,
-    ("precision", "name_or_path_html"): TAKEAWAY,
-    ("context_extension", "name_or_path"): TAKEAWAY,
-    ("context_extension", "name_or_path_html"): TAKEAWAY,
-}
+# were fixed by their pages' engineer in f1bd500 and 3e4d44a; the page headlines of issue 40 quote the model's name
+# through posenc.ui.md.escape (posenc/views/takeaways.py, quote=); on the code before them, these cases fail.)
+LEAKS: dict[tuple[str, str], str] = {}
 
 
 def _table_cells(at) -> list[str]:
@@ -116,7 +107,6 @@ def test_a_pasted_config_renders_no_link_or_image(page, name):
     assert not leaks(at), leaks(at)
 
 
-@pytest.mark.xfail(strict=True, reason=TAKEAWAY)
 def test_an_uploaded_config_file_renders_no_link_or_image():
     at = open_page("pages/context_extension.py")
     at.file_uploader(key="cfg_file").set_value((f"{VECTOR}.json", json.dumps(CONFIGS["name_or_path"]).encode(),

@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest
 import posenc
 
 PAGE = "pages/similarity.py"
-TI = ": translation invariance"
+TI = ": deviation from translation invariance"
 SIN, ROPE = "Sinusoidal (d 64, base 10000)", "RoPE (d 64, base 10000)"  # the metrics carry the settings
 # the charts name a scheme alone, and the caption and export titles say the settings: a new d only swaps data
 SIN_T, ROPE_T = "Sinusoidal", "RoPE"
