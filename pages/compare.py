@@ -12,10 +12,11 @@ from posenc.lab.experiment import LONGER, LabConfig
 from posenc.lab.results import EXTRAPOLATES_RATIO
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, table
+from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, table, wrap_up
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
 from posenc.views.claims import article_table
 from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_names, with_rows
+from posenc.views.takeaways import compare_takeaway
 
 PATH = "pages/compare.py"
 LENGTHS = [64, 128, 256, 512, 1024]
@@ -138,3 +139,4 @@ if view is not None:
              "and a score that depends only on the offset.")
 
 show_code(comparison, measure_scheme, measure_table, growth, closest_pair, length_dependence, translation_invariance)
+wrap_up(PATH, compare_takeaway(view, n, train_len))
