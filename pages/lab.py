@@ -11,9 +11,10 @@ from posenc.lab.results import extended_scheme, load_shipped
 from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
-from posenc.ui.frame import chart, header, show_code, table
+from posenc.ui.frame import chart, header, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.views import lab as views
+from posenc.views.takeaways import lab_takeaway
 
 PATH = "pages/lab.py"
 DEFAULT = LabConfig()
@@ -179,3 +180,4 @@ with why_box:
     why_section(run, key, L, k, settings)
 
 show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_stack)
+wrap_up(PATH, lab_takeaway(ov))
