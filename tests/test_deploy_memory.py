@@ -14,8 +14,12 @@ Workers on 127.0.0.4:8638-8639, nginx on 127.0.0.1:8638.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import secrets
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,11 +30,23 @@ from posenc.ui import compat
 MB = 2**20
 
 
-@pytest.fixture(scope="module")
+@contextlib.contextmanager
+def exclusive(ports: str):
+    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
+    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@pytest.fixture
 def cluster():
     if nginx_path() is None:
         pytest.skip("nginx is not installed (apt-get install nginx); .ci/run installs it")
-    with Cluster(workers=2, port=8638, worker_host="127.0.0.4", first_worker_port=8638, start_timeout=180) as c:
+    with exclusive("8638-8639"), Cluster(workers=2, port=8638, worker_host="127.0.0.4", first_worker_port=8638,
+                                         start_timeout=180) as c:
         yield c
 
 

@@ -7,7 +7,11 @@ Ports 8636-8637 (the same port on each stand-in address)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import secrets
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +20,17 @@ from deploy.cluster import Cluster, nginx_path, parse_upstream
 
 MACHINES = ("127.0.0.2", "127.0.0.3")
 FRONT, WORKER = 8636, 8637
+
+
+@contextlib.contextmanager
+def exclusive(ports: str):
+    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
+    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def test_upstreams_are_host_port():
@@ -33,6 +48,11 @@ def test_a_room_served_from_two_machines():
         pytest.skip("nginx is not installed (apt-get install nginx); .ci/run installs it")
     from bench.stclient import StSession
 
+    with exclusive("8636-8637"):
+        _two_machines(StSession)
+
+
+def _two_machines(StSession):
     machines = [Cluster(workers=1, proxy=False, worker_host=h, port=FRONT, first_worker_port=WORKER, start_timeout=180)
                 for h in MACHINES]
     try:

@@ -7,8 +7,11 @@ health check turns green only after the imports."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -18,6 +21,17 @@ from deploy.cluster import Cluster, nginx_path
 from deploy.warm import ROOT, module_names
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
+
+
+@contextlib.contextmanager
+def exclusive(ports: str):
+    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
+    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _python(code: str, timeout: float = 300) -> str:
@@ -97,7 +111,7 @@ def test_a_fresh_worker_serves_concurrent_first_runs_of_every_page():
                 await s.close()
         return await asyncio.gather(*(one(p) for p in PAGES if p != "home"))
 
-    with Cluster(workers=1, port=8634, start_timeout=180) as c:
+    with exclusive("8634-8635"), Cluster(workers=1, port=8634, start_timeout=180) as c:
         results = asyncio.run(first_runs(c.url))
         log = Path(c.nodes[0].log).read_text(errors="replace")
     broken = [(p, e) for p, e in results if e]

@@ -9,9 +9,13 @@ workers on 127.0.0.5:8631-8632 (loopback only, bounded).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
 import secrets
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +24,17 @@ from tools.liveserver import wait_for_app
 
 pytestmark = pytest.mark.e2e
 LABEL = "‖PE‖ there"
+
+
+@contextlib.contextmanager
+def exclusive(ports: str):
+    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
+    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _expect(page, d: int, timeout_ms: float = 90_000) -> None:
@@ -41,7 +56,8 @@ def _press(page, key: str = "ArrowRight") -> None:
 def cluster():
     if nginx_path() is None:
         pytest.skip("nginx is not installed (apt-get install nginx); .ci/run installs it")
-    with Cluster(workers=2, port=8639, worker_host="127.0.0.5", first_worker_port=8631, start_timeout=180) as c:
+    with exclusive("8639"), Cluster(workers=2, port=8639, worker_host="127.0.0.5", first_worker_port=8631,
+                                    start_timeout=180) as c:
         yield c
 
 
