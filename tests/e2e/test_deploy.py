@@ -118,15 +118,7 @@ HOSTILE = {"_name_or_path": "![](http://127.0.0.1:9/i.png) [x](http://127.0.0.1:
     "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072, "rope_theta": 500000.0}
 
 
-# The page headlines being written (posenc/views/takeaways.py: line 121, precision_takeaway, f"For {v['label']}, ...";
-# line 102, extension_takeaway, {_names(kept)} / {_names(moved)}) quote the model's name unescaped in the frame's
-# headline (st.info): the browser fetches the image.  The mark goes when those lines pass names through md.escape.
-HEADLINE_LEAK = pytest.mark.xfail(strict=True, reason="posenc/views/takeaways.py:102 and :121 put the config's "
-                                  "_name_or_path into the page headline unescaped (use posenc.ui.md.escape)")
-
-
-@pytest.mark.parametrize(("page", "box"), [pytest.param("precision", "or paste a config.json", marks=HEADLINE_LEAK),
-                                           pytest.param("context_extension", "config.json text", marks=HEADLINE_LEAK)])
+@pytest.mark.parametrize(("page", "box"), [("precision", "or paste a config.json"), ("context_extension", "config.json text")])
 def test_a_pasted_hostile_config_fetches_nothing_and_renders_no_link(cluster, browser, page, box):
     fetched: list[str] = []
 
