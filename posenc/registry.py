@@ -39,19 +39,19 @@ SCHEMES: dict[str, Scheme] = {
         page="pages/raw_index.py", behaviour=naive.RAW_INDEX,
     ),
     "index_over_length": Scheme(
-        key="index_over_length", color="#56B4E9", name="Index / length", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="index_over_length", color="#CC6677", name="Index / length", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + \frac{t + 1}{L}\,\mathbf{1}\quad(t = 0 \ldots L - 1)",
         summary="Normalise by the prompt length: bounded, but the same position changes with L.",
         page="pages/index_length.py", behaviour=naive.INDEX_OVER_LENGTH,
     ),
     "single_sine": Scheme(
-        key="single_sine", color="#E69F00", name="Single sine", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="single_sine", color="#999933", name="Single sine", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + \sin(\omega t)\,\mathbf{1}",
         summary="Bounded and smooth, but periodic: sin(t) = sin(t + 2πk) collides.",
         page="pages/single_sine.py", behaviour=naive.SINGLE_SINE, params=(_OMEGA,),
     ),
     "sincos_pair": Scheme(
-        key="sincos_pair", color="#009E73", name="One sin+cos pair", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
+        key="sincos_pair", color="#88CCEE", name="One sin+cos pair", kind="additive", learned=False, paper=_NO_PAPER, year=None, models=(),
         formula=r"e'_t = e_t + [\sin(\omega t), \cos(\omega t), \ldots]",
         summary="A point on the unit circle: unique within one turn, colliding across turns.",
         page="pages/sincos_pair.py", behaviour=naive.SINCOS_PAIR, params=(_OMEGA,),
@@ -67,7 +67,7 @@ SCHEMES: dict[str, Scheme] = {
                                  help="sin/cos interleaved (paper) or [sin | cos]")),
     ),
     "learned_minilm": Scheme(
-        key="learned_minilm", color="#117733", name="Learned (MiniLM, trained)", kind="additive", learned=True,
+        key="learned_minilm", color="#6699CC", name="Learned (MiniLM, trained)", kind="additive", learned=True,
         paper="Devlin et al., BERT (arXiv:1810.04805); table from all-MiniLM-L6-v2", year=2018,
         models=("BERT", "RoBERTa", "GPT-2", "OPT", "all-MiniLM-L6-v2"),
         formula=r"e'_t = e_t + P[t],\quad P \in \mathbb{R}^{512 \times 384}",

@@ -569,6 +569,9 @@ def test_every_scheme_has_its_colour_in_the_one_table():
     assert set(SCHEME_COLORS) == set(SCHEMES)
     assert all(re.fullmatch(r"#[0-9A-Fa-f]{6}", c) for c in SCHEME_COLORS.values()), SCHEME_COLORS
     assert len(set(METHOD_KEY_COLORS.values())) == len(METHOD_KEY_COLORS)
+    # the schemes a lab run or a comparison draws side by side (all but the context extensions, drawn among themselves)
+    side = {k: c for k, c in SCHEME_COLORS.items() if SCHEMES[k].page != "pages/context_extension.py"}
+    assert len(set(side.values())) == len(side), side
 
 
 TRAINABLE = [k for k, s in SCHEMES.items() if getattr(s.behaviour, "trainable", None) is not None]
