@@ -7,13 +7,14 @@ import streamlit as st
 from posenc.analysis.geometry import collisions, frequency_spectrum, shift_operator
 from posenc.analysis.scores import offset_profile
 from posenc.charts.base import style
-from posenc.charts.sinusoid import bases_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
+from posenc.charts.sinusoid import bases_chart, clock_chart, dot_chart, pe_heatmap, shift_chart, spectrum_chart
 from posenc.registry import get_scheme
 from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelengths, sinusoidal
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import asked_above, chart, header, quiz, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
+from posenc.views import clock as cv
 from posenc.views import motion as moving
 from posenc.views import sinusoid as v
 from posenc.views import why_base as wbv
@@ -75,6 +76,23 @@ def spectrum_section(d: int, base: float, n: int, layout: str) -> None:
 
 spectrum_section(d, base, n, layout)
 
+
+@section(PATH)
+def clock_section() -> None:
+    """The article's wavelengths (d = 512) in words, and the clock whose hands are three channel pairs."""
+    st.markdown("**At the article's setting, d = 512 and base 10000: a mixed-radix clock.** Fast pairs are the seconds "
+                "hand, middle ones the minutes, the slowest the hours.")
+    p = controls.slider("clock: position p", "clock", default=100, lo=0, hi=cv.MAX_POSITION)
+    ck = safe(cv.clock_view, p)
+    if ck is None:
+        return
+    st.markdown(ck["words"])
+    chart(style(clock_chart(ck["frame"], ck["dial"])), key="sinusoid_clock", data=ck["frame"], caption=ck["caption"],
+          width="content")
+
+
+clock_section()
+
 st.subheader("Worked example: “Hello World” at d_model = 4")
 st.latex(r"x_{pos} = e_{pos} + PE_{pos}")
 st.markdown("Type words; each gets the position vector of its place (0, 1, 2, …) added to its word embedding. "
@@ -122,6 +140,11 @@ def shift_section(base: float) -> None:
 
 
 shift_section(base)
+st.markdown("**The next step: rotate q and k by M instead of adding PE.** M_k turns PE(p) into PE(p + k) with no "
+            "reference to p. Rotary embeddings (RoPE) apply the same block rotations to the query and the key themselves, "
+            "q at position m by M_m and k at position n by M_n, so their dot product sees only M_{n−m}:")
+st.latex(r"(M_m q)^\top (M_n k) = q^\top M_m^\top M_n k = q^\top M_{n-m}\, k")
+st.page_link("pages/rope.py", label="RoPE: the same rotation, applied to q and k (a d = 4 worked example)", icon=":material/rotate_right:")
 
 st.subheader("Uniqueness, and why 10000")
 st.markdown("The same measurement for every base from 10 to 10⁸ at the chosen n and d: how fast the pairs turn, "
@@ -150,7 +173,7 @@ if wb is not None:
                       "line (n) a pair turns fully inside the sequence.")
     st.caption(wb["caption"])
 
-show_code(v.heatmap_view, sinusoidal, v.spectrum_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example, v.shift_view,
+show_code(v.heatmap_view, sinusoidal, v.spectrum_view, cv.clock_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example, v.shift_view,
           shift_operator, sinusoid_shift_matrix, wbv.why_base_view, wbv.measure_base, collisions, offset_profile,
           reference=sinusoid_reference, check=partial(safe, check_sinusoid, n, d, base, layout))
 story = safe(wbv.sinusoid_story, n, d, base, layout)

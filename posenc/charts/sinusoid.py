@@ -157,3 +157,23 @@ def shift_chart(frame: pd.DataFrame, *, size: int = 240) -> alt.Chart:
     return cell.encode(color=alt.Color("value:Q", title="entry", scale=alt.Scale(scheme=DIVERGING, domain=[-1.0, 1.0]),
                                        legend=alt.Legend(orient="right", gradientLength=size - 40))).properties(
         autosize=alt.AutoSizeParams(type="pad"))  # width and height are the matrix itself: square, whatever the legend takes
+
+
+def clock_chart(frame: pd.DataFrame, dial: pd.DataFrame, *, size: int = 300) -> alt.LayerChart:
+    """A clock face (the unit circle) with one hand per (sin, cos) pair: a rule from the centre to (x, y), its name
+    at the tip.  ``frame``: (hand, pair, columns, wavelength, angle_deg, turns, sin, cos, x, y); ``dial``: (x, y, order)."""
+    scale = alt.Scale(domain=[-1.25, 1.25], nice=False)
+    x = alt.X("x:Q", scale=scale, title="sin (even column)", axis=alt.Axis(grid=False, values=[-1, 0, 1]))
+    y = alt.Y("y:Q", scale=scale, title="cos (odd column)", axis=alt.Axis(grid=False, values=[-1, 0, 1]))
+    face = alt.Chart(dial, width=size, height=size).mark_line(color=NEUTRAL_TEXT).encode(x=x, y=y, order="order:Q")
+    hands = frame.assign(x0=0.0, y0=0.0)
+    colour = alt.Color("hand:N", sort=list(frame["hand"]), scale=alt.Scale(range=OKABE_ITO[:3]), title="hand",
+                       legend=alt.Legend(orient="bottom"))
+    tips = [alt.Tooltip("hand:N"), alt.Tooltip("pair:Q"), alt.Tooltip("columns:N"),
+            alt.Tooltip("wavelength:Q", format=",.2f", title="wavelength (positions)"),
+            alt.Tooltip("turns:Q", format=",.4f", title="turns so far"), alt.Tooltip("angle_deg:Q", format=".1f", title="angle (°)"),
+            alt.Tooltip("sin:Q", format=".4f"), alt.Tooltip("cos:Q", format=".4f")]
+    rule = alt.Chart(hands).mark_rule(strokeWidth=5, strokeCap="round").encode(
+        x=x, y=y, x2="x0:Q", y2="y0:Q", color=colour, tooltip=tips)
+    tip = alt.Chart(hands).mark_circle(size=90).encode(x=x, y=y, color=colour, tooltip=tips)
+    return alt.layer(face, rule, tip)

@@ -132,74 +132,79 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
     at_d, at_n = f"d = {d}", f"positions 0 .. {n - 1}, d = {d}"
     C = []
 
-    def claim(text, source, measured, verdict, setting, page):
-        C.append({"claim": text, "source": source, "measured": measured, "verdict": verdict, "setting": setting,
+    def claim(topic, text, source, measured, verdict, setting, page):
+        C.append({"topic": topic, "claim": text, "source": source, "measured": measured, "verdict": verdict, "setting": setting,
                   "page": page})
 
-    claim("Shuffle the tokens and the attention scores only move to other slots: permutation-equivariant.", WHY_ORDER,
+    claim("attention is permutation-equivariant",
+          "Shuffle the tokens and the attention scores only move to other slots: permutation-equivariant.", WHY_ORDER,
           f"max |Δ| after un-permuting: outputs {bare['max_diff_permuted']:.3g}, scores {bare['max_diff_logits']:.3g}",
           _verdict(bare["max_diff_permuted"] == 0 and bare["max_diff_logits"] == 0),
           f"“{DOG}” vs “{MAN}”, one attention layer without positions", "pages/attention_order.py")
-    claim("Without positions a transformer cannot tell “the dog bit the man” from “the man bit the dog”.", IN_TRANSFORMERS,
+    claim("no positions: dog = man", "Without positions a transformer cannot tell “the dog bit the man” from “the man bit the dog”.", IN_TRANSFORMERS,
           f"pooled outputs differ by {bare['max_diff_pooled']:.3g} without positions, {with_pe['max_diff_pooled']:.3g} "
           "with the sinusoid", _verdict(bare["max_diff_pooled"] == 0 and with_pe["max_diff_pooled"] > 0),
           "the same tiny layer, mean-pooled", "pages/attention_order.py")
-    claim("Raw indices put values like 10⁶ into the residual stream.", WHY_ORDER,
+    claim("raw index reaches 10⁶", "Raw indices put values like 10⁶ into the residual stream.", WHY_ORDER,
           f"max |value| out to position 10⁶: {m['raw_index']['max_abs_at_1e6']:,.0f}",
           _verdict(m["raw_index"]["max_abs_at_1e6"] >= 1e5), "the raw index t, positions to 10⁶", "pages/raw_index.py")
-    claim("Index ÷ length: the same first token gets a different value depending on the prompt's length.", WHY_ORDER,
+    claim("index ÷ length moves with length",
+          "Index ÷ length: the same first token gets a different value depending on the prompt's length.", WHY_ORDER,
           f"position 1 changes by up to {m['index_over_length']['length_change']:.3g} across lengths",
           _verdict(m["index_over_length"]["length_change"] > 0), f"lengths 2 .. 4L, L = {train_len}",
           "pages/index_length.py")
-    claim("A single sine collides: sin(t) = sin(t + 2πk), and nearby readings repeat.", WHY_ORDER,
+    claim("one sine collides", "A single sine collides: sin(t) = sin(t + 2πk), and nearby readings repeat.", WHY_ORDER,
           f"closest two of {n} positions: {m['single_sine']['closest_distance']:.3g} apart",
           _verdict(not m["single_sine"]["unique"]), f"sin(t), {at_n}", "pages/single_sine.py")
-    claim("A sin+cos pair is unique within one turn, but long sequences collide across periods.", WHY_ORDER,
+    claim("one sin+cos pair collides across turns", "A sin+cos pair is unique within one turn, but long sequences collide across periods.", WHY_ORDER,
           f"closest two of {n} positions: {m['sincos_pair']['closest_distance']:.3g} apart (on a unit circle)",
           _verdict(not m["sincos_pair"]["unique"]), f"[sin t, cos t], positions 0 .. {n - 1}", "pages/sincos_pair.py")
-    claim("Many waves at different speeds almost never line up the same way twice in a realistic context.", WHY_ORDER,
+    claim("many waves stay unique", "Many waves at different speeds almost never line up the same way twice in a realistic context.", WHY_ORDER,
           f"closest two of {n} positions: {m['sinusoidal']['closest_distance']:.3g} apart",
           _verdict(m["sinusoidal"]["unique"]), at_n, "pages/sinusoid.py")
-    claim("Sinusoidal values stay bounded in [−1, 1].", WHAT_ARE,
+    claim("sinusoid bounded in [−1, 1]", "Sinusoidal values stay bounded in [−1, 1].", WHAT_ARE,
           f"max |value| out to position 10⁶: {m['sinusoidal']['max_abs_at_1e6']:.6f}",
           _verdict(m["sinusoidal"]["max_abs_at_1e6"] <= 1 + 1e-12), f"{at_d}, positions to 10⁶", "pages/sinusoid.py")
-    claim("At d = 512, early dimensions cycle every ~6 positions, middle ones every few hundred, the last take tens "
+    claim("wavelengths ~6, hundreds, tens of thousands",
+          "At d = 512, early dimensions cycle every ~6 positions, middle ones every few hundred, the last take tens "
           "of thousands.", WHAT_ARE,
           f"wavelengths {w[0]:.2f} (pair 0), {w[len(w) // 2]:,.0f} (pair {len(w) // 2}), {w[-1]:,.0f} (pair {len(w) - 1})",
           _verdict(5 <= w[0] < 7 and 100 <= w[len(w) // 2] < 1000 and 1e4 <= w[-1] < 1e5),
           "d = 512, base 10000 (the article's setting)", "pages/sinusoid.py")
-    claim("Hello at position 0 gets [0, 1, 0, 1]; World at 1 gets [0.841, 0.540, 0.010, 1.000].", WHAT_ARE,
+    claim("Hello World's position vectors", "Hello at position 0 gets [0, 1, 0, 1]; World at 1 gets [0.841, 0.540, 0.010, 1.000].", WHAT_ARE,
           "World: [" + ", ".join(f"{x:.3f}" for x in hello[1]) + "]",
           _verdict(bool(np.allclose(hello, [[0, 1, 0, 1], [0.841, 0.540, 0.010, 1.000]], atol=5e-4))),
           "d = 4, base 10000 (the article's setting)", "pages/sinusoid.py")
-    claim("For any fixed offset k, PE(pos + k) is a linear function of PE(pos).", WHAT_ARE,
+    claim("PE(p + k) linear in PE(p)", "For any fixed offset k, PE(pos + k) is a linear function of PE(pos).", WHAT_ARE,
           f"fit of M_2: largest residual {shift['residual']:.2g}, |MMᵀ − I| ≤ {shift['orthogonality']:.2g} (a rotation)",
           _verdict(shift["residual"] < 1e-8), f"k = 2, {at_d}", "pages/sinusoid.py")
-    claim("The difference between position embeddings shows how far apart words are, whatever their absolute positions.",
+    claim("PE differences depend on distance only",
+          "The difference between position embeddings shows how far apart words are, whatever their absolute positions.",
           WHAT_ARE, f"|PE(p + k) − PE(p)| varies by at most {spread:.2g} over p (k = 1, 2, 8)", _verdict(spread < 1e-9),
           at_n, "pages/sinusoid.py")
-    claim("The sinusoid lets a model generalize to sequences longer than any seen in training (a model trained on 512 "
+    claim("sinusoid extrapolates", "The sinusoid lets a model generalize to sequences longer than any seen in training (a model trained on 512 "
           "words can often handle much longer texts).", f"{IN_TRANSFORMERS}; {WHAT_ARE}",
           _lab_text("sinusoidal", lab) if sin_lab else "not trained in the lab",
           _verdict(sin_lab.get("extrapolates")) if m["sinusoidal"]["defined_at_4L"] else "contradicted",
           "the Extrapolation lab: tiny causal transformers, trained at L, tested at 4L", "pages/lab.py")
-    claim("A learned table cannot extrapolate past its last row.", IN_TRANSFORMERS,
+    claim("learned table stops at its last row", "A learned table cannot extrapolate past its last row.", IN_TRANSFORMERS,
           f"defined at 4L: {'yes' if m['learned_minilm']['defined_at_4L'] else 'no'} (a table of 512 rows)",
           _verdict(not m["learned_minilm"]["defined_at_4L"]), f"L = {train_len}, 4L = {4 * train_len}", "pages/learned.py")
     t5, alibi = _extrapolates("t5", lab), _extrapolates("alibi", lab)
-    claim("Relative position biases (T5, ALiBi) extrapolate partially.", IN_TRANSFORMERS,
+    claim("relative biases: partially", "Relative position biases (T5, ALiBi) extrapolate partially.", IN_TRANSFORMERS,
           f"{_lab_text('t5', lab)}; {_lab_text('alibi', lab)}", "confirmed" if t5 != alibi else "nuanced",
           "the Extrapolation lab at 4L", "pages/relative_bias.py")
     best = min(SCALING, key=lambda k: lab.get(k, {}).get("ratio", math.inf))
-    claim("RoPE extrapolates well with scaling tricks (PI, NTK-aware, YaRN).", IN_TRANSFORMERS,
+    claim("RoPE: good with scaling tricks", "RoPE extrapolates well with scaling tricks (PI, NTK-aware, YaRN).", IN_TRANSFORMERS,
           f"{_lab_text('rope', lab) if rope_lab else 'RoPE: not trained'}; best trick {_lab_text(best, lab)}",
           _verdict(_extrapolates(best, lab)), "the Extrapolation lab at 4L, tricks at test time without fine-tuning",
           "pages/context_extension.py")
-    claim("RoPE rotates queries and keys so the score depends on the offset, not the absolute positions.", WHY_ORDER,
+    claim("RoPE's score depends on the offset",
+          "RoPE rotates queries and keys so the score depends on the offset, not the absolute positions.", WHY_ORDER,
           f"deviation from translation invariance: {m['rope']['translation_invariance']:.2g} (0 = offset only)",
           _verdict(m["rope"]["translation_invariance"] < 1e-9), at_n, "pages/rope.py")
     frame = pd.DataFrame(C)
-    frame.insert(0, "label", [f"{i + 1}. {c if len(c) <= 46 else c[:45] + '…'}" for i, c in enumerate(frame["claim"])])
+    frame.insert(0, "label", [f"{i + 1}. {t}" for i, t in enumerate(frame.pop("topic"))])
     counts = {v: int((frame["verdict"] == v).sum()) for v in ("confirmed", "nuanced", "contradicted")}
     headline = (f"Of the articles' {len(frame)} checkable claims, {counts['confirmed']} are confirmed, "
                 f"{counts['nuanced']} nuanced and {counts['contradicted']} contradicted at these settings.")
