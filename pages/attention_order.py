@@ -6,13 +6,14 @@ import streamlit as st
 
 from posenc.analysis.attention import attend, match_permutation, permutation_equivariance
 from posenc.charts.base import style
-from posenc.charts.story import token_heatmap
+from posenc.charts.story import recurrence_chart, token_heatmap
 from posenc.registry import SCHEMES
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, table, wrap_up
 from posenc.views.attention import attention_story, attention_view, format_difference, format_tokens
 from posenc.views.reference import attention_reference, check_attention
+from posenc.views.story import recurrence_view
 
 PATH = "pages/attention_order.py"
 
@@ -78,6 +79,17 @@ if base is not None:
             "table gives B's matrix exactly (the heatmap on the left is B minus that re-ordering). This tiny attention "
             "adds its numbers in the same order whatever the token order, so the differences are exactly 0.0, not 1e-17.")
 
+st.subheader("The contrast: a recurrence reads in order")
+st.markdown("An RNN walks through the tokens one after another, so order is baked into its computation. The same token "
+            "embeddings, no positions anywhere, one tanh recurrence (random weights, seeded):")
+st.latex(r"h_t = \tanh(W h_{t-1} + U x_t),\qquad h_0 = 0")
+rnn = safe(recurrence_view, sentence_a, sentence_b, d_model) if base is not None else None
+if rnn is not None:
+    st.markdown(rnn["words"])
+    chart(style(recurrence_chart(rnn["frame"])), key="order_recurrence", data=rnn["frame"],
+          caption="How far apart the two hidden states are after each step: 0 while both sentences have read the same "
+                  "tokens, then apart, and still apart at the end although the bag of tokens is the same.")
+
 st.subheader("With positions: the sentences come apart")
 scheme = controls.choice("positional scheme", "scheme", list(SCHEMES), default="sinusoidal", style="selectbox",
                          format_func=lambda k: SCHEMES[k].name, container=st.columns(3)[0])
@@ -99,7 +111,7 @@ if view is not None and story is not None:
         with slot:
             quiz(story["quiz"])
 
-show_code(attention_view, permutation_equivariance, match_permutation, attend, reference=attention_reference,
+show_code(attention_view, recurrence_view, permutation_equivariance, match_permutation, attend, reference=attention_reference,
           check=partial(safe, check_attention, sentence_a, d_model) if base is not None else None)
 if story is not None:
     wrap_up(PATH, story["takeaway"])

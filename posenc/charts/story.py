@@ -203,3 +203,15 @@ def wishlist_chart(marks: pd.DataFrame) -> alt.LayerChart:
                         legend=alt.Legend(orient="bottom", direction="horizontal")))
     text = base.mark_text(color="white", fontSize=16, fontWeight="bold").encode(text="glyph:N")
     return alt.layer(cells, text).properties(autosize=FIT_X)
+
+
+def recurrence_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """max |h_A(t) − h_B(t)| at each step of the recurrence, with both sentences' tokens in the tooltip."""
+    base = alt.Chart(frame, height=240, width="container").encode(
+        x=alt.X("step:O", title="step t (tokens read)", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("gap:Q", title="max |h_A(t) − h_B(t)|"),
+        tooltip=[alt.Tooltip("step:O"), alt.Tooltip("token_a:N", title="token of A"), alt.Tooltip("token_b:N", title="token of B"),
+                 alt.Tooltip("gap:Q", format=".4g", title="max |h_A − h_B|")],
+    )
+    return alt.layer(base.mark_line(color=OKABE_ITO[0]), base.mark_point(filled=True, size=70, color=OKABE_ITO[0])).properties(
+        autosize=FIT_X)
