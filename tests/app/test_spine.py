@@ -1,0 +1,68 @@
+"""Issue 40, item 1: one argument from the first page to the last.
+
+Walk "Next" from the landing page to the last page and "Previous" back, as a reader clicks: each step switches to
+the target of the page's own Next (Previous) link, read from the page.  The walk fails if a page is skipped (the
+pages visited are not the order of posenc/ui/pages.py, the landing page's map), if a page has no headline at the
+top, no wrap-up at the bottom ("What this shows" / "What is still wrong or open"), or its wrap-up does not lead to
+the next page.
+"""
+
+from __future__ import annotations
+
+from apphelpers import APP, assert_clean
+from streamlit.testing.v1 import AppTest
+
+from posenc.ui.pages import PAGES
+from posenc.ui.spine import HEADLINE_ICON
+
+ORDER = [p.path for p in PAGES]
+BY_URL = {p.url_path: p.path for p in PAGES} | {"": PAGES[0].path}  # a link names its page by URL path ("" = the landing page)
+
+
+def _links(at: AppTest) -> dict[str, str]:
+    """{"Next" | "Previous": target page path} of the page's previous/next links."""
+    out = {}
+    for el in at.get("page_link"):
+        label, page = el.proto.label, BY_URL.get(el.proto.page.strip("/"), el.proto.page)
+        for word in ("Next", "Previous"):
+            if label.startswith(f"{word}: "):
+                assert word not in out or out[word] == page, f"two {word} links: {out[word]} and {page}"
+                out[word] = page
+    return out
+
+
+def _check_spine(at: AppTest, path: str) -> None:
+    assert_clean(at)
+    text = "\n".join(m.value for m in at.markdown)
+    assert "What this shows" in text and "What is still wrong or open" in text, f"{path} has no wrap-up"
+    heads = [x for x in at.info if x.proto.icon == HEADLINE_ICON]
+    assert len(heads) == 1 and heads[0].value.strip(), f"{path} has no headline at the top"
+    assert "None" not in heads[0].value, heads[0].value
+
+
+def _step(at: AppTest, word: str) -> str | None:
+    return _links(at).get(word)
+
+
+def test_next_walks_every_page_in_order_and_previous_walks_back():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.switch_page(ORDER[0])
+    at.run()
+    visited = [ORDER[0]]
+    _check_spine(at, ORDER[0])
+    while (target := _step(at, "Next")) is not None:
+        assert target not in visited, f"Next from {visited[-1]} goes back to {target}"
+        assert any(c.value.startswith(":material/arrow_forward: **Next, ") for c in at.caption), \
+            f"the wrap-up of {visited[-1]} does not lead to the next page"
+        at.switch_page(target)
+        at.run()
+        visited.append(target)
+        _check_spine(at, target)
+    assert visited == ORDER, f"skipped: {[p for p in ORDER if p not in visited]}"
+    back = [visited[-1]]
+    while (target := _step(at, "Previous")) is not None:
+        at.switch_page(target)
+        at.run()
+        back.append(target)
+        assert_clean(at)
+    assert back == ORDER[::-1]
