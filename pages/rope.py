@@ -16,7 +16,7 @@ from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, qui
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
-from posenc.views.rope import decay_view, layout_view, rotation_view, xpos_view
+from posenc.views.rope import decay_view, hello_rope, layout_view, rotation_view, xpos_view
 from posenc.views.similarity import side_by_side
 from posenc.views.takeaways import rope_takeaway
 
@@ -32,6 +32,32 @@ header(
     "score depends only on the offset. **Look at** the two scores in section 1: shifting both tokens changes neither.",
 )
 st.latex(get_scheme("rope").formula + r",\qquad \langle R_m q,\, R_n k\rangle = q^\top R_{n-m}\, k")
+
+
+
+@section(PATH)
+def hello_section() -> None:
+    """The bridge from the sinusoid: the article's Hello World at d = 4, rotated instead of added."""
+    st.subheader("0 · Hello World, rotated instead of added", anchor=False)
+    st.markdown("The sinusoid page ended with M_k: PE(p + k) = M_k·PE(p). RoPE uses the same block rotations on the query "
+                "and the key instead of adding PE. The article's “Hello World” at d = 4 (word embeddings [0.1, 0.2, 0.3, 0.4] "
+                "and [0.5, 0.6, 0.7, 0.8]; pair 0 turns 1 radian per position, pair 1 0.01): World at 1 is the query, Hello "
+                "at 0 the key. **Look at the two scores**: move both words and the rotated score stays, the added one moves.")
+    s = controls.number("move both words by", "hshift", default=100, lo=1, hi=10_000_000, container=st.columns(4)[0])
+    hw = safe(hello_rope, s)
+    if hw is None:
+        return
+    table(hw["frame"])
+    table(hw["scores"], formats={"rotated": ".6f", "added": ".6f"},
+          labels={"pair": "positions", "rotated": "score q·k, rotated (RoPE)", "added": "score with PE added"})
+    st.markdown(f"Rotated: the two scores differ by **{hw['same']:.1e}** (float64 rounding). Added: they differ by "
+                f"**{hw['moved']:.4f}**: the added vectors carry absolute positions into the score.")
+    icon = ":material/check_circle:" if hw["check"]["ok"] else ":material/error:"
+    st.caption(f"{icon} Checked live at {hw['check']['settings']}: {hw['check']['what']}, largest difference "
+               f"{hw['check']['max_diff']:.1e} (the reference is in “The code behind this page” below).")
+
+
+hello_section()
 
 c = st.columns(4)
 d = controls.select_slider("head_dim d", "d", DIMS, default=128, container=c[0])
@@ -185,6 +211,6 @@ if rot is not None:
              explanation=f"Computed: {rot['score']:.12g} and {rot['score_shifted']:.12g}. R_mᵀR_n = R_(n−m) for "
                          "rotations, so only the offset enters the score.")
 
-show_code(rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
+show_code(hello_rope, rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))
 wrap_up(PATH, rope_takeaway(rot, d, base))

@@ -251,3 +251,49 @@ def xpos_view(head_dim: int, n: int = 1024) -> XposView:
     results = [scheme_similarity(key, n, head_dim, "dot", 0) for key in XPOS_PAIR]
     panel = similarity_panel(results)
     return {"offsets": panel["offsets"], "names": panel["names"], "translation_invariance": results[1]["translation_invariance"]}
+
+
+# ----------------------------------------------------------------------------- the bridge: Hello World, rotated
+
+
+HELLO_D = 4  # the d_model of "What are Positional Embeddings?" ("Hello World" to the Rescue)
+HELLO_WORDS = (("Hello", (0.1, 0.2, 0.3, 0.4)), ("World", (0.5, 0.6, 0.7, 0.8)))  # the article's word embeddings
+
+
+def hello_rope(shift: int = 100, base: float = 10000.0) -> dict:
+    """The article's Hello World at d = 4, with RoPE instead of the added PE: "Hello" at 0 is the key, "World" at 1 the
+    query (q = k = the word embedding, identity projections for clarity), each rotated pair by pair (interleaved pairs
+    (0, 1), (2, 3), as in the article's PE).  Then both moved by ``shift``: the rotated score is the same, the score of
+    the embeddings with PE added is not.
+
+    Returns {"frame": one row per (word, position): vector, angles, rotated, PE-added, "scores": (pair, rotated score,
+    added score), "same": |rotated score at shift − at 0|, "moved": |added score at shift − at 0|, "check": posenc's
+    rotation against views.reference.rope_reference, "theta": the two angles per position}."""
+    from posenc.schemes.sinusoidal import sinusoidal
+    from posenc.views.reference import rope_reference
+
+    s = check_int("shift", shift, lo=1, hi=10_000_000)
+    inv = default_inv_freq(HELLO_D, base=base)  # (2,): 1 and 1 / base^(1/2)
+    X = np.array([v for _, v in HELLO_WORDS], dtype=np.float64)  # (2, 4): Hello, World
+    rows, scores = [], []
+    for start in (0, s):
+        pos = np.array([start, start + 1])  # Hello, World
+        R = apply_rope(X, pos, inv, layout="interleaved")  # (2, 4) rotated
+        A = X + sinusoidal(pos, HELLO_D, base=base)  # (2, 4) the article's way: add PE
+        scores.append({"pair": f"Hello at {start:,}, World at {start + 1:,}", "rotated": float(R[1] @ R[0]),
+                       "added": float(A[1] @ A[0])})
+        for (word, _), p, x, r, a in zip(HELLO_WORDS, pos, X, R, A):
+            rows.append({"word": word, "position": int(p), "embedding": _vec(x),
+                         "angles (pair 0, pair 1)": f"{p * inv[0]:,.4g} rad, {p * inv[1]:,.4g} rad", "rotated": _vec(r),
+                         "with PE added": _vec(a)})
+    ref = rope_reference(X, [s, s + 1], base, "interleaved")
+    got = apply_rope(X, np.array([s, s + 1]), inv, layout="interleaved")
+    check = {"what": "posenc.apply_rope against the numpy reference on Hello and World", "settings": f"positions {s:,} and {s + 1:,}, d = 4",
+             "max_diff": float(np.max(np.abs(got - ref)))}
+    check["ok"] = check["max_diff"] <= 1e-12
+    return {"frame": pd.DataFrame(rows), "scores": pd.DataFrame(scores), "same": abs(scores[1]["rotated"] - scores[0]["rotated"]),
+            "moved": abs(scores[1]["added"] - scores[0]["added"]), "check": check, "shift": s}
+
+
+def _vec(v) -> str:
+    return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
