@@ -22,7 +22,7 @@ import numpy as np
 
 from posenc._validate import check_int
 from posenc.lab.model import ModelConfig, forward, log_probs
-from posenc.lab.positions import positions, sampler
+from posenc.lab.positions import PER_POSITION, positions, sampler
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import with_bos
 
@@ -64,6 +64,13 @@ def position_losses(params, scheme: str, source: MarkovSource, cfg: ModelConfig,
     range N).  ``randomize``: the range N, as in train.train (None: the scheme's own).
     """
     S, n = seqs.shape
+    if extension in PER_POSITION:
+        P = source.next_distributions(seqs)  # (S, n, V)
+        lq = per_position_log_probs(params, scheme, with_bos(seqs, source.vocab), cfg, train_len=train_len,
+                                    extension=extension)
+        loss = -(P * lq).sum(axis=-1).mean(axis=0)
+        bayes = _entropy(P).mean(axis=0)
+        return {"loss": loss, "bayes": bayes, "gap": loss - bayes}
     next_pass = _passes(scheme, n, cfg, train_len=train_len, extension=extension, randomize=randomize)
     loss, P = np.zeros(n), None
     for i in range(0, S, CHUNK):
@@ -74,6 +81,28 @@ def position_losses(params, scheme: str, source: MarkovSource, cfg: ModelConfig,
     loss /= S
     bayes = _entropy(P).mean(axis=0)  # (n,)
     return {"loss": loss, "bayes": bayes, "gap": loss - bayes}
+
+
+def per_position_log_probs(params, scheme: str, inputs: np.ndarray, cfg: ModelConfig, *, train_len: int,
+                           extension: str) -> np.ndarray:
+    """log q (S, n, V) of an extension whose frequencies depend on the current length (dynamic NTK), as transformers
+    computes it without a cache: the query at position t (it has read t + 1 tokens) comes from a forward pass of
+    inputs[:, :t + 1] with the frequencies of seq_len t + 1 -- every layer, every key of that pass at the scale
+    s = max(1, (t + 1) / L).  Up to L the scale is 1 for every query, so one causal pass of length min(n, L) serves
+    them all; past L there is one pass per position."""
+    S, n = inputs.shape
+    out = np.empty((S, n, cfg.vocab))
+
+    def run(m: int, rows: slice):
+        pos = positions(scheme, m, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
+        for i in range(0, S, CHUNK):
+            out[i : i + CHUNK, rows] = log_probs(params, inputs[i : i + CHUNK, :m], pos, cfg)[:, rows]
+
+    head = min(n, train_len)
+    run(head, slice(0, head))
+    for t in range(head, n):
+        run(t + 1, slice(t, t + 1))
+    return out
 
 
 def attention(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
@@ -89,6 +118,9 @@ def attention_layers(params, scheme: str, source: MarkovSource, cfg: ModelConfig
     """Attention probabilities of every layer averaged over the sequences, from one forward pass per CHUNK
     sequences (randomized positions: a sample each, as ``position_losses``): (n_layers, H, n, n), rows = queries."""
     S, n = seqs.shape
+    if extension in PER_POSITION:
+        raise ValueError(f"{extension!r} reads each query at its own length (one forward pass per position): "
+                         "there is no single attention map of the whole sequence")
     next_pass = _passes(scheme, n, cfg, train_len=train_len, extension=extension, randomize=randomize)
     total = np.zeros((cfg.n_layers, cfg.n_heads, n, n))
     for i in range(0, S, CHUNK):

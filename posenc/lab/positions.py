@@ -186,7 +186,7 @@ def _why_not(key: str, scheme) -> str | None:
     if scheme.page == EXTENSION_PAGE:
         if key in EXTENSIONS.values():
             return ("a test-time method, not a trained scheme: the lab applies it to its trained RoPE model past L, "
-                    "with factor = length / L (the extension chart)")
+                    "with factor = length / L, dynamic NTK at each query's own length (the extension chart)")
         return f"a test-time method for a trained RoPE model, not a trained scheme, and not one the lab applies ({scheme.fine_tuning})"
     try:  # anything else the engine cannot build says so itself
         engine = _engine(scheme)
@@ -306,10 +306,23 @@ def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int,
     return {k: v.shape for k, v in w.items()}
 
 
+# Dynamic NTK's HF factor in the lab: 1, so its scale at the current length l' is s = max(1, l' / L), as Peng et al. 2023
+# (arXiv:2309.00071, sec. 3.3) define it.  HF's formula is factor * l' / L - (factor - 1): it already grows with l', so
+# factor = n / L (the lab's first runs) made the scale s^2 - s + 1 at n = s L (13 at 4L, 57 at 8L): static NTK there.
+DYNAMIC_FACTOR = 1.0
+# Extensions whose frequencies depend on the current length: every query position t reads its own, from a forward pass
+# of the t + 1 tokens it has seen (evaluate.position_losses), as transformers computes them without a cache.
+PER_POSITION = ("dynamic",)
+
+
 def rope_extension(extension: str, factor: float, train_len: int) -> tuple[str, dict]:
-    """(registry key, parameters) of a test-time extension of the RoPE model to ``factor`` x its trained length."""
+    """(registry key, parameters) of a test-time extension of the RoPE model to ``factor`` x its trained length.
+
+    "dynamic" ignores ``factor``: its scale comes from the current length (the ``seq_len`` of the pass) with HF factor
+    ``DYNAMIC_FACTOR`` = 1, i.e. s = max(1, seq_len / L)."""
     check_choice("extension", extension, EXTENSIONS)
-    return EXTENSIONS[extension], {"base": ROPE_BASE, "layout": "half_split", "factor": float(factor),
+    f = DYNAMIC_FACTOR if extension in PER_POSITION else float(factor)
+    return EXTENSIONS[extension], {"base": ROPE_BASE, "layout": "half_split", "factor": f,
                                    "original_max_position_embeddings": int(train_len)}
 
 
@@ -338,8 +351,9 @@ def positions(
 
     ``randomize``: the range N of randomized positions (None: the scheme's own, ``LAB``; 0: none); the learned table
     then has N rows.  ``extension`` (RoPE only, positions 0 .. n-1) applies a context extension at test time with
-    factor n / train_len (at least 1): "pi", "ntk", "dynamic" (at the current length n), "yarn" (with its attention
-    factor on cos and sin of q and k, as HF does) or "llama3".
+    factor n / train_len (at least 1): "pi", "ntk", "dynamic" (scale max(1, n / train_len): the frequencies of the
+    pass's last query; evaluate.position_losses runs one pass per query length, ``PER_POSITION``), "yarn" (with its
+    attention factor on cos and sin of q and k, as HF does) or "llama3".
     The learned table raises ValueError past its last row: it has no row for position L.
     """
     check_choice("scheme", scheme, LAB_SCHEMES)

@@ -215,3 +215,43 @@ def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int)
     before, after = st["mass_summary"][layer][head]
     return {"maps": maps, "steps": st["steps"], "mass": mass, "mass_L": before, "mass_far": after, "note": st["note"],
             "train_len": st["train_len"], "length": st["length"], "order": st["order"], "name": st["name"]}
+
+
+def uniform_gap(res: dict) -> float:
+    """The gap of the uniform guess (log V - floor, nats): KL of the source's next-token distribution from uniform."""
+    return float(res["uniform"] - res["floor"])
+
+
+def worse_than_uniform(run: dict) -> dict:
+    """Which schemes end worse than a uniform guess: {"uniform_gap", "by_length": {n: [lab scheme, ...] whose mean gap
+    over seeds at n exceeds the uniform guess's gap}, "from": {scheme: the first length where it does (None: never)},
+    "names": {scheme: shown name}}.  Computed from the run, never written by hand."""
+    res = run["results"]
+    u = uniform_gap(res)
+    by_length, first = {}, {}
+    for n in res["lengths"]:
+        by_length[n] = [s for s in res["runs"] if (sp := spread(gaps(res, s, n)))["n"] and sp["mean"] > u]
+    for s in res["runs"]:
+        first[s] = next((n for n in res["lengths"] if s in by_length[n]), None)
+    return {"uniform_gap": u, "by_length": by_length, "from": first, "names": {s: NAMES[s] for s in res["runs"]}}
+
+
+def yarn_llama3_identity(train_len: int = 32, head_dim: int = 8, multiples=(2, 4, 8)) -> dict:
+    """YaRN's and Llama 3's frequencies for the lab's RoPE model (base 1e4, head_dim, L) at each multiple of L, as the
+    lab applies them (positions.rope_extension).  At head_dim 8 their ramps put every pair in the same band (the fastest
+    unscaled, the other three divided by s), so the frequencies are identical and the two rows differ only by YaRN's
+    attention temperature.  Returns {"identical", "max_difference", "temperature": {multiple: YaRN's factor},
+    "frequencies": {multiple: (yarn, llama3)}}."""
+    from posenc.lab.positions import rope_extension
+
+    diff, temperature, freqs = 0.0, {}, {}
+    for m in multiples:
+        out = []
+        for ext in ("yarn", "llama3"):
+            key, params = rope_extension(ext, m, train_len)
+            inv, af = get_scheme(key).behaviour.frequencies(head_dim, seq_len=m * train_len, **params)
+            out.append((np.asarray(inv), float(af)))
+        (iy, ay), (il, _) = out
+        diff = max(diff, float(np.max(np.abs(iy - il))))
+        temperature[m], freqs[m] = ay, (iy, il)
+    return {"identical": diff == 0.0, "max_difference": diff, "temperature": temperature, "frequencies": freqs}

@@ -1,0 +1,86 @@
+"""RoPE's test-time context extensions in the lab: dynamic NTK is dynamic NTK (Peng et al. 2023, sec. 3.3: the scale is
+s = max(1, l'/L) at the current length l', position by position, as transformers computes it without a cache), and
+YaRN and Llama 3 give the lab's head size the same frequencies."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from posenc.lab import model as M
+from posenc.lab.evaluate import attention_layers, per_position_log_probs, position_losses
+from posenc.lab.positions import ROPE_BASE, _rotary_maps, positions, rope_extension
+from posenc.lab.task import MarkovSource
+from posenc.registry import get_scheme
+from posenc.schemes.scaling import rope_frequencies
+
+CFG = M.ModelConfig(vocab=3, d_model=16, n_heads=2, n_layers=2, d_mlp=8)  # head_dim 8, as the lab's model
+L = 4
+
+
+def _params():
+    p = M.init_params(CFG, "rope", L, 0)
+    rng = np.random.default_rng(5)
+    return {k: v + rng.normal(0, 0.3, size=v.shape) for k, v in p.items()}  # off the init, so positions matter
+
+
+def _pos(n, extension):
+    return positions("rope", n, d_model=CFG.d_model, n_heads=CFG.n_heads, train_len=L, extension=extension)
+
+
+def test_dynamic_ntk_is_position_by_position_ntk():
+    """Query t of the dynamic row = the last query of a pass over its t + 1 tokens with NTK at s = max(1, (t+1)/L)."""
+    params, n = _params(), 4 * L
+    inputs = np.random.default_rng(6).integers(0, CFG.vocab + 1, size=(3, n))
+    got = per_position_log_probs(params, "rope", inputs, CFG, train_len=L, extension="dynamic")
+    for t in range(n):
+        # positions() gives static NTK the factor max(1, (t + 1) / L) at length t + 1: exactly Peng et al.'s s there
+        want = M.log_probs(params, inputs[:, : t + 1], _pos(t + 1, "ntk"), CFG)[:, -1]
+        np.testing.assert_allclose(got[:, t], want, rtol=0, atol=1e-12)
+    # the old row: one pass at length n with HF's factor n / L, i.e. static NTK at s^2 - s + 1 (13 at 4L), differs
+    s = n / L
+    old = M.log_probs(params, inputs, _static_ntk(n, s * s - s + 1), CFG)
+    assert np.max(np.abs(old[:, L:] - got[:, L:])) > 1e-3
+    same_start = M.log_probs(params, inputs[:, :L], _pos(L, None), CFG)  # up to L the scale is 1: plain RoPE
+    np.testing.assert_allclose(got[:, :L], same_start, rtol=0, atol=1e-12)
+
+
+def _static_ntk(n, factor):
+    pos = _pos(n, "ntk")
+    key, params = rope_extension("ntk", factor, L)
+    mq, mk = _rotary_maps(get_scheme(key), pos.at, CFG.head_dim, params, n)
+    return replace(pos, mq=mq, mk=mk)
+
+
+def test_dynamic_frequencies_at_the_current_length():
+    """The dynamic record at length n has the frequencies of NTK at s = n / L, not s^2 - s + 1."""
+    for n in (2 * L, 4 * L, 8 * L):
+        s = n / L
+        dyn = rope_frequencies(8, base=ROPE_BASE, scaling={"rope_type": "dynamic", "factor": rope_extension("dynamic", s, L)[1]["factor"],
+                                                          "original_max_position_embeddings": L},
+                               seq_len=n, max_position_embeddings=L)[0]
+        ntk = rope_frequencies(8, base=ROPE_BASE, scaling={"rope_type": "ntk", "factor": s})[0]
+        old = rope_frequencies(8, base=ROPE_BASE, scaling={"rope_type": "ntk", "factor": s * s - s + 1})[0]
+        np.testing.assert_allclose(dyn, ntk, rtol=1e-12)
+        assert not np.allclose(dyn, old, rtol=1e-3)
+
+
+def test_dynamic_losses_and_no_single_attention_map():
+    source = MarkovSource.random(CFG.vocab, 1, seed=0)
+    seqs = source.sample(np.random.default_rng(0), 2, 2 * L)
+    r = position_losses(_params(), "rope", source, CFG, seqs, train_len=L, extension="dynamic")
+    assert r["gap"].shape == (2 * L,) and np.all(r["gap"] > -1e-12)
+    with pytest.raises(ValueError, match="own length"):
+        attention_layers(_params(), "rope", source, CFG, seqs, train_len=L, extension="dynamic")
+
+
+def test_yarn_and_llama3_frequencies_identical_at_head_dim_8():
+    """At the lab's head_dim 8 (base 1e4, L = 32) YaRN's and Llama 3's ramps put every pair in the same band, so their
+    frequencies are identical and their rows differ only by YaRN's attention temperature (0.1 ln s + 1)."""
+    from posenc.views.lab import yarn_llama3_identity
+
+    ident = yarn_llama3_identity()
+    assert ident["identical"] and ident["max_difference"] == 0.0
+    assert ident["temperature"][4] == pytest.approx(0.1 * np.log(4) + 1)
