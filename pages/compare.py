@@ -63,6 +63,7 @@ if view is not None:
     Num, Check, Text = st.column_config.NumberColumn, st.column_config.CheckboxColumn, st.column_config.TextColumn
     st.dataframe(
         frame,
+        placeholder="—",  # a missing value (not trained in the lab, no row there), not the grid's "None"
         hide_index=True,
         height="content",
         key="comparison_table",
