@@ -14,8 +14,9 @@ from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, table, wrap_up
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
+from posenc.ui.quiz import quiz_figure
 from posenc.views.claims import article_table
-from posenc.views.compare import LENGTH_TOL, comparison, marks_frame, wishlist_names, with_rows
+from posenc.views.compare import LENGTH_TOL, WISHLIST, comparison, marks_frame, wishlist_names, with_rows
 from posenc.views.takeaways import compare_takeaway
 
 PATH = "pages/compare.py"
@@ -60,18 +61,26 @@ if view is not None:
     mine = [uploads.safe_table_call(measure_table, lab, name=f"Uploaded: {lab}", n=n, train_len=train_len)
             for lab in uploads.session_tables()]
     frame = with_rows(view["frame"], [r for r in mine if r is not None], PAGE_BY_PATH["pages/learned.py"].url_path)
+    # the four wishlist columns and the ✓ grid answer the exercise: asked first, drawn once it is revealed
+    wished = quiz_figure("wishlist_count", "compare_wishlist", "ok")
+    names = wishlist_names(frame)
+    exercise("wishlist_count", f"Predict before the table: of the {len(frame)} schemes, how many tick all four wishlist boxes "
+             "(bounded, continuous, relative, unique)?",
+             answer=len(names), explanation=f"{', '.join(names) or 'no scheme'}: bounded values, defined between integers, "
+             "and a score that depends only on the offset.")
+    shown = frame if wished else frame.drop(columns=[*WISHLIST, "wishlist"])
     Num, Check, Text = st.column_config.NumberColumn, st.column_config.CheckboxColumn, st.column_config.TextColumn
     st.dataframe(
-        frame,
+        shown,
         placeholder="—",  # a missing value (not trained in the lab, no row there), not the grid's "None"
         hide_index=True,
         height="content",
         key="comparison_table",
-        column_order=["scheme", "page", "learned_or_fixed", "extrapolation_ratio", "extrapolates", "gap_4L", "extrapolation_note",
+        column_order=[c for c in ["scheme", "page", "learned_or_fixed", "extrapolation_ratio", "extrapolates", "gap_4L", "extrapolation_note",
                       "bounded", "continuous", "relative", "unique", "wishlist",
                       "max_abs_at_1e6", "closest_distance", "closest_pair", "length_invariant", "length_change",
                       "translation_invariance", "defined_at_4L", "learned_parameters",
-                      "enters", "models", "paper", "n_measured"],
+                      "enters", "models", "paper", "n_measured"] if c in shown.columns],
         column_config={
             "scheme": Text("Scheme", pinned=True),
             "page": st.column_config.LinkColumn("Page", display_text="open ↗", help="The page that explains this scheme."),
@@ -127,17 +136,17 @@ if view is not None:
             "- **Defined at 4L**: the scheme has a value at 4× the training length (a learned table of 512 rows does not).\n"
             "- **Learned parameters, where position enters, models, paper**: from each scheme's definition and the table shapes."
         )
-    marks = marks_frame(frame)
-    chart(style(wishlist_table(marks)), key="compare_wishlist", data=marks,
-          caption="Blue ✓ = yes, vermillion ✗ = no; each mark comes from the measurement in the table (hover for the number).")
+    if wished:
+        marks = marks_frame(frame)
+        chart(style(wishlist_table(marks)), key="compare_wishlist", data=marks,
+              caption="Blue ✓ = yes, vermillion ✗ = no; each mark comes from the measurement in the table (hover for the number).")
+    else:
+        st.caption(":material/visibility_off: The four wishlist columns (Bounded, Continuous, Relative, Unique, All four) and "
+                   "the ✓ grid appear when you reveal the exercise above the table.")
     chart_grid([style(p) for p in measured_dot_panels(frame)], whole=lambda: style(measured_dots(frame)), key="compare_measured", width="stretch",
                data=frame[["scheme", "translation_invariance", "closest_distance", "closest_pair"]],
                caption="Left (first on a phone): 0 means the score depends only on j − i. Right: 0 means two positions look "
                        "identical at this length.")
-    names = wishlist_names(frame)
-    exercise("wishlist_count", f"Of the {len(frame)} schemes, how many tick all four wishlist boxes (bounded, continuous, relative, unique)?",
-             answer=len(names), explanation=f"{', '.join(names) or 'None'}: bounded values, defined between integers, "
-             "and a score that depends only on the offset.")
 
 show_code(comparison, measure_scheme, measure_table, growth, closest_pair, length_dependence, translation_invariance)
 wrap_up(PATH, compare_takeaway(view, n, train_len))

@@ -62,6 +62,21 @@ def quiz_value(key: str, text: str) -> str:
     return text if revealed(key) else HIDDEN
 
 
+FIGURES = "_posenc_quiz_figures"  # {exercise key: [(chart key, field), ...]}: the figures that draw its answer
+
+
+def quiz_figure(key: str, chart: str, field: str) -> bool:
+    """True once exercise ``key`` is revealed: the figure ``chart`` (its chart key) draws the answer in its data
+    column ``field``, so the page draws it only then (or draws it without that value until then).  The declaration
+    is kept (``FIGURES``) for tests/app/test_quizzes.py, which checks that before the reveal no drawn figure holds the
+    answer in that field."""
+    _shown_elsewhere(key)
+    figures = st.session_state.setdefault(FIGURES, {}).setdefault(key, [])
+    if (chart, field) not in figures:
+        figures.append((chart, field))
+    return revealed(key)
+
+
 def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> pd.DataFrame:
     """``table`` with the (row position, column) ``cells`` that hold exercise ``key``'s answer
     hidden until it is revealed: "?" in a text column, an empty cell in a number column (which

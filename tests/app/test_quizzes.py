@@ -2,8 +2,9 @@
 shows the answer, and moving a control turns the reveal off again (a new question, unanswered).
 
 The answer is read from the page itself (reveal, then parse "**Answer: X.**"), so the test needs
-no knowledge of each page.  Charts are figures the reader predicts *from*, so their data is not
-checked; the numbers printed on the page are.  A printed number "gives the answer away" when the
+no knowledge of each page.  A figure that draws an exercise's answer is declared by the page
+(``quiz_figure(key, chart key, field)``): after the reveal it must be drawn, and before it no drawn
+figure may hold the answer in that field.  Other charts are figures the reader predicts *from*.  A printed number "gives the answer away" when the
 answer rounds to it and it carries at least three significant digits (or is the answer itself, as
 a metric): "22" in "position 22" is not a leak, "6,350" above "how many times larger?" is.
 """
@@ -14,10 +15,11 @@ import math
 import re
 
 import pytest
-from apphelpers import open_page
+from apphelpers import chart_frame, charts, open_page
 from streamlit.testing.v1 import AppTest
 
 from posenc.ui.pages import PAGES
+from posenc.ui.quiz import FIGURES
 
 ANSWER = re.compile(r"\*\*Answer: (.+?)\.\*\*")
 NUMBER = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?![\w])")
@@ -98,6 +100,40 @@ def leaks(at: AppTest, answer: str) -> list[str]:
     return found
 
 
+def declared_figures(at: AppTest, key: str) -> list[tuple[str, str]]:
+    """The (chart key, field) pairs exercise ``key`` declared as drawing its answer (``quiz.quiz_figure``)."""
+    try:
+        return list(at.session_state[FIGURES].get(key, []))
+    except KeyError:
+        return []
+
+
+def figure_leaks(at: AppTest, key: str, answer: str) -> list[str]:
+    """Every declared figure drawn now whose answer field holds the answer: a number within half a unit of the
+    answer's last digit, or the answer's text (a figure not drawn at all holds nothing)."""
+    parsed = _parse(answer)
+    drawn = set(charts(at))
+    found = []
+    for chart_key, field in declared_figures(at, key):
+        if chart_key not in drawn:
+            continue
+        frame = chart_frame(at, chart_key)
+        if field not in frame.columns:
+            continue
+        for v in frame[field].tolist():
+            if parsed is None:
+                hit = str(v) == answer
+            else:
+                try:
+                    hit = abs(float(v) - parsed[0]) <= parsed[1] * (1 + 1e-9)
+                except (TypeError, ValueError):
+                    hit = False
+            if hit:
+                found.append(f"figure {chart_key!r} field {field!r} draws {v!r}")
+                break
+    return found
+
+
 def answers(at: AppTest, key: str) -> str:
     at.toggle(key=f"ex_{key}_reveal").set_value(True).run()
     shown = [m.value for m in at.markdown if "**Answer:" in m.value]
@@ -138,8 +174,12 @@ def test_no_answer_before_the_reveal_and_the_reveal_resets(info):
         before = [t for t in _texts(at) if "Answer:" in t]
         assert not before, (key, before)
         answer = answers(at, key)  # reveal to learn the answer, hide again, then search the page for it
+        drawn = set(charts(at))
+        missing = [c for c, _ in declared_figures(at, key) if c not in drawn]
+        assert not missing, (info.path, key, "a figure declared as drawing the answer is not drawn after the reveal", missing)
         _hide_all(at, keys)
         assert not leaks(at, answer), (info.path, key, answer, leaks(at, answer))
+        assert not figure_leaks(at, key, answer), (info.path, key, answer, figure_leaks(at, key, answer))
     # move a control: every reveal goes off, and the new answers are hidden too
     for key in keys:
         at.toggle(key=f"ex_{key}_reveal").set_value(True)
