@@ -11,6 +11,7 @@ from posenc.registry import SCHEMES
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, table, wrap_up
+from posenc.ui.quiz import quiz_figure
 from posenc.views.attention import attention_story, attention_view, format_difference, format_tokens
 from posenc.views.reference import attention_reference, check_attention
 from posenc.views.story import recurrence_view
@@ -34,9 +35,10 @@ d_model = controls.select_slider("model width d", "d", [4, 8, 16, 32, 64], defau
                                  help="width of the token embeddings and of Wq, Wk, Wv (random, the same every time)")
 
 
-def pair(view, key: str, what: str, named: str = ""):
+def pair(view, key: str, what: str, named: str = "", answers: str | None = None):
     """A and B side by side; below them, on the left, B minus A re-ordered. Returns the slot to its right.
-    ``named`` (the scheme's name) titles the exports only: in the drawn title it would make a new scheme a new spec."""
+    ``named`` (the scheme's name) titles the exports only: in the drawn title it would make a new scheme a new spec.
+    ``answers``: the exercise the difference heatmap answers (drawn once it is revealed)."""
     for col, side in zip(st.columns(2), ("a", "b")):
         with col:
             frame = view[f"heat_{side}"]
@@ -47,6 +49,10 @@ def pair(view, key: str, what: str, named: str = ""):
     if view["diff"] is None:
         return None
     left, right = st.columns(2)
+    if answers is not None and not quiz_figure(answers, f"{key}_diff", "diff"):
+        left.caption(":material/visibility_off: The heatmap of B minus A re-ordered answers the exercise on the right: "
+                     "it is drawn when you reveal the answer.")
+        return right
     with left:
         chart(style(token_heatmap(view["diff"], value="diff", vmax=view["vmax"], legend_title="difference",
                                   title="B minus A re-ordered into B's order")),
@@ -106,7 +112,7 @@ if view is not None and story is not None:
         st.info(f"{SCHEMES[scheme].name} is the control: it adds no positional signal at all. The only thing that tells the two orders "
                 "apart is the causal mask (each token sees only itself and the tokens before it), so the sentences "
                 "come apart through what each token is *not allowed* to see.", icon=":material/science:")
-    slot = pair(view, "pos", "with positions", named=SCHEMES[scheme].name)
+    slot = pair(view, "pos", "with positions", named=SCHEMES[scheme].name, answers="pooled" if story["quiz"] is not None else None)
     if story["quiz"] is not None:
         with slot:
             quiz(story["quiz"])
