@@ -38,8 +38,8 @@ header(PATH, "Every positional scheme trained on the same task at length L, then
        "further. The task is a k-th order Markov source, so the best possible loss (the **floor**) is known exactly "
        "and every number below is *loss − floor*: what the model failed to learn, or to carry past L. "
        "**Look at** which lines stay flat after L, and in the attention maps, where attention goes past L.")
-st.latex(r"\text{floor} = H(X_t \mid X_{t-k..t-1}) = \sum_c \pi(c) \sum_y -T_{cy} \log T_{cy},\qquad "
-         r"\text{gap}_t = \mathrm{KL}\big(P(\cdot \mid x_{<t}) \,\|\, q_\theta(\cdot \mid x_{<t})\big)")
+st.latex(r"\text{floor} = H(X_t \mid X_{t-k..t-1}) = \sum_c \pi(c) \sum_y -T_{cy} \log T_{cy}")  # one a line: 390 px
+st.latex(r"\text{gap}_t = \mathrm{KL}\big(P(\cdot \mid x_{<t}) \,\|\, q_\theta(\cdot \mid x_{<t})\big)")
 results_box, why_box, custom_box = st.container(), st.container(), st.container()
 # A notice slot that is always there, empty or not: an element that appears above the charts would move every one of
 # them to a new place on the page, and the browser would build them all again (docs/performance.md, section 8).
