@@ -13,6 +13,7 @@ from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, when_open, wrap_up
+from posenc.ui.quiz import quiz_figure
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
@@ -76,22 +77,37 @@ layout = controls.choice("pairing", "layout", ["half_split", "interleaved"], def
 
 rot = safe(rotation_view, d, base, layout, probe, seed, pair, m, n, shift)
 if rot is not None:
+    # the shifted score, its arrows and the spin answer the exercise: asked first, shown once it is revealed
+    shown = quiz_figure("rope_shift", "rope_rotation", "placement")
+    yes, no = "Yes, to float64 rounding", "No, it changes"
+    exercise("rope_shift", f"With this q and k, does the score between positions {m:,} and {n:,} equal the one "
+             f"between {m + shift:,} and {n + shift:,}?", options=[yes, no],
+             answer=yes if rot["shift_invariant"] else no,
+             explanation=f"Computed: {rot['score']:.12g} and {rot['score_shifted']:.12g}. R_mᵀR_n = R_(n−m) for "
+                         "rotations, so only the offset enters the score.")
+    arrows = rot["arrows"] if shown else rot["arrows"][rot["arrows"]["placement"] == "at (m, n)"]
     left, right = st.columns([1, 1])
     with left:
         a, b = rot["channels"]
-        chart(style(rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"])), key="rope_rotation",
-              data=rot["arrows"], width="content",
+        chart(style(rotation_chart(arrows, rot["orbits"], radius=rot["radius"])), key="rope_rotation",
+              data=arrows, width="content",
               caption=f"Pair {pair} = channels {a} and {b}; it turns θ = {rot['theta']:.6g} rad per position "
                       f"(wavelength {rot['wavelength']:,.5g}). Faint circles: one full turn of q and of k.")
     with right:
         st.metric("score at (m, n)", f"{rot['score']:.12g}", help="⟨R_m q, R_n k⟩ over all d channels (apply_rope, then the dot product)")
-        st.metric("score at (m + s, n + s)", f"{rot['score_shifted']:.12g}")
-        st.metric("|difference|", f"{rot['difference']:.2g}", help="float64 rounding; it grows slowly with the positions")
-        st.metric("angle q → k in this pair", f"{rot['angle']:.10f} rad", help=f"after the shift: {rot['angle_shifted']:.10f} rad")
-        st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to "
-                   f"{rot['difference']:.1e}: the pair's contribution {rot['pair_score']:.6g} and the angle between "
-                   "the arrows (solid → dashed) are unchanged, because only n − m enters.")
-    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n)
+        st.metric("score at (m + s, n + s)", quiz_value("rope_shift", f"{rot['score_shifted']:.12g}"))
+        st.metric("|difference|", quiz_value("rope_shift", f"{rot['difference']:.2g}"),
+                  help="float64 rounding; it grows slowly with the positions")
+        st.metric("angle q → k in this pair", f"{rot['angle']:.10f} rad",
+                  help=f"after the shift: {rot['angle_shifted']:.10f} rad" if shown else "after the shift: revealed with the answer")
+        if shown:
+            st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to "
+                       f"{rot['difference']:.1e}: the pair's contribution {rot['pair_score']:.6g} and the angle between "
+                       "the arrows (solid → dashed) are unchanged, because only n − m enters.")
+        else:
+            st.caption(":material/visibility_off: The shifted arrows, their score and the moving figure appear when you "
+                       "reveal the exercise above.")
+    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n) if shown else None
     if spin is not None:  # section 1, moving: shift both tokens by s = 0 .. one turn of the pair, in the browser
         motion.play(spin, label="the query and key arrows of one RoPE pair turning together",
                     caption=f"Drag the slider or press play: q at m + s and k at n + s for s over one turn of pair {pair}. "
@@ -203,13 +219,6 @@ def randomized_section(d: int) -> None:
 
 randomized_section(d)
 
-if rot is not None:
-    yes, no = "Yes, to float64 rounding", "No, it changes"
-    exercise("rope_shift", f"With this q and k, does the score between positions {m:,} and {n:,} equal the one "
-             f"between {m + shift:,} and {n + shift:,}?", options=[yes, no],
-             answer=yes if rot["shift_invariant"] else no,
-             explanation=f"Computed: {rot['score']:.12g} and {rot['score_shifted']:.12g}. R_mᵀR_n = R_(n−m) for "
-                         "rotations, so only the offset enters the score.")
 
 show_code(hello_rope, rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))

@@ -33,7 +33,10 @@ def test_defaults():
     at = open_page(PAGE)
     assert_clean(at)
     assert metrics(at)["bound at distance 0"] == "?"  # the exercise asks for it
-    m = metrics(reveal(at, "rope_bound0"))
+    assert metrics(at)["score at (m + s, n + s)"] == "?"  # the shift exercise asks whether it equals the first
+    assert set(chart_frame(at, "rope_rotation")["placement"].dropna()) == {"at (m, n)"}  # and its shifted arrows wait too
+    m = metrics(reveal(reveal(at, "rope_bound0"), "rope_shift"))
+    assert set(chart_frame(at, "rope_rotation")["placement"].dropna()) == {"at (m, n)", "shifted by s"}
     want = score(128, 10000.0, 5, 2)
     assert m["score at (m, n)"] == f"{want:.12g}"
     assert m["score at (m + s, n + s)"] == f"{score(128, 10000.0, 105, 102):.12g}" == f"{want:.12g}"
