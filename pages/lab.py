@@ -105,6 +105,9 @@ with results_box:
     L, k = ov["train_len"], ov["order"]
     settings = (f"V = {ov['vocab']}, k = {k}, L = {L}, {ov['seeds']} seeds, {ov['steps']} Adam steps"
                 + (f", positions randomized from [0, {ov['randomize']:,})" if ov["randomize"] else ""))
+    found = _view("finding", key, (), _run=run)
+    st.markdown(f"**Finding.** {found['sentence']}")
+    st.caption(found["caveat"])
     m = st.columns(4)
     m[0].metric("floor (exact)", f"{ov['floor']:.4f} nats", help=f"Bayes loss on the evaluation contexts at L: {ov['bayes_at_L']:.4f}")
     m[1].metric("uniform guess", f"{ov['uniform']:.4f} nats")
@@ -141,8 +144,16 @@ with results_box:
     if ext is not None:
         chart(style(extension_chart(ext["frame"], ext["methods"])), key="lab_ext", data=ext["frame"],
               caption="The RoPE model, unchanged, evaluated with each context extension applied at test time (factor = "
-                      f"length / L; the Context extension page's formulas). Lowest at 4L: {ext['best'][4 * L]}; at 8L: "
-                      f"{ext['best'][8 * L]} ({settings}; a method that needs fine-tuning would show no gain here).")
+                      "length / L; dynamic NTK at each query's own length t + 1, s = max(1, (t + 1) / L), one forward pass "
+                      f"per position as transformers without a cache; the Context extension page's formulas). Lowest at 4L: "
+                      f"{ext['best'][4 * L]}; at 8L: {ext['best'][8 * L]} ({settings}; a method that needs fine-tuning "
+                      "would show no gain here).")
+        ident = _view("extension_identity", key, (), _run=run)
+        if ident["identical"]:
+            st.caption(f"At head size {ident['head_dim']}, YaRN and Llama 3 give these models identical "
+                       "frequencies (each ramp leaves the fastest pair and divides the other three by s), so their two "
+                       "rows differ only by YaRN's attention temperature (0.1 ln s + 1: "
+                       + ", ".join(f"{t:.3f} at {m}L" for m, t in ident["temperature"].items()) + ").")
 
 @section(PATH)
 def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:

@@ -255,3 +255,60 @@ def yarn_llama3_identity(train_len: int = 32, head_dim: int = 8, multiples=(2, 4
         diff = max(diff, float(np.max(np.abs(iy - il))))
         temperature[m], freqs[m] = ay, (iy, il)
     return {"identical": diff == 0.0, "max_difference": diff, "temperature": temperature, "frequencies": freqs}
+
+
+WITHIN = 0.10  # "stays close": the mean gap at every length past L within this fraction of the uniform guess's gap
+
+
+def _names(xs) -> str:
+    xs = list(xs)
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def finding(run: dict) -> dict:
+    """The run's finding in one sentence, computed: which schemes stay within ``WITHIN`` of the uniform guess's gap at
+    every length past L, which end worse than a uniform guess (and from which length), and the rest; and the scale
+    caveat.  Returns {"sentence", "caveat", "within", "worse": {scheme: length}, "between": {scheme: fraction at the
+    longest length}, "uniform_gap"}."""
+    res = run["results"]
+    cfg = res["config"]
+    L, u = cfg["train_len"], uniform_gap(res)
+    past = [n for n in res["lengths"] if n > L]
+    worse = {s: n for s, n in worse_than_uniform(run)["from"].items() if n is not None}
+    within, between = [], {}
+    for s in res["runs"]:
+        means = [spread(gaps(res, s, n)) for n in past]
+        if any(m["n"] == 0 for m in means) or s in worse:
+            continue
+        frac = [m["mean"] / u for m in means]
+        if max(frac) <= WITHIN:
+            within.append(s)
+        else:
+            between[s] = frac[-1]
+    parts = []
+    if within:
+        parts.append(f"past L only {_names([NAMES[s] for s in within])} stay within {WITHIN:.0%} of a uniform guess's gap "
+                     f"({u:.3f} nats) out to {past[-1] // L}L")
+    else:
+        parts.append(f"past L no scheme stays within {WITHIN:.0%} of a uniform guess's gap ({u:.3f} nats)")
+    if worse:
+        by_len = {}
+        for s, n in worse.items():
+            by_len.setdefault(n, []).append(NAMES[s])
+        parts.append("; ".join(f"{_names(v)} end worse than a uniform guess from {n // L}L" for n, v in sorted(by_len.items())))
+    if between:
+        lo, hi = min(between.values()), max(between.values())
+        parts.append(f"{_names([NAMES[s] for s in between])} degrade in between ({lo:.0%}–{hi:.0%} of it at {past[-1] // L}L)")
+    sentence = (f"Trained at L = {L}: " + "; ".join(parts) + ".") if past else "The run has no length past L."
+    caveat = (f"Scale: {cfg['n_layers']}-layer models of d = {cfg['d_model']} ({cfg['n_heads']} heads of "
+              f"{cfg['d_model'] // cfg['n_heads']}) trained at L = {L} on one order-{cfg['order']} Markov task over "
+              f"{cfg['vocab']} tokens, {cfg['n_seeds']} seeds — a toy beside the papers' models of 10⁸–10¹⁰ parameters "
+              "trained at 512–4,096 tokens.")
+    return {"sentence": sentence, "caveat": caveat, "within": within, "worse": worse, "between": between, "uniform_gap": u}
+
+
+def extension_identity(run: dict) -> dict:
+    """``yarn_llama3_identity`` at the run's training length and head size (and "head_dim")."""
+    cfg = run["results"]["config"]
+    hd = cfg["d_model"] // cfg["n_heads"]
+    return {**yarn_llama3_identity(cfg["train_len"], hd), "head_dim": hd}
