@@ -10,7 +10,8 @@ numpy only (no torch, no autograd, no streamlit).  Modules, bottom up:
     evaluate.py    loss per position against the exact next-token distribution; attention
     experiment.py  LabConfig and run_experiment: every scheme x seed, the shipped file's format
     results.py     the shipped results (data/), spreads, the "learned it" check, extrapolation ratios
-    __main__.py    ``python -m posenc.lab`` regenerates data/
+    reevaluate.py  the extension rows of the shipped results evaluated again (dynamic NTK, position by position)
+    __main__.py    ``python -m posenc.lab``: a run to --out, --ship regenerates data/, --check against it
 
 ``import posenc`` does not import this package.
 """
