@@ -15,7 +15,7 @@ from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, tabl
 from posenc.ui.section import section
 from posenc.views.extension import extension_detail, model_view, positional_scheme
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
-from posenc.views.takeaways import extension_takeaway
+from posenc.views.takeaways import curve_spread, extension_takeaway
 
 PATH = "pages/context_extension.py"
 DIMS = list(range(4, 513, 2))  # even only; NTK-aware needs d >= 4
@@ -27,10 +27,11 @@ header(
     "settings. **Look at** which pairs each method keeps (θ′/θ = 1 left of L), what it does to short-range scores, and how "
     "attention spreads out at the target length.",
 )
-st.latex(r"\text{PI: } \theta'_k = \tfrac{\theta_k}{s} \quad \text{NTK: } b' = b\, s^{d/(d-2)} \quad "
-         r"\text{dynamic: } b' = b\,\big(s\tfrac{n}{L} - (s - 1)\big)^{d/(d-2)}")
-st.latex(r"\text{YaRN: } \theta'_k = \gamma_k \tfrac{\theta_k}{s} + (1-\gamma_k)\,\theta_k,\ \sqrt{t} = 0.1 \ln s + 1 \quad "
-         r"\text{LongRoPE: } \theta'_k = \theta_k / \lambda_k")
+for line in (r"\text{PI: } \theta'_k = \tfrac{\theta_k}{s} \qquad \text{NTK: } b' = b\, s^{d/(d-2)}",  # one short formula a line:
+             r"\text{dynamic: } b' = b\,\big(s\tfrac{n}{L} - (s - 1)\big)^{d/(d-2)}",     # readable at 390 px
+             r"\text{YaRN: } \theta'_k = \gamma_k \tfrac{\theta_k}{s} + (1-\gamma_k)\,\theta_k,\quad \sqrt{t} = 0.1 \ln s + 1",
+             r"\text{LongRoPE: } \theta'_k = \theta_k / \lambda_k"):
+    st.latex(line)
 
 c = st.columns(4)
 d = controls.select_slider("head_dim d", "d", DIMS, default=128, container=c[0])
@@ -99,6 +100,14 @@ if bands is not None:
                   "LongRoPE uses Phi-3-mini-128k's searched factors (made for s = 32 from L = 4,096), resampled to d/2 pairs; "
                   "s sets only its attention factor.")
 
+def _spread(sp: dict) -> str:
+    """One sentence on lines a legend cannot tell apart: how close the curves run (posenc.views.takeaways.curve_spread)."""
+    if sp["low"] is None:
+        return ""
+    return (f" The {sp['count']} median curves run within {sp['max_gap']:.2g} nats of one another, so they nearly coincide; at "
+            f"n = {sp['end_at']:,} the lowest is {md.escape(sp['low'])} and the highest {md.escape(sp['high'])} (hover a line for its name).")
+
+
 @section(PATH)
 def fidelity_section(d: int, base: float, train: int, s: float, config: str, at: str, bands) -> None:
     """w and ρ rerun only the short- and long-range measurements and the summary they feed."""
@@ -109,7 +118,8 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
     if fid is not None:
         chart(style(fidelity_chart(fid["frame"], fid["names"])), key="ext_fidelity", data=fid["frame"],
               export_title=("Short-range fidelity", *fid["settings"]),
-              caption=f"{md.escape(fid['drawn'], limit=None)} Short-range fidelity: the largest |Δscore|/(|q||k|) against plain RoPE "
+              caption=f"{md.escape(fid['drawn'], limit=None)} Short-range fidelity: the largest |Δscore|/(|q||k|) "
+                      "against plain RoPE — the change of the score q·k as a fraction of |q||k|, the largest a score can be — "
                       "at the same d, base and softmax scale, over "
                       f"{fid['n_samples']} seeded random q ≠ k (seed 0), attention factors included. A method that kept short-range "
                       "attention intact stays near 0; a different seed moving a curve by more than its spread would falsify it.")
@@ -126,7 +136,8 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
               export_title=("Softmax entropy against length", *lr["settings"]),
               caption=f"{md.escape(lr['drawn'], limit=None)} Entropy of one query's attention over n keys ({lr['n_entropy']} queries; "
                       "keys past 64 sampled 256 per "
-                      "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention.")
+                      "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention."
+                      + _spread(curve_spread(lr["entropy"], "length", "p50")))
     if fid is not None and lr is not None and bands is not None:
         table(summary_table(fid, lr, bands), links={"Extrapolation lab": "measured there"}, missing="—",
               formats={"short-range max |Δ|": ".4f", "logit scale": ".4f", "fast pairs changed by": ".4f",

@@ -98,7 +98,8 @@ if contrast is not None:
               + (f" Your table: one position in {up['norm_step']} drawn." if up is not None and up["norm_step"] > 1 else ""))
     with right:
         chart(style(spectrum_chart(spectrum)), key="learned_spectrum", data=spectrum,
-              caption="Share of each table's variation along positions (channel means removed; scipy.fft, averaged "
+              caption="**Share of variation**: how much of the change from row to row happens at each wavelength — the "
+                      "power spectrum along positions as a fraction of its total (channel means removed; scipy.fft, averaged "
                       "over channels). Trained rows are smooth: their share sits at long wavelengths; noise is flat."
                       + (f" Your table: {up['spectrum_points']:,} log-spaced frequencies drawn."
                          if up is not None and up["spectrum_thinned"] else ""))

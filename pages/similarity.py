@@ -32,10 +32,11 @@ header(
     "positions. **Look along the diagonals**: where every diagonal holds one colour the score depends only "
     "on the offset j − i (the scheme is relative), and its *deviation from translation invariance* is 0.",
 )
+for line in (r"S_{ij} = \cos\angle\big(PE_i, PE_j\big)\ \text{or}\ PE_i\!\cdot\!PE_j",  # one formula a line: readable at 390 px
+             r"S_{ij} = \langle R_i q, R_j q\rangle,\qquad S_{ij} = b_h(j - i)"):
+    st.latex(line)
 st.latex(
-    r"S_{ij} = \cos\angle\big(PE_i, PE_j\big)\ \text{or}\ PE_i\!\cdot\!PE_j,\quad "
-    r"S_{ij} = \langle R_i q, R_j q\rangle,\quad S_{ij} = b_h(j - i);\qquad "
-    r"\mathrm{TI}(S) = \frac{\lVert S - T(S) \rVert_F}{\lVert S - \bar S \rVert_F}"
+    r"\text{deviation}(S) = \frac{\lVert S - T(S) \rVert_F}{\lVert S - \bar S \rVert_F}"
 )
 
 with st.expander("Bring your own table: compare an uploaded learned position table", icon=":material/upload_file:"):

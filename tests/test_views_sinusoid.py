@@ -332,7 +332,8 @@ def test_bases_and_shift_charts():
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
     scale = spec["layer"][0]["encoding"]["color"]["scale"]
     assert scale["domain"] == wb["line_series"] and len(set(scale["range"])) == 9 and scale["range"][-1] == "#D55E00"
-    assert scale["range"][0] == "#440154" and scale["range"][-2] == "#fde725"  # viridis, dark to light, then vermillion
+    # viridis from 0.3 to 0.7, dark to light, then vermillion: its two ends vanish on one theme or the other
+    assert scale["range"][0] == "#355f8d" and scale["range"][-2] == "#44bf70"
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
     spec = to_dict(dot_chart(wb["dots"], order=wb["dot_series"]))
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]

@@ -89,13 +89,24 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
 
 
 YOUR_BASE_COLOR = OKABE_ITO[3]  # vermillion: apart from every viridis hue of the fixed bases
+# Lines on viridis, without its two ends: its dark purple vanishes on the dark theme's background (contrast 1.3:1) and
+# its yellow on white (1.3:1); 0.3 .. 0.7 of the way (#355f8d .. #44bf70) keeps at least 2.3:1 on both (2.9 on dark,
+# 2.35 on white).
+LINE_VIRIDIS = (0.3, 0.7)
+
+
+def _viridis(t: float) -> str:
+    """The colour at ``t`` in [0, 1] along viridis (linear between its 11 stops, as Vega interpolates them)."""
+    rgb = np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in VIRIDIS], dtype=float)  # (11, 3)
+    x = np.linspace(0.0, 1.0, len(VIRIDIS))
+    return "#" + "".join(f"{round(float(np.interp(t, x, rgb[:, c]))):02x}" for c in range(3))
 
 
 def _base_colour(order: list[str]) -> alt.Color:
     """The series in ``order`` (field ``series``): the fixed bases on viridis (10 dark .. 10^8 light), then, last, the
     chosen base's own series in vermillion; one legend entry each, the same for every chosen base."""
     fixed = len(order) - 1
-    stops = [VIRIDIS[round(i * (len(VIRIDIS) - 1) / max(fixed - 1, 1))] for i in range(fixed)]
+    stops = [_viridis(LINE_VIRIDIS[0] + (LINE_VIRIDIS[1] - LINE_VIRIDIS[0]) * i / max(fixed - 1, 1)) for i in range(fixed)]
     return alt.Color("series:N", title="base", sort=list(order), scale=alt.Scale(domain=list(order), range=[*stops, YOUR_BASE_COLOR]),
                      legend=alt.Legend(orient="bottom", columns=3, symbolType="stroke"))
 
@@ -165,10 +176,10 @@ def clock_chart(frame: pd.DataFrame, dial: pd.DataFrame, *, size: int = 300) -> 
     scale = alt.Scale(domain=[-1.25, 1.25], nice=False)
     x = alt.X("x:Q", scale=scale, title="sin (even column)", axis=alt.Axis(grid=False, values=[-1, 0, 1]))
     y = alt.Y("y:Q", scale=scale, title="cos (odd column)", axis=alt.Axis(grid=False, values=[-1, 0, 1]))
-    face = alt.Chart(dial, width=size, height=size).mark_line(color=NEUTRAL_TEXT).encode(x=x, y=y, order="order:Q")
+    face = alt.Chart(dial).mark_line(color=NEUTRAL_TEXT).encode(x=x, y=y, order="order:Q")
     hands = frame.assign(x0=0.0, y0=0.0)
     colour = alt.Color("hand:N", sort=list(frame["hand"]), scale=alt.Scale(range=OKABE_ITO[:3]), title="hand",
-                       legend=alt.Legend(orient="bottom"))
+                       legend=alt.Legend(orient="bottom", columns=1))  # one entry a line: never cut at 300 px
     tips = [alt.Tooltip("hand:N"), alt.Tooltip("pair:Q"), alt.Tooltip("columns:N"),
             alt.Tooltip("wavelength:Q", format=",.2f", title="wavelength (positions)"),
             alt.Tooltip("turns:Q", format=",.4f", title="turns so far"), alt.Tooltip("angle_deg:Q", format=".1f", title="angle (°)"),
@@ -176,4 +187,4 @@ def clock_chart(frame: pd.DataFrame, dial: pd.DataFrame, *, size: int = 300) -> 
     rule = alt.Chart(hands).mark_rule(strokeWidth=5, strokeCap="round").encode(
         x=x, y=y, x2="x0:Q", y2="y0:Q", color=colour, tooltip=tips)
     tip = alt.Chart(hands).mark_circle(size=90).encode(x=x, y=y, color=colour, tooltip=tips)
-    return alt.layer(face, rule, tip)
+    return alt.layer(face, rule, tip).properties(width=size, height=size)  # square: the dial is a circle

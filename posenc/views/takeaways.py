@@ -182,3 +182,17 @@ def lab_takeaway(ov: dict) -> Takeaway:
         "wrong": ["One tiny model on one synthetic task: a scheme that fails here may work with scaling tricks at scale, "
                   "which the next pages test on a real model."],
     }
+
+
+def curve_spread(frame, x: str, y: str, by: str = "name") -> dict:
+    """How far apart the curves of ``frame`` (one per ``by``) are: {"count", "max_gap": the largest distance between two
+    curves at one ``x``, "at": that x, "end_gap": their spread at the largest x all share, "low", "high": the curves lowest
+    and highest there}.  A caption says from it whether the lines coincide (a legend cannot tell 7 overlapping lines apart)."""
+    wide = frame.pivot_table(index=x, columns=by, values=y, observed=True).dropna()
+    if wide.empty:
+        return {"count": int(frame[by].nunique()), "max_gap": float("nan"), "at": None, "end_gap": float("nan"),
+                "low": None, "high": None}
+    gap = wide.max(axis=1) - wide.min(axis=1)
+    last = wide.iloc[-1]
+    return {"count": wide.shape[1], "max_gap": float(gap.max()), "at": gap.idxmax(), "end_gap": float(gap.iloc[-1]),
+            "low": str(last.idxmin()), "high": str(last.idxmax()), "end_at": wide.index[-1]}
