@@ -29,9 +29,9 @@ LAB_RULE = (f"Measured in the Extrapolation lab, not at the controls above: tiny
 header(
     PATH,
     "The classic comparison table (Scheme · Learned or fixed? · Extrapolates beyond training length? · Used "
-    "in), with every column **measured** on the schemes themselves rather than typed in. Sort any column; "
-    "each scheme links to the page that explains it. **Look at the wishlist columns**: only the "
-    "schemes whose score depends on the offset alone tick *relative*.",
+    "in) as the article prints it, with a **measured** verdict beside each cell; below it every scheme with every "
+    "column measured rather than typed in. **Look at the Extrapolates column** of the article's table: the lab's "
+    "tiny models qualify “Yes, in principle” and contradict “Good with scaling tricks”.",
 )
 c1, c2, c3, c4 = st.columns(4)
 n = controls.select_slider("sequence length n", "n", LENGTHS, default=512, container=c1,

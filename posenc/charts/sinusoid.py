@@ -187,4 +187,4 @@ def clock_chart(frame: pd.DataFrame, dial: pd.DataFrame, *, size: int = 300) -> 
     rule = alt.Chart(hands).mark_rule(strokeWidth=5, strokeCap="round").encode(
         x=x, y=y, x2="x0:Q", y2="y0:Q", color=colour, tooltip=tips)
     tip = alt.Chart(hands).mark_circle(size=90).encode(x=x, y=y, color=colour, tooltip=tips)
-    return alt.layer(face, rule, tip).properties(width=size, height=size)  # square: the dial is a circle
+    return alt.layer(face, rule, tip).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))  # square: a circle
