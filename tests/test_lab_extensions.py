@@ -84,3 +84,22 @@ def test_yarn_and_llama3_frequencies_identical_at_head_dim_8():
     ident = yarn_llama3_identity()
     assert ident["identical"] and ident["max_difference"] == 0.0
     assert ident["temperature"][4] == pytest.approx(0.1 * np.log(4) + 1)
+
+
+def test_the_shipped_dynamic_row_is_the_position_by_position_computation():
+    """The first L + 6 positions of the shipped dynamic row at 4L (seed 0) from the shipped weights, recomputed position by
+    position (float32 weights: within 1e-4; the row written before 2026-12-05 differs there by far more)."""
+    from posenc.lab.evaluate import eval_sequences
+    from posenc.lab.experiment import LabConfig
+    from posenc.lab.results import load_shipped
+
+    shipped = load_shipped()
+    res, cfg = shipped["results"], LabConfig.from_dict(shipped["results"]["config"])
+    Ls, n = cfg.train_len, cfg.train_len + 6
+    source = cfg.source()
+    seqs = eval_sequences(source, cfg.n_eval, max(cfg.lengths))[:, :n]
+    got = position_losses(shipped["weights"]["rope"], "rope", source, cfg.model(), seqs, train_len=Ls, extension="dynamic")["gap"]
+    row = np.array(res["runs"]["rope"]["0"]["extensions"]["dynamic"][str(4 * Ls)]["gap_by_position"][:n])
+    np.testing.assert_allclose(got, row, rtol=0, atol=1e-4)
+    plain = np.array(res["runs"]["rope"]["0"]["gap_by_position"][:Ls])  # up to L the scale is 1: plain RoPE's curve
+    np.testing.assert_allclose(row[:Ls], plain, rtol=0, atol=1e-9)
