@@ -98,3 +98,29 @@ def test_the_results_file_round_trips_byte_for_byte():
     """--reevaluate-extensions rewrites only the extension entries: the rest of the file comes back byte-identical."""
     text = RESULTS_FILE.read_text(encoding="utf-8")
     assert dumps(json.loads(text)) == text
+
+
+def test_reevaluate_extensions_reproduces_a_small_run_and_refuses_a_changed_one():
+    """The re-evaluation retrains each seed and checks it against the file before rewriting the extension entries."""
+    from posenc.lab.experiment import LabConfig, run_experiment
+    from posenc.lab.reevaluate import reevaluate_extensions
+
+    res, weights = run_experiment(LabConfig(schemes=("rope",), n_seeds=1, steps=25, train_len=8, n_eval=8))
+    res = json.loads(json.dumps(res))
+    again = reevaluate_extensions(res, weights=weights)
+    assert dumps(again) == dumps(res)  # the same code: every entry, the dynamic one too, comes back equal
+    stale = copy.deepcopy(res)
+    stale["runs"]["rope"]["0"]["extensions"]["dynamic"]["32"]["gap"] = 0.0
+    assert reevaluate_extensions(stale)["runs"]["rope"]["0"]["extensions"]["dynamic"]["32"]["gap"] != 0.0
+    changed = copy.deepcopy(res)
+    changed["runs"]["rope"]["0"]["mean"]["16"]["gap"] += 1e-6
+    with pytest.raises(ValueError, match="does not reproduce"):
+        reevaluate_extensions(changed)
+
+
+def test_the_reevaluate_flag_writes_out_only(tmp_path, monkeypatch):
+    import posenc.lab.reevaluate as reev
+
+    monkeypatch.setattr(reev, "run", lambda out_dir, progress=print: SHIPPED)
+    assert cli.main(["--reevaluate-extensions", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "lab_results.json").read_text(encoding="utf-8") == RESULTS_FILE.read_text(encoding="utf-8")
