@@ -139,7 +139,7 @@ PRESENT = """<style>
 [data-testid="stTextArea"], [data-testid="stTextInput"], [data-testid="stFileUploader"], [data-testid="stCheckbox"],
 [data-testid="stButtonGroup"], [data-testid="stExpander"], [data-testid="stPopover"], [data-testid="stDownloadButton"],
 [class*="st-key-posenc_page_nav"], form.vega-bindings { display: none !important; }
-[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 1.5rem 3rem 40vh !important; font-size: 1.2rem; }
+[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 1.5rem 3rem 90vh !important; font-size: 1.2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.25rem; }
 [data-testid="stVegaLiteChart"] { zoom: 1.3; }
 [data-posenc-stop="current"] { outline: 3px solid rgba(0, 114, 178, 0.6); outline-offset: 6px; border-radius: 4px; }

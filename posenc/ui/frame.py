@@ -37,10 +37,10 @@ from posenc.ui.assets import PRESENT_PARAM
 from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, asked_above, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
-from posenc.ui.spine import HEADLINE_ICON, WRAP_UP_KEY, headline, neighbours, page_nav, presenting, wrap_up  # noqa: F401 (pages import these from here)
+from posenc.ui.spine import EXPORTS, HEADLINE_ICON, WRAP_UP_KEY, headline, neighbours, page_nav, presenting, wrap_up  # noqa: F401 (pages import these from here)
 from posenc.ui.state import FRAME as _FRAME
 
-_EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need}, replaced every run
+_EXPORTS = EXPORTS  # session state: {chart key: what its export buttons need}, replaced every run
 
 FAVICON = Path(__file__).parent / "favicon.png"  # the sinusoid heatmap in miniature
 
@@ -274,6 +274,8 @@ class _Held:
 def _hold(key: str, value) -> weakref.ref:
     held = _Held(value)
     st.session_state.setdefault(_EXPORTS, {})[key] = held
+    if (run := st.session_state.get(_FRAME)) is not None:
+        run.setdefault("charts", []).append(key)  # drawn in this run, in order: the handout's figure is the first
     return weakref.ref(held)
 
 

@@ -7,17 +7,22 @@ posenc/ui/pages.py (the landing page's map shows the same order); and the presen
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 
 import streamlit as st
 
+from posenc.io import export
+from posenc.io.handout import handout_html
 from posenc.ui import md
 from posenc.ui.assets import PRESENT_PARAM
-from posenc.ui.pages import PAGES
+from posenc.ui.pages import PAGE_BY_PATH, PAGES
 from posenc.ui.quiz import revealed
 from posenc.ui.state import FRAME as _FRAME
 
 HEADLINE_ICON = ":material/flag:"  # the headline's box (tests find it by this icon)
+EXPORTS = "_posenc_exports"  # session state: {chart key: what its export buttons need} (posenc.ui.frame.chart fills it)
+HANDOUT = "_posenc_handout"  # session state: the handout builder of the page's last run
 WRAP_UP_KEY = "posenc_wrap_up"  # the wrap-up's container (class st-key-posenc_wrap_up in the browser)
 
 
@@ -82,4 +87,29 @@ def wrap_up(path: str, takeaway: Mapping) -> None:
                        + "\n".join(f"- {_claim(x)}" for x in takeaway["wrong"]))
         if nxt is not None:
             st.caption(f":material/arrow_forward: **Next, {md.escape(nxt.title)}:** {md.escape(nxt.summary, limit=None)}")
+        _handout_button(path, takeaway)
     page_nav(path)
+
+
+def _handout_button(path: str, takeaway: Mapping) -> None:
+    """A "Handout" download: one printable page of its headline, its first figure (SVG) and its wrap-up, built on click
+    from what this run drew (the figure's export; a weak reference, as the Export menus hold theirs)."""
+    frame = st.session_state.get(_FRAME) or {}
+    drawn = frame.get("charts") or []
+    held = (st.session_state.get(EXPORTS) or {}).get(drawn[0]) if drawn else None
+    ref = weakref.ref(held) if held is not None else None
+    _, nxt = neighbours(path)
+    texts = {"title": PAGE_BY_PATH[path].title, "headline": frame.get("lead") or "",
+             "shows": [_claim(x) for x in takeaway["shows"]], "wrong": [_claim(x) for x in takeaway["wrong"]],
+             "next_page": nxt.title if nxt is not None else None}
+
+    def build() -> bytes:
+        chart = ref() if ref is not None else None
+        svg = export.chart_svg(chart.value[0]()).decode("utf-8") if chart is not None else None
+        if svg is not None and svg.startswith("<?xml"):
+            svg = svg[svg.index("?>") + 2:]
+        return handout_html(svg=svg, **texts)
+
+    st.session_state[HANDOUT] = build  # this run's handout (tests build it as the button would)
+    st.download_button("Handout (one printable page)", data=build, file_name=f"{PAGE_BY_PATH[path].url_path}-handout.html",
+                       mime="text/html", key=f"handout_{PAGE_BY_PATH[path].url_path}", on_click="ignore", icon=":material/print:")

@@ -9,11 +9,11 @@ the next page.
 
 from __future__ import annotations
 
-from apphelpers import APP, assert_clean
+from apphelpers import APP, assert_clean, open_page
 from streamlit.testing.v1 import AppTest
 
 from posenc.ui.pages import PAGES
-from posenc.ui.spine import HEADLINE_ICON
+from posenc.ui.spine import HANDOUT, HEADLINE_ICON
 
 ORDER = [p.path for p in PAGES]
 BY_URL = {p.url_path: p.path for p in PAGES} | {"": PAGES[0].path}  # a link names its page by URL path ("" = the landing page)
@@ -66,3 +66,15 @@ def test_next_walks_every_page_in_order_and_previous_walks_back():
         back.append(target)
         assert_clean(at)
     assert back == ORDER[::-1]
+
+
+def test_the_handout_holds_the_headline_the_first_figure_and_the_wrap_up():
+    at = open_page("pages/raw_index.py")
+    assert_clean(at)
+    page = at.session_state[HANDOUT]().decode("utf-8")
+    headline = next(x.value for x in at.info if x.proto.icon == HEADLINE_ICON)
+    assert page.startswith("<!doctype html>") and "<svg" in page and page.count("<figure>") == 1
+    assert "What this shows" in page and "What is still wrong or open" in page and "Next: 2 · Index / length" in page
+    assert headline.split(":")[0].replace("*", "") in page  # the same sentence, computed at these settings
+    wrong = next(m.value for m in at.markdown if "What is still wrong or open" in m.value)
+    assert "7,999,992" in wrong and "7,999,992" in page  # the wrap-up's numbers, as the page computed them
