@@ -58,15 +58,15 @@ def relative_takeaway(t5: tuple = (True, 32, 128), heads: int = 12) -> Takeaway:
     slopes."""
     t = t5_view(*t5, 64)
     a = alibi_slopes_view(heads)
-    slopes = a["frame"]["slope"]
-    hi, lo = float(slopes.max()), float(slopes.min())
+    first = float(a["frame"]["slope"].iloc[0])  # head 1 (the exercise asks about another head)
     where = f"T5 with {t5[1]} {'bidirectional' if t5[0] else 'causal'} buckets, max_distance {t5[2]}; ALiBi with {heads} heads"
     return {
         "headline": f"A bias depends only on j − i: T5 lumps every distance from {t['last_start']} on into one bucket, while "
-                    f"ALiBi's penalty keeps growing, {100 * hi:.3g} logits 100 tokens back in its steepest head ({where}).",
+                    f"ALiBi's penalty keeps growing, {100 * first:.3g} logits 100 tokens back in head 1 ({where}).",
         "shows": [f"T5 gives each distance below {t['max_exact']} its own bucket and log-spaced buckets beyond: far keys all "
                   "look alike.",
-                  f"ALiBi's {heads} slopes run from {hi:.4g} down to {lo:.4g}: each head attends over a different range.",
+                  f"ALiBi's {heads} heads each have their own slope ({a['power']} on a geometric sequence"
+                  + (f", {a['extra']} more between them" if a["extra"] else "") + "): each head attends over a different range.",
                   "Kerple bends ALiBi's line into a logarithm; FIRE learns the whole curve of a normalised distance."],
         "wrong": ["T5's scalars and FIRE's MLP are learned: untrained, as here, they show the shape, not what a model uses.",
                   "A bias touches only the scores: the vectors themselves carry no position. Whether the penalty helps past the "
