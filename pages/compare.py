@@ -94,7 +94,7 @@ if view is not None:
                                             f"max over [0, {NEAR.max():,.0f}]."),
             "continuous": Check("Continuous", help="Defined between integer positions with a stable local slope (δ = 1e-3 vs 1e-6), "
                                                   "the same in a 16-token prompt and at min(n, L)."),
-            "relative": Check("Relative", help=f"Translation invariance ≤ {RELATIVE_TOL:g} and the score varies at all."),
+            "relative": Check("Relative", help=f"Deviation from translation invariance ≤ {RELATIVE_TOL:g} and the score varies at all."),
             "unique": Check("Unique", help="The closest pair is at least a tenth of the typical neighbour distance apart."),
             "wishlist": Check("All four", help="Bounded and continuous and relative and unique: the wishlist."),
             "max_abs_at_1e6": Num("max |value| to 10^6", format="%.4g",
@@ -104,7 +104,7 @@ if view is not None:
             "closest_pair": Text("closest i & j"),
             "length_invariant": Check("Length-invariant", help=f"Position 1 unchanged (≤ {LENGTH_TOL:g}) for lengths 2, n/2, n, 2L, 4L."),
             "length_change": Num("length change", format="%.3g", help="Largest change of position 1's signature across those lengths."),
-            "translation_invariance": Num("Translation invariance", format="%.3g",
+            "translation_invariance": Num("Deviation from translation invariance", format="%.3g",
                                           help="‖S − T(S)‖/‖S − mean‖ of the dense score matrix; 0 = depends on j − i only."),
             "defined_at_4L": Check("Defined at 4L", help="Extrapolates? The scheme has a value at 4× the training length."),
             "learned_parameters": Num("Learned parameters", format="%d"),
@@ -131,7 +131,7 @@ if view is not None:
             f"- **Unique**: the distance between the two closest of the n = {n} positions (0 = two positions collide) "
             "is at least a tenth of the median distance between neighbouring positions.\n"
             f"- **Length-invariant**: position 1 looks the same in sequences of length 2, n/2, n, 2L and 4L (L = {train_len}).\n"
-            f"- **Relative**: translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
+            f"- **Relative**: the deviation from translation invariance of the score matrix built densely from the vectors is ≤ {RELATIVE_TOL:g}, "
             "and the score varies at all (NoPE's constant score carries no position).\n"
             "- **Defined at 4L**: the scheme has a value at 4× the training length (a learned table of 512 rows does not).\n"
             "- **Learned parameters, where position enters, models, paper**: from each scheme's definition and the table shapes."

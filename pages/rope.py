@@ -169,7 +169,7 @@ if xp is not None:
           caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the "
                   "query by ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): "
                   "past keys (j < i) fade, the fast pairs (small ζ_i) fastest, and the score still depends on j − i only "
-                  f"(translation invariance {xp['translation_invariance']:.1g}).")
+                  f"(deviation from translation invariance {xp['translation_invariance']:.1g}).")
 
 st.subheader("5 · p-RoPE: let the slowest pairs stand still", anchor=False)
 st.latex(get_scheme("p_rope").formula)

@@ -153,7 +153,7 @@ def _dot_panels(frame: pd.DataFrame, width: int | str) -> tuple[alt.Chart, alt.C
         )
 
     # each axis title in two lines: one line is wider than a phone's panel
-    return (dots("translation_invariance", ["translation invariance", "(0 = relative)"], []),
+    return (dots("translation_invariance", ["deviation from translation", "invariance (0 = relative)"], []),
             dots("closest_distance", ["closest-pair distance", "(0 = collision)"],
                  [alt.Tooltip("closest_pair:N", title="closest pair i & j")]))
 

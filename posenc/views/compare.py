@@ -125,7 +125,7 @@ def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
         ("bounded", "bounded", "wishlist", lambda r: f"max |value| up to 10^6: {r['max_abs_at_1e6']:.4g}"),
         ("continuous", "continuous", "wishlist",
          lambda r: "defined between integers, stable slope" if r["continuous"] else "integer positions only, or a jump"),
-        ("relative", "relative", "wishlist", lambda r: f"translation invariance {r['translation_invariance']:.3g}"),
+        ("relative", "relative", "wishlist", lambda r: f"deviation from translation invariance {r['translation_invariance']:.3g}"),
         ("unique", "unique", "wishlist", lambda r: f"closest pair {r['closest_pair']} at distance {r['closest_distance']:.3g}"),
         ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
         ("defined_at_4L", "defined at 4L", "also measured", lambda r: "defined at every position" if r["defined_at_4L"] else "no row past the table"),

@@ -29,7 +29,7 @@ def _detail(r: dict, mark: str) -> str:
         return f"smooth: slope {r['max_slope']:.3g}, the same in a short and a long prompt"
     if mark == "relative":
         flat = " but the score never varies" if r["score_spread"] <= 1e-9 else ""
-        return f"translation invariance {r['translation_invariance']:.3g} (0 = the score depends on j − i only){flat}"
+        return f"deviation from translation invariance {r['translation_invariance']:.3g} (0 = the score depends on j − i only){flat}"
     return (f"closest pair {r['closest_i']} & {r['closest_j']}: {r['closest_distance']:.3g} apart, against "
             f"{r['neighbour_distance']:.3g} between neighbours")
 
