@@ -34,7 +34,7 @@ header(
     PATH,
     "BERT and GPT-2 do not compute positions: they **look them up** in a trained table, one row per position. "
     "Here is a real one (512 rows × 384 channels) next to the sinusoid of the same size and an untrained random "
-    "table. **Look at** the bright band along the diagonal of the cosine-similarity matrix (right): the smoothness "
+    "table. **Look at** the dark-blue band along the diagonal of the cosine-similarity matrix (right): the smoothness "
     "training left behind, and at what happens when you ask for row 512.",
 )
 st.latex(r"x_p = e_{t_p} + P[p],\qquad P \in \mathbb{R}^{512 \times 384},\qquad p \in \{0, \dots, 511\}")

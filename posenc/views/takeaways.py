@@ -44,7 +44,7 @@ def learned_takeaway(view: dict | None, rows_past: int | None = None) -> Takeawa
     return {
         "headline": f"Neighbouring rows of this {rows:,} × {d:,} table point the same way (mean cos(p, p+1) = {smooth:.3f}, "
                     f"against {view['random_abs_cosine']:.3f} for two random directions): training made the table smooth.",
-        "shows": [f"Mean |cos| between two different rows: {view['mean_abs_offdiag']:.3f}; the bright band along the cosine "
+        "shows": [f"Mean |cos| between two different rows: {view['mean_abs_offdiag']:.3f}; the dark-blue band along the cosine "
                   "matrix's diagonal is that smoothness (the table heatmap itself looks like noise channel by channel).",
                   f"Half of the table's variation along positions has a wavelength above {view['median_wavelength']:.1f} "
                   "positions: the rows drift slowly, as the sinusoid's slow pairs do."],
