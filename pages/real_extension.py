@@ -7,8 +7,9 @@ from posenc.charts.base import style
 from posenc.model.texts import PASSAGES
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, page_nav, quiz, quiz_table, revealed, show_code, table, wrap_up
+from posenc.ui.frame import chart, header, quiz, quiz_table, revealed, show_code, table, wrap_up
 from posenc.views.real_model import MAX_PASSAGE_TOKENS, PASSAGE_CHOICES, YOUR_DEFAULT, YOURS, extension_view, missing_model, model_facts
+from posenc.views.takeaways import missing_model_takeaway
 
 PATH = "pages/real_extension.py"
 
@@ -51,6 +52,6 @@ def draw() -> None:
 
 if (missing := missing_model()) is not None:
     st.info(missing, icon=":material/download:")
-    page_nav(PATH)
+    wrap_up(PATH, missing_model_takeaway())
 else:
     draw()

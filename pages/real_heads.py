@@ -9,7 +9,7 @@ from posenc.model import measure
 from posenc.model.texts import INDUCTION, PASSAGES, text
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, page_nav, quiz, quiz_table, revealed, show_code, table, wrap_up
+from posenc.ui.frame import chart, header, quiz, quiz_table, revealed, show_code, table, wrap_up
 from posenc.views.real_model import (
     MAX_PASSAGE_TOKENS,
     PASSAGE_CHOICES,
@@ -21,6 +21,7 @@ from posenc.views.real_model import (
     model_facts,
     prope_view,
 )
+from posenc.views.takeaways import missing_model_takeaway
 
 PATH = "pages/real_heads.py"
 
@@ -82,6 +83,6 @@ def draw() -> None:
 
 if (missing := missing_model()) is not None:
     st.info(missing, icon=":material/download:")
-    page_nav(PATH)
+    wrap_up(PATH, missing_model_takeaway())
 else:
     draw()

@@ -8,7 +8,7 @@ from posenc.model import Model
 from posenc.model.texts import ORDER_A, ORDER_B, PASSAGES
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, page_nav, quiz, quiz_value, revealed, show_code, wrap_up
+from posenc.ui.frame import chart, header, quiz, quiz_value, revealed, show_code, wrap_up
 from posenc.views.real_model import (
     MAX_PASSAGE_TOKENS,
     PASSAGE_CHOICES,
@@ -20,6 +20,7 @@ from posenc.views.real_model import (
     order_view,
     perplexity_view,
 )
+from posenc.views.takeaways import missing_model_takeaway
 
 PATH = "pages/real_order.py"
 ROPE, NOPE = "RoPE (the model's own)", "none (NoPE: causal mask only)"
@@ -89,6 +90,6 @@ def draw() -> None:
 
 if (missing := missing_model()) is not None:
     st.info(missing, icon=":material/download:")
-    page_nav(PATH)
+    wrap_up(PATH, missing_model_takeaway())
 else:
     draw()

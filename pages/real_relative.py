@@ -8,8 +8,9 @@ from posenc.model import positions
 from posenc.model.texts import ORDER_A
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, header, page_nav, quiz, revealed, show_code, table, wrap_up
+from posenc.ui.frame import chart, header, quiz, revealed, show_code, table, wrap_up
 from posenc.views.real_model import MAX_SHIFT_TOKENS, missing_model, model_facts, shift_takeaway, shift_view
+from posenc.views.takeaways import missing_model_takeaway
 
 PATH = "pages/real_relative.py"
 
@@ -56,6 +57,6 @@ def draw() -> None:
 
 if (missing := missing_model()) is not None:
     st.info(missing, icon=":material/download:")
-    page_nav(PATH)
+    wrap_up(PATH, missing_model_takeaway())
 else:
     draw()

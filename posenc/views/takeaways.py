@@ -196,3 +196,13 @@ def curve_spread(frame, x: str, y: str, by: str = "name") -> dict:
     last = wide.iloc[-1]
     return {"count": wide.shape[1], "max_gap": float(gap.max()), "at": gap.idxmax(), "end_gap": float(gap.iloc[-1]),
             "low": str(last.idxmin()), "high": str(last.idxmax()), "end_at": wide.index[-1]}
+
+
+def missing_model_takeaway() -> Takeaway:
+    """A real-model page without its model installed: the spine still says what the page would show, and leads on."""
+    return {
+        "headline": "This page measures a real language model (SmolLM2-135M), which is not installed here: the box above says "
+                    "how to install it.",
+        "shows": ["Nothing measured yet: every other page works without the model."],
+        "wrong": ["Install the model (one command, above) to see this page's measurements."],
+    }
