@@ -87,7 +87,7 @@ if base is not None:
 
 st.subheader("The contrast: a recurrence reads in order")
 st.markdown("An RNN walks through the tokens one after another, so order is baked into its computation. The same token "
-            "embeddings, no positions anywhere, one tanh recurrence (random weights, seeded):")
+            "embeddings, no positions anywhere, one tanh recurrence (random weights, the same every time):")
 st.latex(r"h_t = \tanh(W h_{t-1} + U x_t),\qquad h_0 = 0")
 rnn = safe(recurrence_view, sentence_a, sentence_b, d_model) if base is not None else None
 if rnn is not None:

@@ -213,7 +213,7 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
         "headline": headline,
         "shows": [f"{counts['confirmed']} claims hold at n = {n}, d = {d}: permutation-equivariance, the naive attempts' "
                   "failures, the sinusoid's bounds, wavelengths, uniqueness and the linear shift, RoPE's offset-only score."],
-        "wrong": [f"Not confirmed here: {len(against)} claim(s), all about extrapolation: "
+        "wrong": [f"Not confirmed here: {len(against)} {'claim' if len(against) == 1 else 'claims'}: "
                   + " ".join(f"“{c}”" for c in against) if against else "Every checkable claim is confirmed at these settings.",
                   "A tiny model on a synthetic source is one setting; large models fine-tuned with the tricks are another."],
     }
