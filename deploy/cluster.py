@@ -375,3 +375,13 @@ def _stop_proc(proc: subprocess.Popen | None, *, kill: bool, graceful: int = sig
         proc.wait(timeout=timeout)
     except ProcessLookupError:
         pass
+
+
+def run_coroutine(coro):
+    """``asyncio.run(coro)`` in a thread of its own, so that it works where the calling thread already runs an event
+    loop (Playwright's sync API does, in a test process that also drives Chromium)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -66,7 +66,7 @@ def test_twelve_raw_puts_of_45_mb_leave_the_worker_within_its_budget(cluster):
         finally:
             await s.close()
 
-    before, statuses, held, after = asyncio.run(attack())
+    before, statuses, held, after = cluster_module.run_coroutine(attack())
     assert statuses == [204] * 12  # Streamlit takes every one (each is under its 50 MB cap) ...
     assert held <= compat.RAW_SESSION_BYTES  # ... but keeps only one session's budget (before: 12 x 45 MB)
     assert after - before < (compat.RAW_SESSION_BYTES + 120 * MB) / MB, (before, after)
@@ -86,7 +86,7 @@ def test_nginx_limits_a_clients_uploads(cluster):
         finally:
             await s.close()
 
-    statuses, over = asyncio.run(attack())
+    statuses, over = cluster_module.run_coroutine(attack())
     assert statuses[:5] == [204] * 5 and statuses[5:] == [429] * 3, statuses
     assert over in (413, 429)  # over the size cap (or already past the rate): never at a worker
 
@@ -119,6 +119,6 @@ def test_a_worker_past_its_memory_size_is_recycled_and_its_sessions_move(cluster
         await again.close()
         return seen, moved, dict(run.metrics), run.exceptions
 
-    seen, moved, metrics, exceptions = asyncio.run(scenario())
+    seen, moved, metrics, exceptions = cluster_module.run_coroutine(scenario())
     assert moved and not exceptions
     assert metrics == seen  # the page came back from its link, with the same values

@@ -6,7 +6,6 @@ Ports 8636-8637 (the same port on each stand-in address)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import secrets
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploy.__main__ import main
-from deploy.cluster import Cluster, nginx_path, parse_upstream
+from deploy.cluster import Cluster, nginx_path, parse_upstream, run_coroutine
 
 MACHINES = ("127.0.0.2", "127.0.0.3")
 FRONT, WORKER = 8636, 8637
@@ -76,7 +75,7 @@ def _two_machines(StSession):
                         await s.close()
                 return out
 
-            for d, where, metrics, exceptions in asyncio.run(sessions()):
+            for d, where, metrics, exceptions in run_coroutine(sessions()):
                 assert where in upstreams and not exceptions
                 assert metrics["‖PE‖ there"] == f"{2047 * d ** 0.5:,.4g}"  # its own value, whichever machine
         for m in machines:  # the front stopped; each machine's launcher still runs its worker

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.cluster import Cluster, nginx_path
+from deploy.cluster import Cluster, nginx_path, run_coroutine
 from deploy.warm import ROOT, module_names
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
@@ -112,7 +112,7 @@ def test_a_fresh_worker_serves_concurrent_first_runs_of_every_page():
         return await asyncio.gather(*(one(p) for p in PAGES if p != "home"))
 
     with exclusive("8634-8635"), Cluster(workers=1, port=8634, start_timeout=180) as c:
-        results = asyncio.run(first_runs(c.url))
+        results = run_coroutine(first_runs(c.url))
         log = Path(c.nodes[0].log).read_text(errors="replace")
     broken = [(p, e) for p, e in results if e]
     assert not broken, broken

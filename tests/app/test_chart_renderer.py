@@ -12,7 +12,7 @@ from posenc.ui.pages import PAGES
 from tests.app.apphelpers import assert_clean, open_page
 
 HEATMAPS_AT_DEFAULTS = {"pages/attention_order.py", "pages/sinusoid.py", "pages/learned.py", "pages/relative_bias.py",
-                        "pages/similarity.py", "pages/lab.py", "pages/real_heads.py"}
+                        "pages/similarity.py", "pages/lab.py", "pages/real_heads.py", "pages/rope.py"}
 
 
 @pytest.mark.parametrize("path", [p.path for p in PAGES])
