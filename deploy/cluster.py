@@ -16,6 +16,7 @@ deploy tests use it as a context manager.  Every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -385,3 +386,17 @@ def run_coroutine(coro):
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+@contextlib.contextmanager
+def exclusive(ports: str):
+    """Hold the machine-wide lock of ``ports``: one user of those ports at a time on this machine (the deploy tests
+    across pytest-xdist workers, a benchmark)."""
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -14,31 +14,18 @@ Workers on 127.0.0.4:8638-8639, nginx on 127.0.0.1:8638.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import secrets
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
 import deploy.cluster as cluster_module
-from deploy.cluster import Cluster, nginx_path, rss_mb
+from deploy.cluster import Cluster, exclusive, nginx_path, rss_mb
 from posenc.ui import compat
 
 MB = 2**20
 
 
-@contextlib.contextmanager
-def exclusive(ports: str):
-    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
-    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @pytest.fixture

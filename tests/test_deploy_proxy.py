@@ -13,7 +13,6 @@ The workers are tiny HTTP servers on loopback (no Streamlit), so each case is ex
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import http.client
 import os
 import re
@@ -29,20 +28,12 @@ from pathlib import Path
 
 import pytest
 
+from deploy.cluster import exclusive
 from deploy.proxy import nginx_path, prepare_static, render_config, streamlit_static
 
 PROXY, A, B = 8631, 8632, 8633
 
 
-@contextlib.contextmanager
-def exclusive(ports: str):
-    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
-    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 class StandIn:

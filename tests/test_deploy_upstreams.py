@@ -6,30 +6,17 @@ Ports 8636-8637 (the same port on each stand-in address)."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import secrets
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from deploy.__main__ import main
-from deploy.cluster import Cluster, nginx_path, parse_upstream, run_coroutine
+from deploy.cluster import Cluster, exclusive, nginx_path, parse_upstream, run_coroutine
 
 MACHINES = ("127.0.0.2", "127.0.0.3")
 FRONT, WORKER = 8636, 8637
 
 
-@contextlib.contextmanager
-def exclusive(ports: str):
-    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
-    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def test_upstreams_are_host_port():

@@ -7,31 +7,19 @@ health check turns green only after the imports."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from deploy.cluster import Cluster, nginx_path, run_coroutine
+from deploy.cluster import Cluster, exclusive, nginx_path, run_coroutine
 from deploy.warm import ROOT, module_names
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
 
 
-@contextlib.contextmanager
-def exclusive(ports: str):
-    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
-    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _python(code: str, timeout: float = 300) -> str:

@@ -9,32 +9,19 @@ workers on 127.0.0.5:8631-8632 (loopback only, bounded).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import math
 import secrets
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from deploy.cluster import Cluster, nginx_path
+from deploy.cluster import Cluster, exclusive, nginx_path
 from tools.liveserver import wait_for_app
 
 pytestmark = pytest.mark.e2e
 LABEL = "‖PE‖ there"
 
 
-@contextlib.contextmanager
-def exclusive(ports: str):
-    """Hold the machine-wide lock of ``ports`` (one test at a time on them, across pytest-xdist workers)."""
-    with open(Path(tempfile.gettempdir()) / f"posenc-test-ports-{ports}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _expect(page, d: int, timeout_ms: float = 90_000) -> None:
