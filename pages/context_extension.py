@@ -6,13 +6,14 @@ from posenc.analysis.extension import long_range, pair_bands, short_range_fideli
 from posenc.charts.base import style
 from posenc.charts.extension import fidelity_chart, percentile_chart, ratio_chart
 from posenc.io._limits import MAX_UPLOAD_MB
-from posenc.io.gguf import GGUF_HELP, config_text
+from posenc.io.gguf import GGUF_HELP
 from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls, md
 from posenc.ui.cache import cached, safe
 from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
+from posenc.ui.uploads import config_source
 from posenc.views.extension import extension_detail, model_view, positional_scheme
 from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
 from posenc.views.takeaways import curve_spread, extension_takeaway
@@ -49,17 +50,7 @@ with st.container(border=True):
     pasted = right.text_area("config.json text", key="cfg_text", height=150, max_chars=MAX_CONFIG_BYTES + 1,
                              placeholder='{"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": {...}}')
     st.caption("The link carries the example choice and the controls, not pasted or uploaded text (a config runs to kilobytes).")
-    text = pasted if pasted.strip() else EXAMPLE_CONFIGS.get(example, "")
-    if len(pasted) > MAX_CONFIG_BYTES:
-        st.error(f"The pasted text reached the box's limit of {MAX_CONFIG_BYTES // 2**20} MiB, so it was cut; a config.json is a "
-                 "few kB -- paste only the model's config.json.", icon=":material/error:")
-        text = ""
-    if upload is not None:
-        try:
-            text, _ = config_text(upload.getvalue())
-        except ValueError as exc:
-            st.error(md.escape(str(exc), limit=600), icon=":material/error:")
-            text = ""
+    text = config_source(pasted, EXAMPLE_CONFIGS.get(example, ""), upload, limit=MAX_CONFIG_BYTES)
     mv = safe(model_view, text, ()) if text else None
     other = cached(positional_scheme, text) if text and mv is None else None
     if other is not None:

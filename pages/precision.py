@@ -6,11 +6,12 @@ from posenc.analysis.precision import cos_error_profile, first_error_above, firs
 from posenc.charts.base import style
 from posenc.charts.extension import precision_chart
 from posenc.io._limits import MAX_UPLOAD_MB
-from posenc.io.gguf import GGUF_HELP, config_text
+from posenc.io.gguf import GGUF_HELP
 from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.ui import controls, md
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, show_code, table, wrap_up
+from posenc.ui.uploads import config_source
 from posenc.views.precision import precision_view
 from posenc.views.takeaways import precision_takeaway
 
@@ -33,17 +34,7 @@ pasted = left.text_area("or paste a config.json", key="prec_cfg", height=90, max
                         placeholder="its RoPE at the served length is used (LongRoPE: the long factors)")
 upload = right.file_uploader("or upload a config.json or GGUF header", type=["json", "gguf"], key="prec_file",
                              max_upload_size=MAX_UPLOAD_MB, help=GGUF_HELP)
-text = pasted if pasted.strip() else EXAMPLE_CONFIGS.get(example, "")
-if len(pasted) > MAX_CONFIG_BYTES:
-    st.error(f"The pasted text reached the box's limit of {MAX_CONFIG_BYTES // 2**20} MiB and was cut; paste only the config.json.",
-             icon=":material/error:")
-    text = ""
-if upload is not None:
-    try:
-        text, _ = config_text(upload.getvalue())
-    except ValueError as exc:
-        st.error(md.escape(str(exc), limit=600), icon=":material/error:")
-        text = ""
+text = config_source(pasted, EXAMPLE_CONFIGS.get(example, ""), upload, limit=MAX_CONFIG_BYTES)
 
 v = safe(precision_view, d, base, text)
 if v is not None:

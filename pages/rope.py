@@ -151,10 +151,9 @@ if lay is not None:
     k2.metric("max |score difference|, channels permuted", f"{lay['score_maxdiff']:.2g}")
     k3.metric("…same channels, not permuted", f"{lay['unpermuted_maxdiff']:.4g}")
     chart(style(layout_chart(lay["frame"])), key="rope_layouts", data=lay["frame"],
-          caption="Half-split pairs channel i with i + d/2 (GPT-NeoX, HF Llama); interleaved pairs 2i with 2i + 1 "
-                  "(RoFormer, GPT-J, Meta Llama). With q and k re-ordered by P = pair_permutation(d) the dashed "
-                  "curve lies exactly on the blue one; without it the scores differ — which is why converting "
-                  "Meta's Llama weights to HF permutes the rows of W_q and W_k.")
+          caption="Half-split pairs channel i with i + d/2 (GPT-NeoX, HF Llama); interleaved pairs 2i with 2i + 1 (RoFormer, GPT-J, "
+                  "Meta Llama). With q and k re-ordered by P = pair_permutation(d) the dashed curve lies exactly on the blue one; without "
+                  "it the scores differ — which is why converting Meta's Llama weights to HF permutes the rows of W_q and W_k.")
     pairs = when_open("Every pair: its channels in both layouts, θ and wavelength", key="rope_pairs", icon=":material/table:")
     if pairs is not None:
         with pairs:
@@ -166,10 +165,10 @@ st.latex(get_scheme("xpos").formula)
 xp = safe(xpos_view, d, XPOS_N)
 if xp is not None:
     chart(style(offset_profiles(xp["offsets"], xp["names"])), key="rope_xpos", data=xp["offsets"],
-          caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the "
-                  "query by ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): "
-                  "past keys (j < i) fade, the fast pairs (small ζ_i) fastest, and the score still depends on j − i only "
-                  f"(deviation from translation invariance {xp['translation_invariance']:.1g}).")
+          caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the query by "
+                  "ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): past keys (j < i) fade, "
+                  f"the fast pairs fastest; the score still depends on j − i (deviation from translation invariance "
+                  f"{xp['translation_invariance']:.1g}).")
 
 st.subheader("5 · p-RoPE: let the slowest pairs stand still", anchor=False)
 st.latex(get_scheme("p_rope").formula)
@@ -182,14 +181,13 @@ def p_rope_section(d: int) -> None:
         turn = view["facts"][1]["rotating_pairs"]
         m = st.columns(2)
         m[0].metric("pairs that rotate", f"{turn[0]} of {turn[1]}")
-        m[1].metric(f"score at offset {-(XPOS_N - 1)}: RoPE → p-RoPE", f"{view['facts'][0]['far']:.4g} → {view['facts'][1]['far']:.4g}")
+        m[1].metric("score at the farthest offset: RoPE → p-RoPE", f"{view['facts'][0]['far']:.4g} → {view['facts'][1]['far']:.4g}")
         chart(style(offset_profiles(view["offsets"], view["names"])), key="rope_p_rope", data=view["offsets"],
-              caption=f"q·k of an all-ones probe against the offset, base 10000, d = {d}. p-RoPE (Barbero et al. 2024) keeps "
-              f"the fastest p = {p:g} of the pairs and sets θ = 0 on the rest: Hugging Face's rope_type 'proportional' "
-              "(Gemma 4) is the same rotation. **Look at** the gap between the curves: each still pair adds exactly 2 at "
-              "every offset, where RoPE's slowest pairs drift slowly (within a thousand positions they barely turn, so "
-              "the gap is small here and grows with distance). Barbero et al. find trained models using those slowest "
-              "pairs as semantic channels; p-RoPE makes them exact at every distance, and the score stays a function of j − i.")
+              caption=f"q·k of an all-ones probe against the offset, base 10000, d = {d}. p-RoPE (Barbero et al. 2024) keeps the fastest "
+              f"p = {p:g} of the pairs and sets θ = 0 on the rest: Hugging Face's rope_type 'proportional' (Gemma 4) is the same rotation. "
+              "**Look at** the gap between the curves: each still pair adds exactly 2 at every offset, where RoPE's slowest pairs drift "
+              "slowly (within a thousand positions they barely turn, so the gap is small here and grows with distance). Barbero et al. "
+              "find trained models using those pairs as semantic channels; p-RoPE makes them exact, and the score stays a function of j − i.")
 
 
 p_rope_section(d)
@@ -202,23 +200,20 @@ def randomized_section(d: int) -> None:
     c = st.columns(2)
     N = controls.select_slider("range N", "rand_N", [128, 512, 2048, 8192], default=2048, container=c[0])
     seed = controls.number("seed", "rand_seed", default=0, lo=0, hi=10_000, container=c[1])
-    view = safe(side_by_side, ("rope", "rope_randomized"), 128, d, "dot", 0,
-                params=(("rope_randomized", (("max_len", N), ("seed", seed))),))
+    view = safe(side_by_side, ("rope", "rope_randomized"), 128, d, "dot", 0, params=(("rope_randomized", (("max_len", N), ("seed", seed))),))
     if view is not None:
         m = st.columns(2)
         for col, f in zip(m, view["facts"]):
             col.metric(f"{f['name']}: deviation from translation invariance", f"{f['translation_invariance']:.3g}")
         chart_grid([style(q) for q in score_panels(view["frame"], view["panels"])],
                    whole=lambda: style(score_matrices(view["frame"], view["panels"])), key="rope_randomized", data=view["frame"],
-                   caption=f"q·k of an all-ones probe for 128 tokens, d = {d}. Ruoss et al. (2023) give each sequence a sorted "
-                   f"random subset of [0, N) as its positions (here N = {N:,}, seed {seed}), in training and in evaluation "
-                   "alike, so a model trained on short sequences has seen the large positions a long one needs. **Look at** "
-                   "the diagonals: the gaps between tokens vary, so the score is no longer a function of j − i (at N = 128 "
-                   "every position is drawn and the two matrices agree). The Extrapolation lab offers it for every scheme.")
+                   caption=f"q·k of an all-ones probe for 128 tokens, d = {d}. Ruoss et al. (2023) give each sequence a sorted random "
+                   f"subset of [0, N) as its positions (here N = {N:,}, seed {seed}), in training and in evaluation alike, so a model "
+                   "trained on short sequences has seen the large positions a long one needs. **Look at** the diagonals: the gaps vary, "
+                   "so the score is no longer a function of j − i (at N = 128 every position is drawn and the matrices agree).")
 
 
 randomized_section(d)
-
 
 show_code(hello_rope, rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))

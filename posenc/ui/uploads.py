@@ -36,6 +36,7 @@ import numpy as np
 import streamlit as st
 
 from posenc.io import uploads as pio
+from posenc.io.gguf import config_text
 from posenc.registry import SCHEMES, UPLOAD_PREFIX, upload_key
 from posenc.registry import upload_label as _label_of
 from posenc.ui import compat, md
@@ -379,3 +380,20 @@ def _ingest(up, key: str, box) -> None:
         _say("info", f"The server keeps at most {STORE_MAX_BYTES // 2**20} MiB of uploads for everyone, so it let the least "
                      f"recently used go, among them yours: {', '.join(md.code(d) for d in mine)}.")
         _forget(mine)
+
+
+def config_source(pasted: str, example_text: str, upload, *, limit: int) -> str:
+    """The config text a page runs on (Precision, Context extension): an uploaded config.json or GGUF header first,
+    else the pasted text, else the chosen example's; "" after a refusal, which is said on the page (escaped)."""
+    text = pasted if pasted.strip() else example_text
+    if len(pasted) > limit:
+        st.error(f"The pasted text reached the box's limit of {limit // 2**20} MiB and was cut; a config.json is a few kB: "
+                 "paste only the model's config.json.", icon=":material/error:")
+        text = ""
+    if upload is not None:
+        try:
+            text, _ = config_text(upload.getvalue())
+        except ValueError as exc:
+            st.error(md.escape(str(exc), limit=600), icon=":material/error:")
+            text = ""
+    return text
