@@ -90,3 +90,34 @@ def test_experiment_is_deterministic_and_marks_the_learned_table_undefined():
     assert "no row for position 8" in a["undefined"]["learned"]
     assert set(a["runs"]["rope"]["1"]["extensions"]) == {"pi", "ntk", "dynamic", "yarn", "llama3"}
     assert set(wa) == {"learned", "rope"} and wa["learned"]["pos"].shape == (8, 32)
+
+
+def test_the_defaults_are_batch_stream_2_and_no_extension():
+    from posenc.lab.train import batches
+
+    a, la = train("rope", SRC, CFG, TC, train_len=16, seed=3)
+    b, lb = train("rope", SRC, CFG, TC, train_len=16, seed=3, stream=2, base_len=16, extension=None)
+    assert np.array_equal(la, lb) and all(np.array_equal(a[k], b[k]) for k in a)
+    inputs, targets = batches(SRC, TC, 16, 3, stream=5)
+    seqs = SRC.sample(np.random.default_rng([3, 5]), TC.steps * TC.batch, 16).reshape(TC.steps, TC.batch, 16)
+    assert np.array_equal(targets, seqs) and np.array_equal(inputs[:, :, 1:], seqs[:, :, :-1])
+    assert np.all(inputs[:, :, 0] == SRC.vocab)
+
+
+def test_a_pi_fine_tune_at_4l_moves_the_weights_and_differs_from_plain_rope():
+    start, _ = train("rope", SRC, CFG, TC, train_len=8, seed=1)
+    tune = TrainConfig(steps=10, batch=4, lr=1e-3, warmup=0, final_lr_ratio=1.0)
+    assert tune.lr_at(0) == 1e-3 and tune.lr_at(9) == 1e-3  # no warm-up: the constant rate from the first step
+    pi, lpi = train("rope", SRC, CFG, tune, train_len=32, base_len=8, extension="pi", initial=start, seed=1, stream=5)
+    plain, lplain = train("rope", SRC, CFG, tune, train_len=32, initial=start, seed=1, stream=5)
+    assert all(p.shape == start[k].shape for k, p in pi.items())
+    assert not np.array_equal(pi["wqkv0"], start["wqkv0"])  # the fine-tune trained
+    assert not np.array_equal(lpi, lplain)  # PI's rotation at factor 4 is not plain RoPE's
+    again, _ = train("rope", SRC, CFG, tune, train_len=32, base_len=8, extension="pi", initial=start, seed=1, stream=5)
+    assert all(np.array_equal(pi[k], again[k]) for k in pi)
+    _, lother = train("rope", SRC, CFG, tune, train_len=32, base_len=8, extension="pi", initial=start, seed=1, stream=6)
+    assert not np.array_equal(lpi, lother)  # another stream, other batches
+    with pytest.raises(ValueError, match="context extensions apply"):
+        train("alibi", SRC, CFG, tune, train_len=32, base_len=8, extension="pi", seed=1)
+    with pytest.raises(ValueError, match="warmup"):
+        TrainConfig(warmup=-1)

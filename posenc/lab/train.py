@@ -41,6 +41,7 @@ class TrainConfig:
     def __post_init__(self):
         check_int("steps", self.steps, lo=1, hi=100_000)
         check_int("batch", self.batch, lo=1, hi=4096)
+        check_int("warmup", self.warmup, lo=0, hi=100_000)
 
     def lr_at(self, step: int) -> float:
         """Learning rate at ``step`` (0-based): linear warm-up, then cosine to final_lr_ratio * lr."""
@@ -51,9 +52,9 @@ class TrainConfig:
         return self.lr * (floor + (1 - floor) * 0.5 * (1 + np.cos(np.pi * t)))
 
 
-def batches(source: MarkovSource, train: TrainConfig, train_len: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every training batch at once: inputs (steps, B, L) with BOS first, targets (steps, B, L)."""
-    rng = np.random.default_rng([seed, 2])
+def batches(source: MarkovSource, train: TrainConfig, train_len: int, seed: int, stream: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Every training batch at once, from default_rng([seed, stream]): inputs (steps, B, L) with BOS first, targets (steps, B, L)."""
+    rng = np.random.default_rng([seed, stream])
     seqs = source.sample(rng, train.steps * train.batch, train_len).reshape(train.steps, train.batch, train_len)
     bos = np.full((train.steps, train.batch, 1), source.vocab, dtype=np.int64)
     return np.concatenate([bos, seqs[:, :, :-1]], axis=2), seqs
@@ -78,6 +79,9 @@ def train(
     every: int = 25,
     initial: dict[str, np.ndarray] | None = None,
     randomize: int | None = None,
+    extension: str | None = None,
+    base_len: int | None = None,
+    stream: int = 2,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Train one model; returns (parameters, training loss per step (steps,)).
 
@@ -87,10 +91,16 @@ def train(
     seeded initial parameters (the benchmark perturbs them to measure reproducibility).  ``randomize``: the range N
     of randomized positions (None: the scheme's own, positions.LAB; 0: positions 0 .. L-1): every batch then reads
     a new sorted sample of L positions from [0, N).  A trained bias's ``project`` follows every step.
+    ``extension`` (RoPE only; a name in positions.EXTENSIONS, e.g. "pi") trains with that context extension's
+    rotation, at factor train_len / ``base_len`` (None: train_len, factor 1): fine-tuning a RoPE model trained at L
+    at 4L with PI is ``train_len=4 * L, base_len=L, extension="pi", initial=params``.  ``stream``: the training
+    batches come from default_rng([seed, stream]) (2 by default; a fine-tune passes another to get new batches).
     """
     if cfg.vocab != source.vocab:
         raise ValueError(f"model vocab {cfg.vocab} differs from the source's {source.vocab}")
     L = check_int("train_len", train_len, lo=2, hi=4096)
+    base = L if base_len is None else check_int("base_len", base_len, lo=1, hi=4096)
+    check_int("stream", stream, lo=0, hi=1 << 30)
     init = init_params(cfg, scheme, L, seed, randomize=randomize) if initial is None else initial
     names = list(init)
     flat = np.concatenate([init[k].ravel() for k in names])  # every parameter in one vector
@@ -98,16 +108,18 @@ def train(
     for k in names:  # views into ``flat``: one Adam update moves them all
         params[k] = flat[offset : offset + init[k].size].reshape(init[k].shape)
         offset += init[k].size
-    pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=L, randomize=randomize)
+    pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=base, extension=extension,
+                    randomize=randomize)
     draw = sampler(scheme, randomize, np.random.default_rng([seed, 3]))  # None: positions 0 .. L-1 throughout
-    inputs, targets = batches(source, tc, L, seed)
+    inputs, targets = batches(source, tc, L, seed, stream)
     m = np.zeros_like(flat)
     v = np.zeros_like(flat)
     losses = np.empty(tc.steps)
     b1, b2 = tc.beta1, tc.beta2
     for step in range(tc.steps):
         if draw is not None:
-            pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=L, at=draw(L), randomize=randomize)
+            pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=base, extension=extension,
+                            at=draw(L), randomize=randomize)
         loss, grads = loss_and_grad(params, inputs[step], targets[step], pos, cfg)
         losses[step] = loss
         g = np.concatenate([grads[k].ravel() for k in names])
