@@ -10,7 +10,28 @@ import pytest
 
 from posenc.lab.experiment import LONGER, LabConfig, longer_config, run_experiment
 from posenc.lab.positions import DEFAULT_SCHEMES, LAB
-from posenc.lab.results import compare_rows, extrapolation_ratios, learned_check, load_shipped, ratio
+from posenc.lab.results import (
+    BOOTSTRAP_RESAMPLES,
+    DEGRADES,
+    HOLDS,
+    band_gaps,
+    band_label,
+    bands,
+    beyond_fraction,
+    bootstrap_interval,
+    compare_rows,
+    extension_fraction,
+    extrapolation_ratios,
+    learned_check,
+    load_shipped,
+    ratio,
+    task_files,
+    task_of,
+    task_verdicts,
+    uniform_band_gaps,
+    verdict_rows,
+    verdict_word,
+)
 
 SHIPPED = load_shipped()["results"]
 LONGER_RUN = load_shipped()["longer"]
@@ -33,7 +54,7 @@ def test_shipped_file_is_the_default_configuration():
     cfg = LabConfig.from_dict(SHIPPED["config"])
     assert cfg == LabConfig()
     assert list(SHIPPED["runs"]) == list(DEFAULT_SCHEMES)
-    assert all(set(r) == {"0", "1", "2"} for r in SHIPPED["runs"].values())
+    assert all(set(r) == {str(i) for i in range(cfg.n_seeds)} for r in SHIPPED["runs"].values())
 
 
 def test_reproduction_one_scheme_one_seed_matches_to_1e6():
@@ -150,3 +171,113 @@ def test_shipped_weights_have_the_names_and_shapes_the_model_reads(scheme):
     want = {k: v.shape for k, v in init_params(cfg.model(), scheme, cfg.train_len, 0).items()}
     got = {k: v.shape for k, v in load_shipped()["weights"][scheme].items()}
     assert got == want
+
+
+# ----------------------------------------------------------------------------- issue 37: bands, bootstrap, verdict
+def _hand(L: int = 2, curves: dict | None = None, bayes=None, uniform: float = 1.0, ext: dict | None = None) -> dict:
+    """A hand-made results dict: L, per scheme a list of per-seed gap_by_position curves, the Bayes loss per position."""
+    curves = curves or {"alibi": [[0.0] * 8, [0.0] * 8]}
+    bayes = [0.5] * 8 if bayes is None else bayes
+    runs = {}
+    for s, per in curves.items():
+        runs[s] = {str(i): {"gap_by_position": c, "extensions": {},
+                            "mean": {str(n): {"gap": float(np.mean(c[:n]))} if len(c) >= n else None for n in (L, 2 * L, 4 * L)}}
+                   for i, c in enumerate(per)}
+    if ext:
+        for i, r in enumerate(runs["rope"].values()):
+            r["extensions"] = {e: {str(n): {"gap": g[i]} for n, g in by_n.items()} for e, by_n in ext.items()}
+    return {"config": {"train_len": L, "vocab": 2}, "uniform": uniform, "floor": 0.5, "bayes_by_position": bayes, "runs": runs,
+            "undefined": {"learned": "no row past L"} if "learned" in curves else {}}
+
+
+def test_bootstrap_interval_by_hand():
+    assert bootstrap_interval([0.3]) == (0.3, 0.3)  # one seed: every resample is that seed
+    assert all(math.isnan(x) for x in bootstrap_interval([None, math.nan]))
+    lo, hi = bootstrap_interval([0.0, 1.0])  # means of 2 draws: 0, 0.5, 1 with chances 1/4, 1/2, 1/4
+    assert (lo, hi) == (0.0, 1.0)
+    lo, hi = bootstrap_interval([0.0, 1.0], level=0.4)  # 30th and 70th percentiles both fall on 0.5
+    assert (lo, hi) == (0.5, 0.5)
+    vals = [0.1, 0.4, 0.2, 0.9, 0.3]
+    lo, hi = bootstrap_interval(vals)
+    assert min(vals) < lo < np.mean(vals) < hi < max(vals)
+    assert bootstrap_interval(vals) == (lo, hi)  # a fixed generator
+    assert BOOTSTRAP_RESAMPLES == 10_000
+    for bad in ({"resamples": 0}, {"level": 1.0}, {"resamples": 2.5}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            bootstrap_interval(vals, **bad)
+
+
+def test_bands_and_labels():
+    assert bands(32, 256) == [(0, 32), (32, 64), (64, 128), (128, 256)]
+    assert bands(32, 32) == [(0, 32)] and bands(32, 100) == [(0, 32), (32, 64)]
+    assert [band_label(b, 32) for b in bands(32, 256)] == ["[0, L)", "[L, 2L)", "[2L, 4L)", "[4L, 8L)"]
+    with pytest.raises(ValueError, match="length"):
+        bands(32, 16)
+    with pytest.raises(ValueError, match="train_len"):
+        bands(0, 16)
+
+
+def test_band_gaps_and_the_uniform_guess_by_hand():
+    res = _hand(curves={"alibi": [[0, 2, 1, 1, 1, 3, 2, 2], [0, 0, 0, 0, 0, 0, 0, 0]]},
+                bayes=[1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25], uniform=1.0)
+    assert band_gaps(res, "alibi") == {(0, 2): [1.0, 0.0], (2, 4): [1.0, 0.0], (4, 8): [2.0, 0.0]}
+    assert uniform_band_gaps(res) == {(0, 2): 0.25, (2, 4): 0.5, (4, 8): 0.75}
+    with pytest.raises(ValueError, match="scheme"):
+        band_gaps(res, "rope")
+
+
+def test_beyond_fraction_is_the_mean_gap_past_l_over_the_uniform_guess():
+    # positions [L, 4L) = 2..7: uniform gap 1 - 0.5 = 0.5 everywhere; seed 0's gap there 0.05, seed 1's 1.0
+    res = _hand(curves={"alibi": [[9, 9] + [0.05] * 6, [9, 9] + [1.0] * 6], "learned": [[0.0, 0.0], [0.0, 0.0]]})
+    f = beyond_fraction(res, "alibi")
+    assert f["per_seed"] == pytest.approx([0.1, 2.0]) and f["fraction"] == pytest.approx(1.05)
+    assert f["span"] == "[L, 4L)" and f["verdict"] == "worse than a uniform guess" and f["seeds"] == 2
+    assert f["lo"] == pytest.approx(0.1) and f["hi"] == pytest.approx(2.0)
+    t = beyond_fraction(res, "learned")
+    assert math.isnan(t["fraction"]) and t["verdict"] is None and t["reason"] == "no row past L"
+
+
+def test_verdict_words_at_the_thresholds():
+    assert (HOLDS, DEGRADES) == (0.10, 1.0)
+    assert [verdict_word(x) for x in (0.0, 0.10, 0.1000001, 1.0, 1.01)] == [
+        "holds", "holds", "degrades", "degrades", "worse than a uniform guess"]
+    assert verdict_word(math.nan) is None and verdict_word(None) is None
+
+
+def test_extension_fraction_uses_the_whole_longest_sequence():
+    res = _hand(curves={"rope": [[0.0] * 8, [0.0] * 8]}, ext={"pi": {4: [0.2, 0.4], 8: [0.25, 0.75]}})
+    f = extension_fraction(res, "pi")  # uniform gap over [0, 4L) = 0.5
+    assert f["per_seed"] == pytest.approx([0.5, 1.5]) and f["span"] == "[0, 4L) (whole sequence)"
+    with pytest.raises(ValueError, match="extension"):
+        extension_fraction(res, "yarn")
+
+
+def test_verdict_rows_map_registry_keys_and_tasks():
+    res = _hand(curves={"alibi": [[0, 0] + [0.01] * 6] * 2, "rope": [[0, 0] + [0.6] * 6] * 2, "learned": [[0, 0]] * 2},
+                ext={"yarn": {8: [0.1, 0.1]}})
+    res["config"]["task"] = "induction"
+    rows = verdict_rows(res)
+    assert rows["alibi"]["verdict"] == "holds" and rows["alibi"]["task"] == "induction"
+    assert rows["rope"]["verdict"] == "worse than a uniform guess"
+    assert rows["rope_yarn"]["fraction"] == pytest.approx(0.2) and rows["rope_yarn"]["measured_as"].endswith("at test time")
+    assert rows["learned_minilm"]["reason"] == rows["learned_random"]["reason"] == "no row past L"
+    assert task_of(res) == "induction" and task_of({"config": {}}) == "markov"
+    assert list(task_verdicts({"induction": res})) == ["induction"]
+
+
+def test_task_files_skip_the_follow_up_and_the_order_sweep(tmp_path):
+    import json
+    for name, cfg in (("lab_results.json", {}), ("lab_induction.json", {"task": "induction"}), ("lab_longer.json", {}),
+                      ("lab_induction_longer.json", {"task": "induction"}), ("lab_orders.json", {"task": "markov"})):
+        (tmp_path / name).write_text(json.dumps({"config": cfg}))
+    assert task_files(tmp_path) == {"markov": tmp_path / "lab_results.json", "induction": tmp_path / "lab_induction.json"}
+
+
+def test_shipped_verdicts_follow_the_rule():
+    rows = task_verdicts()["markov"]
+    for key, r in rows.items():
+        assert (r["verdict"] is None) == (r["reason"] is not None), key
+        if r["verdict"] is not None:
+            assert r["verdict"] == verdict_word(r["fraction"]) and r["lo"] <= r["fraction"] <= r["hi"]
+    # the issue's complaint: T5 ends far below NoPE beyond L, whatever the old ratio said
+    assert rows["t5"]["fraction"] < rows["nope"]["fraction"]

@@ -186,3 +186,194 @@ def compare_rows(results: dict | None = None, *, at: int = 4, longer: dict | Non
             per = [b / a if a and b is not None else math.nan for a, b in zip(base, ext_at)]
             out[key] = row(per, base, ext_at, None, f"{NAMES[extended]} + {EXTENSION_NAMES[ext]} at test time")
     return out
+
+
+# ----------------------------------------------------------------------------- issue 37: bands, bootstrap, the verdict
+BOOTSTRAP_RESAMPLES = 10_000  # resamples of the seeds (with replacement) behind every interval
+BOOTSTRAP_LEVEL = 0.95  # percentile interval: the 2.5th and 97.5th percentiles of the resampled means
+BOOTSTRAP_SEED = 0  # the fixed generator: the same results give the same interval
+HOLDS, DEGRADES = 0.10, 1.0  # the verdict's thresholds, chosen before looking at any result (issue 37)
+VERDICTS = ("holds", "degrades", "worse than a uniform guess")
+VERDICT_RULE = (f"Beyond L = mean gap over positions [L, 8L) ÷ the uniform guess's gap over the same positions, mean over "
+                f"seeds with a {BOOTSTRAP_LEVEL:.0%} bootstrap interval over seeds: **holds** at most {HOLDS:.0%}, **degrades** "
+                f"at most {DEGRADES:.0%}, **worse than a uniform guess** above {DEGRADES:.0%}. Thresholds fixed before the runs.")
+
+
+def task_of(results: dict) -> str:
+    """The task a results dict measures: its ``config["task"]``, "markov" when the file predates tasks."""
+    return str(results["config"].get("task", "markov"))
+
+
+def bootstrap_interval(values, *, resamples: int = BOOTSTRAP_RESAMPLES, level: float = BOOTSTRAP_LEVEL,
+                       seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (the finite ones: one per seed): ``resamples`` draws of
+    as many values with replacement from ``default_rng(seed)``, and the (1 − level)/2 and (1 + level)/2 quantiles of
+    their means.  One value gives (v, v); none gives (nan, nan)."""
+    if not isinstance(resamples, int) or isinstance(resamples, bool) or not 1 <= resamples <= 1_000_000:
+        raise ValueError(f"resamples must be an int in [1, 1000000], got {resamples!r}")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    a = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+    if a.size == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = a[rng.integers(0, a.size, size=(resamples, a.size))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def bands(train_len: int, length: int) -> list[tuple[int, int]]:
+    """The position bands [0, L), [L, 2L), [2L, 4L), [4L, 8L), ... that lie within ``length`` positions."""
+    if not isinstance(train_len, int) or train_len < 1:
+        raise ValueError(f"train_len must be an int >= 1, got {train_len!r}")
+    if not isinstance(length, int) or length < train_len:
+        raise ValueError(f"length must be an int >= train_len ({train_len}), got {length!r}")
+    out, lo, hi = [], 0, train_len
+    while hi <= length:
+        out.append((lo, hi))
+        lo, hi = hi, 2 * hi
+    return out
+
+
+def band_label(band: tuple[int, int], train_len: int) -> str:
+    """"[0, L)", "[L, 2L)", "[2L, 4L)" ... for a band of ``bands``."""
+    def m(x: int) -> str:
+        return "0" if x == 0 else ("L" if x == train_len else f"{x // train_len}L")
+    return f"[{m(band[0])}, {m(band[1])})"
+
+
+def uniform_band_gaps(results: dict) -> dict[tuple[int, int], float]:
+    """The uniform guess's gap on each band: mean over its positions of log V − the Bayes loss there (the file's
+    ``uniform`` − ``bayes_by_position``), i.e. its KL from the source on the same positions the models are scored on."""
+    L, bayes = results["config"]["train_len"], np.asarray(results["bayes_by_position"], dtype=np.float64)
+    return {b: float(np.mean(results["uniform"] - bayes[b[0]:b[1]])) for b in bands(L, bayes.size)}
+
+
+def band_gaps(results: dict, scheme: str) -> dict[tuple[int, int], list[float]]:
+    """Mean gap on each band per seed, from each run's ``gap_by_position`` (at the longest length it is defined at:
+    a learned table's bands stop at L)."""
+    if scheme not in results["runs"]:
+        raise ValueError(f"scheme must be one of {list(results['runs'])}, got {scheme!r}")
+    L = results["config"]["train_len"]
+    curves = [np.asarray(r["gap_by_position"], dtype=np.float64) for r in results["runs"][scheme].values()]
+    n = min(c.size for c in curves)
+    return {b: [float(c[b[0]:b[1]].mean()) for c in curves] for b in bands(L, n)}
+
+
+def verdict_word(fraction: float) -> str | None:
+    """The rule's word for a beyond-L fraction of the uniform guess's gap (None: no fraction)."""
+    if fraction is None or not math.isfinite(fraction):
+        return None
+    return VERDICTS[0] if fraction <= HOLDS else VERDICTS[1] if fraction <= DEGRADES else VERDICTS[2]
+
+
+def _fraction_row(per_seed: list[float], span: str, reason: str | None) -> dict:
+    sp = spread(per_seed)
+    lo, hi = bootstrap_interval(per_seed)
+    return {"fraction": sp["mean"], "lo": lo, "hi": hi, "per_seed": per_seed, "seeds": sp["n"], "span": span,
+            "verdict": None if reason else verdict_word(sp["mean"]), "reason": reason}
+
+
+def beyond_fraction(results: dict, scheme: str) -> dict:
+    """The verdict of one scheme: its mean gap over [L, end) ÷ the uniform guess's gap over [L, end), per seed, with
+    end = 8L or the longest length its gap is defined at.  Returns {"fraction" (mean over seeds), "lo", "hi" (bootstrap
+    interval), "per_seed", "seeds", "span" ("[L, 8L)"), "verdict" (``verdict_word``), "reason" (why there is none,
+    e.g. a learned table's: it has no row past L)}."""
+    L = results["config"]["train_len"]
+    per_band = band_gaps(results, scheme)
+    past = [b for b in per_band if b[0] >= L]
+    if not past:
+        why = results.get("undefined", {}).get(scheme, f"no position past L = {L} was measured")
+        return {"fraction": math.nan, "lo": math.nan, "hi": math.nan, "per_seed": [], "seeds": 0, "span": None,
+                "verdict": None, "reason": why}
+    end = past[-1][1]
+    bayes = np.asarray(results["bayes_by_position"], dtype=np.float64)[L:end]
+    u = float(np.mean(results["uniform"] - bayes))
+    curves = [np.asarray(r["gap_by_position"], dtype=np.float64) for r in results["runs"][scheme].values()]
+    per = [float(c[L:end].mean()) / u for c in curves]
+    return _fraction_row(per, band_label((L, end), L), None)
+
+
+def extension_fraction(results: dict, extension: str) -> dict:
+    """``beyond_fraction`` of the extended scheme with a test-time extension (or a fine-tuned row, e.g. "pi_ft"):
+    the extension rows store a mean gap per length, not per position, so the fraction is its mean gap over all
+    positions of the longest length it was evaluated at ÷ the uniform guess's gap over the same positions
+    ("span" says which)."""
+    extended = extended_scheme(results)
+    if extended is None:
+        raise ValueError("results has no run with extension rows")
+    runs = list(results["runs"][extended].values())
+    have = [e for e in runs[0]["extensions"]]
+    if extension not in have:
+        raise ValueError(f"extension must be one of {have}, got {extension!r}")
+    L = results["config"]["train_len"]
+    n = max(int(k) for k in runs[0]["extensions"][extension])
+    u = float(np.mean(results["uniform"] - np.asarray(results["bayes_by_position"], dtype=np.float64)[:n]))
+    per = [r["extensions"][extension][str(n)]["gap"] / u for r in runs]
+    return _fraction_row(per, band_label((0, n), L) + " (whole sequence)", None)
+
+
+def verdict_rows(results: dict | None = None, *, longer: dict | None = None) -> dict[str, dict]:
+    """The Compare table's verdict for one task, keyed by registry key: ``beyond_fraction`` (+ "measured_as",
+    "task"), with the rows of ``compare_rows`` (lookup tables share the lab's learned table, a scheme that did not
+    learn the task is measured from ``longer`` if it learned there and gets no verdict otherwise, each RoPE
+    extension is ``extension_fraction``)."""
+    from posenc.lab.positions import ENGINE, EXTENSION_NAMES, EXTENSIONS, NAMES, REGISTRY_KEY
+    from posenc.registry import SCHEMES
+
+    res = load_shipped()["results"] if results is None else results
+    if results is None and longer is None:
+        longer = load_shipped()["longer"]
+    task, tables = task_of(res), [k for k, s in SCHEMES.items() if s.max_len is not None]
+    relearned = set()
+    if longer is not None:
+        relearned = set(longer["runs"]) - {r["scheme"] for r in learned_check(longer) if not r["learned"]}
+    unlearned = {r["scheme"]: r for r in learned_check(res) if not r["learned"]}
+    out: dict[str, dict] = {}
+    for scheme in res["runs"]:
+        src, measured_as = res, NAMES[scheme]
+        if scheme in unlearned and scheme in relearned:
+            src = longer
+            measured_as = f"{NAMES[scheme]} trained {longer['config']['steps']:,} steps (at {res['config']['steps']:,} it did not learn the task)"
+        row = beyond_fraction(src, scheme)
+        if src is res and scheme in unlearned and row["reason"] is None:
+            bad = unlearned[scheme]
+            row.update(verdict=None, reason=f"it did not learn the task at L (gap {bad['gap_at_L']:.3f} nats at seed {bad['seed']})")
+        for key in tables if ENGINE[scheme].table else [REGISTRY_KEY[scheme]]:
+            out[key] = {**row, "measured_as": measured_as, "task": task}
+    extended = extended_scheme(res)
+    if extended is not None:
+        for ext in next(iter(res["runs"][extended].values()))["extensions"]:
+            if ext in EXTENSIONS:
+                out[EXTENSIONS[ext]] = {**extension_fraction(res, ext), "task": task,
+                                        "measured_as": f"{NAMES[extended]} + {EXTENSION_NAMES[ext]} at test time"}
+    return out
+
+
+def task_files(directory: Path = DATA) -> dict[str, Path]:
+    """{task: results file} of the shipped tasks: lab_results.json (its config's task, "markov" when absent) and every
+    lab_<task>.json beside it that is not a follow-up (lab_longer.json, lab_*_longer.json) or the order sweep
+    (lab_orders.json)."""
+    out: dict[str, Path] = {}
+    files = [directory / RESULTS_FILE.name] + sorted(p for p in directory.glob("lab_*.json") if p.name != RESULTS_FILE.name)
+    for path in files:
+        if not path.exists() or path.stem.endswith("longer") or path.stem == "lab_orders":
+            continue
+        out.setdefault(task_of(json.loads(path.read_text(encoding="utf-8"))), path)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def load_tasks() -> dict[str, dict]:
+    """{task: its results dict} for every shipped task, the Markov task (lab_results.json) first."""
+    return {task: json.loads(path.read_text(encoding="utf-8")) for task, path in task_files().items()}
+
+
+def task_verdicts(tasks: dict[str, dict] | None = None) -> dict[str, dict[str, dict]]:
+    """{task: verdict_rows(its results)} (default: every shipped task; the Markov task with its follow-up run)."""
+    if tasks is None:
+        shipped = load_shipped()
+        tasks = load_tasks()
+        return {t: verdict_rows(r, longer=shipped["longer"] if t == task_of(shipped["results"]) else None)
+                for t, r in tasks.items()}
+    return {t: verdict_rows(r) for t, r in tasks.items()}
