@@ -12,7 +12,7 @@ from typing import TypedDict
 import pandas as pd
 
 from posenc.analysis.compare import measure_scheme
-from posenc.lab.results import compare_rows
+from posenc.lab.results import load_tasks, task_verdicts
 from posenc.registry import SCHEMES
 
 # ----------------------------------------------------------------------------- result types
@@ -89,21 +89,40 @@ def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512
     return {"frame": frame, "errors": errors, "wishlist_names": wishlist_names(frame)}
 
 
+def lab_tasks() -> list[str]:
+    """The tasks the lab ships results for, the Markov task first (``posenc.lab.results.load_tasks``)."""
+    return list(load_tasks())
+
+
+def verdict_text(row: dict | None) -> str:
+    """One verdict cell in words: "holds: 1.7 % of a uniform guess's gap (95 % interval 1.5–1.9 %)", or why there
+    is none ("not trained in the lab", the lab's reason)."""
+    if row is None:
+        return "not trained in the lab"
+    if row["verdict"] is None:
+        return f"no verdict: {row['reason']}"
+    span = "" if row["span"].startswith("[L,") else f", over {row['span']}"
+    return (f"{row['verdict']}: {row['fraction']:.1%} of a uniform guess's gap{span} "
+            f"(95 % interval {row['lo']:.1%}–{row['hi']:.1%})")
+
+
 def with_lab(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with the Extrapolation lab's shipped measurement per scheme: "extrapolation_ratio"
-    (gap at 4L / gap at L, mean over seeds), "gap_4L" (nats above the floor at 4L), "extrapolates"
-    (ratio <= posenc.lab.results.EXTRAPOLATES_RATIO; None where the lab has no verdict) and
-    "extrapolation_note" (how it was measured, or why there is no number)."""
-    lab = compare_rows()
-    rows = [lab.get(k) for k in frame["key"]]
+    """``frame`` with the Extrapolation lab's shipped verdict per scheme and task (issue 37): for each task t,
+    "beyond_L_<t>" (mean gap past L ÷ the uniform guess's gap there, ``posenc.lab.results.verdict_rows``) and
+    "verdict_<t>" (``verdict_text``); "extrapolates" (the first task's verdict is "holds"; None where there is none)
+    and "extrapolation_note" (how the first task measured it, or why there is no number)."""
+    verdicts = task_verdicts()
     nan = float("nan")
-    return frame.assign(
-        extrapolation_ratio=[nan if r is None else r["ratio"] for r in rows],
-        gap_4L=[nan if r is None else r["gap_at"] for r in rows],
-        extrapolates=[None if r is None else r["extrapolates"] for r in rows],
-        extrapolation_note=["not trained in the lab" if r is None else (r["reason"] or f"trained as {r['measured_as']}")
-                            for r in rows],
-    )
+    cols: dict[str, list] = {}
+    for task, lab in verdicts.items():
+        rows = [lab.get(k) for k in frame["key"]]
+        cols[f"beyond_L_{task}"] = [nan if r is None else r["fraction"] for r in rows]
+        cols[f"verdict_{task}"] = [verdict_text(r) for r in rows]
+    first = [next(iter(verdicts.values())).get(k) for k in frame["key"]]
+    cols["extrapolates"] = [None if r is None or r["verdict"] is None else r["verdict"] == "holds" for r in first]
+    cols["extrapolation_note"] = ["not trained in the lab" if r is None else (r["reason"] or f"trained as {r['measured_as']}")
+                                  for r in first]
+    return frame.assign(**cols)
 
 
 def wishlist_names(frame: pd.DataFrame) -> list[str]:
@@ -130,8 +149,8 @@ def marks_frame(frame: pd.DataFrame) -> pd.DataFrame:
         ("length_invariant", "length-invariant", "also measured", lambda r: f"max change of position 1: {r['length_change']:.3g}"),
         ("defined_at_4L", "defined at 4L", "also measured", lambda r: "defined at every position" if r["defined_at_4L"] else "no row past the table"),
         ("extrapolates", "extrapolates (lab)", "also measured",
-         lambda r: (f"gap at 4L / gap at L = {r['extrapolation_ratio']:.3g}; {r['extrapolation_note']}" if r["extrapolates"] is not None
-                    else str(r["extrapolation_note"]))),
+         lambda r: (f"{r[next(c for c in r.index if c.startswith('verdict_'))]}; {r['extrapolation_note']}"
+                    if r["extrapolates"] is not None else str(r["extrapolation_note"]))),
     ]
     recs = []
     for _, r in frame.iterrows():

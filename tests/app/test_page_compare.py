@@ -8,7 +8,7 @@ from apphelpers import APP, assert_clean, chart_frame, charts, open_page, payloa
 from streamlit.testing.v1 import AppTest
 
 import posenc
-from posenc.lab.results import compare_rows
+from posenc.lab.results import VERDICT_RULE, compare_rows, task_verdicts
 from posenc.registry import SCHEMES
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
 
@@ -61,10 +61,16 @@ def test_defaults_every_column_measured_and_linked():
     for key, row in df.iterrows():
         assert row["page"] == PAGE_BY_PATH[SCHEME_PAGE[key]].url_path
     # the lab's columns: the raw index (no learning in 1,000 steps) is measured from the 4x longer follow-up
-    lab_rows = compare_rows()
-    for key in ("raw_index", "rope", "alibi"):
-        assert df.loc[key, "extrapolation_ratio"] == pytest.approx(lab_rows[key]["ratio"], rel=1e-12)
-        assert df.loc[key, "extrapolation_note"] == f"trained as {lab_rows[key]['measured_as']}"
+    # the verdict (issue 37): the gap past L as a fraction of the uniform guess's, per shipped task, the rule beside it
+    for task, lab_rows in task_verdicts().items():
+        for key in ("raw_index", "rope", "alibi", "t5", "nope"):
+            assert df.loc[key, f"beyond_L_{task}"] == pytest.approx(lab_rows[key]["fraction"], rel=1e-12)
+            assert df.loc[key, f"verdict_{task}"].startswith(f"{lab_rows[key]['verdict']}: ")
+        assert df.loc["learned_minilm", f"verdict_{task}"].startswith("no verdict: ")
+        if task == "markov":
+            assert df.loc["raw_index", "extrapolation_note"] == f"trained as {lab_rows['raw_index']['measured_as']}"
+    assert not df.filter(like="verdict_").isin(["None", "N/A", "nan"]).any().any()
+    assert any(VERDICT_RULE in c.value for c in at.caption)
     assert "4,000 steps" in df.loc["raw_index", "extrapolation_note"]
     links = at.get("page_link")
     lab = [pl for pl in links if pl.proto.label == "Open the Extrapolation lab"]
