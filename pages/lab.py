@@ -1,18 +1,21 @@
 """Extrapolation lab: tiny transformers trained at L on a Markov task with an exact floor, measured to 8L."""
 
+import time
+
 import streamlit as st
 
 from posenc.charts.base import style
-from posenc.charts.lab import extension_chart, gap_chart, head_attention_maps, head_mass_chart, position_chart
+from posenc.charts.lab import band_chart, extension_chart, gap_chart, head_attention_maps, head_mass_chart, position_chart
 from posenc.lab.evaluate import mass_on_context, position_losses
 from posenc.lab.experiment import LabConfig, run_experiment
 from posenc.lab.positions import DEFAULT_SCHEMES, LAB_SCHEMES, NAMES, positions, reads_positions
-from posenc.lab.results import extended_scheme, load_shipped
+from posenc.lab.results import VERDICT_RULE, extended_scheme, load_task, load_tasks
 from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
 from posenc.ui.frame import chart, header, show_code, table, wrap_up
 from posenc.ui.section import section
+from posenc.ui.spine import headline
 from posenc.views import lab as views
 from posenc.views.takeaways import lab_takeaway
 
@@ -44,6 +47,11 @@ results_box, why_box, custom_box = st.container(), st.container(), st.container(
 # A notice slot that is always there, empty or not: an element that appears above the charts would move every one of
 # them to a new place on the page, and the browser would build them all again (docs/performance.md, section 8).
 notice = results_box.empty()
+tasks = list(cached(load_tasks))
+task = tasks[0] if len(tasks) == 1 else controls.choice("task", "task", tasks, default=tasks[0], format_func=views.task_title,
+                                                        container=results_box, help="Each task's shipped results")
+shipped = cached(load_task, task)
+headline(views.top_sentence([_view("finding", (t,), (), _run=cached(load_task, t)) for t in tasks]))
 
 with custom_box:
     st.subheader("Train a custom configuration", anchor=False)
@@ -66,7 +74,6 @@ with custom_box:
                    "positions would change nothing, so it is left out of this run.")
     st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", on_click=st.session_state.update,
               kwargs={TRAIN: True})  # a callback survives the router's rerun, a button's return value does not
-    shipped = cached(load_shipped)
     per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
     st.caption(f"{len(cfg.schemes)} schemes × {cfg.n_seeds} seeds; the shipped run took {per_run:.0f} s per scheme and seed "
                "at the defaults. Runs are kept (4 at most) for every visitor of this server; **Cancel** stops a run and keeps nothing.")
@@ -74,13 +81,13 @@ with custom_box:
         st.warning("The last run was stopped before it finished; nothing was kept.", icon=":material/cancel:")
     if st.session_state.pop(TRAIN, False):
         st.session_state[RUNNING] = cfg.key()
-        bar = st.progress(0.0, text="starting")
+        bar, t0 = st.progress(0.0, text="starting"), time.monotonic()
         st.button("Cancel", key="lab_cancel", icon=":material/cancel:")
 
         def _tick(info):
             done = (info["run"] + info["step"] / info["steps"]) / info["runs"]
             bar.progress(done, text=f"{info['name']} · seed {info['seed']} · step {info['step']} / {info['steps']} "
-                                    f"· run {info['run'] + 1} of {info['runs']}")
+                                    f"· run {info['run'] + 1} of {info['runs']} · {views.eta_text(done, time.monotonic() - t0)}")
 
         res, weights = run_experiment(cfg, progress=_tick)
         store = _store()
@@ -94,20 +101,25 @@ key = cfg.key()
 if key in _store():
     run, label = _store()[key], "this custom run"
 else:
-    run, label = shipped, "the shipped default run (`python -m posenc.lab`)"
+    run, label = shipped, f"the shipped default run on the {views.task_title(task)} task (`python -m posenc.lab`)"
     if key != DEFAULT.key():
         notice.info("This configuration has not been trained on this server yet: press **Train** below. "
                          "Showing the shipped default run meanwhile.", icon=":material/info:")
-key = key if run is not shipped else ("shipped",)
+key = key if run is not shipped else ("shipped", task)
 
 with results_box:
     ov = _view("overview", key, (), _run=run)
     L, k = ov["train_len"], ov["order"]
     settings = (f"V = {ov['vocab']}, k = {k}, L = {L}, {ov['seeds']} seeds, {ov['steps']} Adam steps"
                 + (f", positions randomized from [0, {ov['randomize']:,})" if ov["randomize"] else ""))
-    found = _view("finding", key, (), _run=run)
-    st.markdown(f"**Finding.** {found['sentence']}")
+    found = _view("finding", (task,), (), _run=shipped)
     st.caption(found["caveat"])
+    bv = _view("bands_view", key, (), _run=shipped) if run is shipped else views.bands_view(shipped, run)
+    chart(style(band_chart(bv)), key="lab_bands", data=bv["frame"],
+          caption=f"Gap per band of positions at {8 * L} tokens: mean over seeds, bar = 95 % bootstrap interval over seeds; "
+                  "grey dashed: the uniform guess's gap on the same positions. A line above it past L is worse than guessing. "
+                  + ("Your run: the thick pale lines, over the shipped ones. " if run is not shipped else "")
+                  + VERDICT_RULE.replace("**", ""))
     m = st.columns(4)
     m[0].metric("floor (exact)", f"{ov['floor']:.4f} nats", help=f"Bayes loss on the evaluation contexts at L: {ov['bayes_at_L']:.4f}")
     m[1].metric("uniform guess", f"{ov['uniform']:.4f} nats")
@@ -148,6 +160,7 @@ with results_box:
                       f"per position as transformers without a cache; the Context extension page's formulas). Lowest at 4L: "
                       f"{ext['best'][4 * L]}; at 8L: {ext['best'][8 * L]} ({settings}; a method that needs fine-tuning "
                       "would show no gain here).")
+        table(_view("extension_table", key, (), _run=run))
         ident = _view("extension_identity", key, (), _run=run)
         if ident["identical"]:
             st.caption(f"At head size {ident['head_dim']}, YaRN and Llama 3 give these models identical "
@@ -188,7 +201,10 @@ def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
 
 
 with why_box:
-    why_section(run, key, L, k, settings)
+    if run["weights"] is not None:
+        why_section(run, key, L, k, settings)
+    else:
+        st.caption(f":material/block: No weights ship for the {views.task_title(task)} task, so its attention is not drawn.")
 
 show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_stack)
 wrap_up(PATH, lab_takeaway(ov))

@@ -21,15 +21,15 @@ RUN = load_shipped()
 def test_overview_numbers_are_the_results():
     ov = views.overview(RUN)
     res = RUN["results"]
-    assert ov["floor"] == res["floor"] and ov["n_models"] == 3 * len(DEFAULT_SCHEMES)
+    assert ov["floor"] == res["floor"] and ov["n_models"] == res["config"]["n_seeds"] * len(res["runs"])
     rope = ov["frame"][(ov["frame"]["scheme"] == "RoPE") & (ov["frame"]["length"] == 128)].iloc[0]
     sp = spread([r["mean"]["128"]["gap"] for r in res["runs"]["rope"].values()])
     assert rope["gap"] == sp["mean"] and rope["lo"] == sp["min"] and rope["hi"] == sp["max"]
     learned = ov["frame"][ov["frame"]["scheme"] == "Learned table"]
     assert list(learned["length"]) == [32]  # no row past L
     assert ov["table"].iloc[2]["2L = 64"] == "no row past L"
-    assert list(ov["table"]["scheme"]) == [NAMES[s] for s in DEFAULT_SCHEMES]
-    assert ov["keys"] == [LAB[s].key for s in DEFAULT_SCHEMES] and ov["randomize"] == 0
+    assert list(ov["table"]["scheme"]) == [NAMES[s] for s in res["runs"]]
+    assert ov["keys"] == [LAB[s].key for s in res["runs"]] and ov["randomize"] == 0
 
 
 def test_overview_carries_the_follow_up_run_dashed_in_the_gap_chart():
@@ -144,7 +144,7 @@ def test_scheme_colours_come_from_the_registry_and_differ_within_a_chart():
     differ, and a scheme whose colour is taken in the same chart (the naive schemes of a custom run) gets a spare."""
     from posenc.charts.base import SCHEME_COLORS
 
-    keys = [LAB[s].key for s in DEFAULT_SCHEMES]
+    keys = list(dict.fromkeys(LAB[s].key for s in DEFAULT_SCHEMES))  # a variant of a registry entry shares its key
     assert charts.scheme_colors(keys) == [SCHEME_COLORS[k] for k in keys] and len(set(charts.scheme_colors(keys))) == len(keys)
     every = [LAB[s].key for s in LAB_SCHEMES]
     colours = charts.scheme_colors(every)
@@ -163,3 +163,85 @@ def test_not_trained_lists_every_registry_scheme_the_lab_leaves_out_by_name():
     rows = views.not_trained()
     assert len(rows) == len(untrainable()) and all(name and len(why) > 20 for name, why in rows)
     assert any("MiniLM" in name and "384" in why for name, why in rows)
+
+
+# ----------------------------------------------------------------------------- issue 37: bands, labels, ETA, extensions
+def test_bands_view_numbers_are_the_band_gaps_with_bootstrap_intervals():
+    from posenc.lab.results import band_gaps, bootstrap_interval, uniform_band_gaps
+
+    bv = views.bands_view(RUN)
+    f = bv["frame"]
+    assert bv["band_labels"] == ["[0, L)", "[L, 2L)", "[2L, 4L)", "[4L, 8L)"] and set(f["run"]) == {"shipped"}
+    for s in ("rope", "alibi"):
+        for i, per in enumerate(band_gaps(RUN["results"], s).values()):
+            row = f[(f["scheme"] == NAMES[s]) & (f["band"] == i)].iloc[0]
+            assert row["gap"] == pytest.approx(np.mean(per), abs=1e-15) and (row["lo"], row["hi"]) == bootstrap_interval(per)
+    assert list(f[f["scheme"] == NAMES["learned"]]["band"]) == [0]  # the learned table: no band past L, so no end label
+    assert NAMES["learned"] not in set(bv["labels"]["label"])
+    assert list(bv["uniform"]["gap"]) == list(uniform_band_gaps(RUN["results"]).values())
+    lab = np.log10(np.sort(bv["labels"]["y"].to_numpy()))
+    decades = np.log10(bv["domain"][1] / bv["domain"][0])
+    assert np.diff(lab).min() >= decades * views.LABEL_PX / views.BAND_PLOT_PX * (1 - 1e-9)  # no two labels overlap
+    assert bv["domain"][0] <= f["lo"].min() and bv["domain"][1] >= max(f["hi"].max(), bv["labels"]["y"].max())
+    # a custom run is drawn over the shipped bands, never replacing them
+    both = views.bands_view(RUN, {"results": RUN["results"]})
+    assert (both["frame"]["run"] == "custom").sum() == (both["frame"]["run"] == "shipped").sum() == len(f)
+    assert "RoPE (your run)" in set(both["labels"]["label"]) and "RoPE" in set(both["labels"]["label"])
+
+
+def test_spread_labels():
+    np.testing.assert_allclose(views.spread_labels([1.0, 100.0], gap=0.5), [1.0, 100.0])  # far apart: unmoved
+    y = views.spread_labels([1.0, 1.0], gap=0.2)  # two equal: 0.1 decade below and above
+    np.testing.assert_allclose(np.log10(y), [-0.1, 0.1])
+    y = views.spread_labels([10.0, 1.0, 1.0, 1.0], gap=0.1)  # three equal at 1, one far: the three centred, order kept
+    np.testing.assert_allclose(np.log10(y), [1.0, -0.1, 0.0, 0.1])
+    with pytest.raises(ValueError, match="values"):
+        views.spread_labels([0.0, 1.0])
+    with pytest.raises(ValueError, match="gap"):
+        views.spread_labels([1.0], gap=0)
+
+
+def test_eta_text():
+    assert views.eta_text(0.0, 5.0) == "estimating the time left"
+    assert views.eta_text(0.25, 10.0) == "about 30 s left"  # 10 s for a quarter: 30 s for the rest
+    assert views.eta_text(0.5, 100.0) == "about 1 min 40 s left"
+    assert views.eta_text(1.0, 100.0) == "about 0 s left"
+    with pytest.raises(ValueError, match="done"):
+        views.eta_text(1.5, 1.0)
+    with pytest.raises(ValueError, match="elapsed"):
+        views.eta_text(0.5, -1.0)
+
+
+def test_extension_table_names_each_rows_paper():
+    from posenc.lab.positions import EXTENSIONS
+    from posenc.registry import get_scheme
+
+    t = views.extension_table(RUN)
+    exts = list(next(iter(RUN["results"]["runs"]["rope"].values()))["extensions"])
+    assert len(t) == 1 + len(exts) and t.iloc[0]["paper"] == get_scheme("rope").paper
+    for i, e in enumerate(exts, 1):
+        assert (t.iloc[i]["method"], t.iloc[i]["paper"]) == views.extension_source(e)
+        if e in EXTENSIONS:
+            assert t.iloc[i]["paper"] == get_scheme(EXTENSIONS[e]).paper
+    assert views.extension_source("pi_ft")[1].startswith("Chen et al., Position Interpolation")
+    with pytest.raises(ValueError, match="extension"):
+        views.extension_source("nope")
+    # a fine-tuned row evaluated at 4L only says so at 8L
+    res = json.loads(json.dumps(RUN["results"]))
+    for r in res["runs"]["rope"].values():
+        r["extensions"]["pi_ft"] = {"128": {"gap": 0.05}}
+    t = views.extension_table({"results": res})
+    row = t[t["method"] == "PI + fine-tuning at 4L"].iloc[0]
+    assert row["4L"] == "0.050 (0.050–0.050)" and row["8L"] == "not evaluated"
+
+
+def test_band_chart_labels_lines_and_dashes_ropes_variants():
+    bv = views.bands_view(RUN, {"results": RUN["results"]})
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.band_chart(bv).to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
+    assert marks.count("text") == 2 and "line" in marks  # the end labels, and "uniform guess"
+    line = next(la for la in spec["layer"] if la["mark"]["type"] == "line" and "strokeDash" in la["encoding"])
+    dash = dict(zip(line["encoding"]["strokeDash"]["scale"]["domain"], line["encoding"]["strokeDash"]["scale"]["range"]))
+    assert dash["rope"] == [1, 0] and dash["xpos"] == charts.VARIANT_DASH["xpos"] != dash["rope"]
+    assert "legend" in line["encoding"]["color"] and line["encoding"]["color"]["legend"] is None  # labelled at the ends

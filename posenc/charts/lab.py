@@ -188,3 +188,47 @@ def head_mass_chart(frame: pd.DataFrame, summary, *, layer: alt.Parameter, head:
     title = alt.Title(alt.expr(f"'head ' + {head.name} + ' of layer ' + {layer.name} + ': ' + {pick_text(text, layer, head)}"))
     return mass_chart(frame, train_len=train_len, order=order, height=height, where=pick(("layer", layer)),
                       highlight=f"datum.head == {head.name}", title=title).add_params(layer, head)
+
+
+# RoPE's variants dashed, so that the lines that nearly coincide past L (RoPE, xPos, p-RoPE) stay apart without colour
+VARIANT_DASH = {"xpos": [7, 3], "p_rope": [2, 2], "rope_randomized": [8, 2, 2, 2]}
+UNIFORM_COLOR = "#888888"  # the uniform guess's line: mid grey, readable on the light and the dark theme
+
+
+@memo
+def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
+    """Gap per band of positions (``views.lab.bands_view``): one line per scheme in its registry colour (RoPE's variants
+    also dashed, ``VARIANT_DASH``), the bootstrap interval over seeds as a bar at each band, each line labelled at its
+    end (no legend), the uniform guess's gap as a grey dashed line labelled "uniform guess", and a custom run's lines
+    drawn thick and translucent over the shipped ones."""
+    frame, labels, uniform = view["frame"], view["labels"], view["uniform"]
+    _check(frame, "band chart")
+    n = len(view["band_labels"])
+    names = list(dict.fromkeys([*view["names"], *frame["scheme"].astype(str)]))
+    scale = _scheme_scale(frame, names)
+    keys = list(dict.fromkeys(frame["key"].astype(str)))
+    dash = alt.StrokeDash("key:N", scale=alt.Scale(domain=keys, range=[VARIANT_DASH.get(k, [1, 0]) for k in keys]), legend=None)
+    axis_labels = json.dumps(view["band_labels"])
+    x = alt.X("band:Q", title="positions (band; trained on the first)", scale=alt.Scale(domain=[-0.15, n - 1 + 1.25], nice=False),
+              axis=alt.Axis(values=list(range(n)), labelExpr=f"{axis_labels}[datum.value]", grid=False))
+    ys = alt.Scale(type="log", domain=list(view["domain"]), nice=False)
+    y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=ys)
+    color = alt.Color("scheme:N", scale=scale, legend=None)
+    tips = [alt.Tooltip("label:N", title="scheme"), alt.Tooltip("band_label:N", title="positions"),
+            alt.Tooltip("gap:Q", title="mean gap", format=".4f"), alt.Tooltip("lo:Q", title="95 % interval from", format=".4f"),
+            alt.Tooltip("hi:Q", title="to", format=".4f"), alt.Tooltip("seeds:Q")]
+    base = alt.Chart(frame)
+    shipped = alt.datum.run == "shipped"
+    width = alt.condition(shipped, alt.value(2.0), alt.value(4.5))
+    opacity = alt.condition(shipped, alt.value(1.0), alt.value(0.55))
+    bars = base.mark_rule(strokeWidth=2, opacity=0.5).encode(x=x, y=alt.Y("lo:Q", scale=ys), y2="hi:Q", color=color)
+    lines = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, detail="label:N", strokeWidth=width, opacity=opacity)
+    points = base.mark_point(filled=True, size=36).encode(x=x, y=y, color=color, tooltip=tips)
+    text = alt.Chart(labels).mark_text(align="left", dx=7, fontSize=11).encode(
+        x="band:Q", y=alt.Y("y:Q", scale=ys), text="label:N", color=color)
+    u = alt.Chart(uniform)
+    ubase = u.mark_line(strokeDash=[5, 4], color=UNIFORM_COLOR, strokeWidth=1.5).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("band_label:N", title="positions"), alt.Tooltip("gap:Q", title="uniform guess", format=".4f")])
+    utext = u.transform_filter(alt.datum.band == 0).mark_text(align="left", dx=4, dy=-7, fontSize=11, color=UNIFORM_COLOR).encode(
+        x=x, y=y, text=alt.value("uniform guess"))
+    return alt.layer(ubase, utext, bars, lines, points, text, height=height).properties(width="container", autosize=FIT_X)

@@ -370,10 +370,23 @@ def load_tasks() -> dict[str, dict]:
 
 
 def task_verdicts(tasks: dict[str, dict] | None = None) -> dict[str, dict[str, dict]]:
-    """{task: verdict_rows(its results)} (default: every shipped task; the Markov task with its follow-up run)."""
+    """{task: verdict_rows(its results)} (default: every shipped task, each with its follow-up run if one ships)."""
     if tasks is None:
-        shipped = load_shipped()
-        tasks = load_tasks()
-        return {t: verdict_rows(r, longer=shipped["longer"] if t == task_of(shipped["results"]) else None)
-                for t, r in tasks.items()}
+        return {t: verdict_rows(r, longer=load_task(t)["longer"]) for t, r in load_tasks().items()}
     return {t: verdict_rows(r) for t, r in tasks.items()}
+
+
+def load_task(task: str) -> dict:
+    """A shipped task as a run: the Markov task is ``load_shipped()``; another is {"results": its file, "weights": its
+    weights (lab_<task>_weights.npz beside it) or None when none ship, "longer": its follow-up
+    (lab_<task>_longer.json) or None}."""
+    shipped = load_shipped()
+    if task == task_of(shipped["results"]):
+        return shipped
+    files = task_files()
+    if task not in files:
+        raise ValueError(f"task must be one of {list(files)}, got {task!r}")
+    path = files[task]
+    weights, longer = path.with_name(f"{path.stem}_weights.npz"), path.with_name(f"{path.stem}_longer.json")
+    return {"results": load_tasks()[task], "weights": _read_weights(weights) if weights.exists() else None,
+            "longer": json.loads(longer.read_text(encoding="utf-8")) if longer.exists() else None}

@@ -15,7 +15,22 @@ from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, untrainable
-from posenc.lab.results import LEARNED_FRACTION, extended_scheme, gaps, learned_check, spread, spread_text
+from posenc.lab.results import (
+    HOLDS,
+    LEARNED_FRACTION,
+    VERDICTS,
+    band_gaps,
+    band_label,
+    beyond_fraction,
+    bootstrap_interval,
+    extended_scheme,
+    gaps,
+    learned_check,
+    spread,
+    spread_text,
+    task_of,
+    uniform_band_gaps,
+)
 from posenc.registry import get_scheme
 
 ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
@@ -129,14 +144,15 @@ def extensions(run: dict) -> dict | None:
     if extended is None:
         return None
     runs = list(res["runs"][extended].values())
-    methods = [f"{NAMES[extended]} (no extension)"] + [EXTENSION_NAMES[e] for e in runs[0]["extensions"]]
+    methods = [f"{NAMES[extended]} (no extension)"] + [extension_source(e)[0] for e in runs[0]["extensions"]]
     rows = []
     for n in res["extension_lengths"]:
         sp = spread([r["mean"][str(n)]["gap"] for r in runs])
         rows.append({"method": methods[0], "length": n, "gap": sp["mean"], "lo": sp["min"], "hi": sp["max"]})
-        for e in runs[0]["extensions"]:
-            sp = spread([r["extensions"][e][str(n)]["gap"] for r in runs])
-            rows.append({"method": EXTENSION_NAMES[e], "length": n, "gap": sp["mean"], "lo": sp["min"], "hi": sp["max"]})
+        for e, name in zip(runs[0]["extensions"], methods[1:]):
+            sp = spread([r["extensions"][e].get(str(n), {}).get("gap") for r in runs])
+            if sp["n"]:  # a fine-tuned row may be evaluated at 4L only
+                rows.append({"method": name, "length": n, "gap": sp["mean"], "lo": sp["min"], "hi": sp["max"]})
     frame = pd.DataFrame(rows)
     frame["method"] = _cat(frame["method"], methods)
     best = {int(n): str(g.loc[g["gap"].idxmin(), "method"]) for n, g in frame.groupby("length")}
@@ -257,7 +273,7 @@ def yarn_llama3_identity(train_len: int = 32, head_dim: int = 8, multiples=(2, 4
     return {"identical": diff == 0.0, "max_difference": diff, "temperature": temperature, "frequencies": freqs}
 
 
-WITHIN = 0.10  # "stays close": the mean gap at every length past L within this fraction of the uniform guess's gap
+WITHIN = HOLDS  # "stays close": the mean gap past L within this fraction of the uniform guess's gap (the verdict's "holds")
 
 
 def _names(xs) -> str:
@@ -265,46 +281,179 @@ def _names(xs) -> str:
     return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
 
 
+def task_title(task: str) -> str:
+    """How the page names a task: "Markov" for the order-k Markov source, else the task's own name."""
+    return "Markov" if task == "markov" else task
+
+
 def finding(run: dict) -> dict:
-    """The run's finding in one sentence, computed: which schemes stay within ``WITHIN`` of the uniform guess's gap at
-    every length past L, which end worse than a uniform guess (and from which length), and the rest; and the scale
-    caveat.  Returns {"sentence", "caveat", "within", "worse": {scheme: length}, "between": {scheme: fraction at the
-    longest length}, "uniform_gap"}."""
+    """The run's finding, computed from ``posenc.lab.results.beyond_fraction`` (the Compare verdict): which schemes hold
+    (mean gap past L within ``HOLDS`` of the uniform guess's gap), which degrade, which end worse than a uniform guess
+    (above ``DEGRADES``), and which have no position past L.  Returns {"clause" (the task's part of the top sentence),
+    "sentence" (the whole sentence for this task alone), "caveat", "task", "fractions": {scheme: fraction},
+    "groups": {verdict: [scheme, ...]}, "within" (= groups["holds"]), "worse": {scheme: fraction}, "between":
+    {scheme: fraction}, "undefined": [scheme, ...], "span", "uniform_gap"}."""
     res = run["results"]
     cfg = res["config"]
-    L, u = cfg["train_len"], uniform_gap(res)
-    past = [n for n in res["lengths"] if n > L]
-    worse = {s: n for s, n in worse_than_uniform(run)["from"].items() if n is not None}
-    within, between = [], {}
-    for s in res["runs"]:
-        means = [spread(gaps(res, s, n)) for n in past]
-        if any(m["n"] == 0 for m in means) or s in worse:
-            continue
-        frac = [m["mean"] / u for m in means]
-        if max(frac) <= WITHIN:
-            within.append(s)
-        else:
-            between[s] = frac[-1]
+    L, task = cfg["train_len"], task_of(res)
+    rows = {s: beyond_fraction(res, s) for s in res["runs"]}
+    fractions = {s: r["fraction"] for s, r in rows.items() if r["verdict"] is not None}
+    groups = {v: [s for s, r in rows.items() if r["verdict"] == v] for v in VERDICTS}
+    undefined = [s for s, r in rows.items() if r["verdict"] is None]
+    span = next((r["span"] for r in rows.values() if r["span"]), None)
     parts = []
-    if within:
-        parts.append(f"past L only {_names([NAMES[s] for s in within])} stay within {WITHIN:.0%} of a uniform guess's gap "
-                     f"({u:.3f} nats) out to {past[-1] // L}L")
-    else:
-        parts.append(f"past L no scheme stays within {WITHIN:.0%} of a uniform guess's gap ({u:.3f} nats)")
-    if worse:
-        by_len = {}
-        for s, n in worse.items():
-            by_len.setdefault(n, []).append(NAMES[s])
-        parts.append("; ".join(f"{_names(v)} end worse than a uniform guess from {n // L}L" for n, v in sorted(by_len.items())))
-    if between:
-        lo, hi = min(between.values()), max(between.values())
-        parts.append(f"{_names([NAMES[s] for s in between])} degrade in between ({lo:.0%}–{hi:.0%} of it at {past[-1] // L}L)")
-    sentence = (f"Trained at L = {L}: " + "; ".join(parts) + ".") if past else "The run has no length past L."
+    held, mid, bad = groups[VERDICTS[0]], groups[VERDICTS[1]], groups[VERDICTS[2]]
+    parts.append(f"{'only ' if held and (mid or bad) else ''}{_names([NAMES[s] for s in held])} stay within {HOLDS:.0%} of a "
+                 "uniform guess's gap" if held else f"no scheme stays within {HOLDS:.0%} of a uniform guess's gap")
+    if mid:
+        lo, hi = min(fractions[s] for s in mid), max(fractions[s] for s in mid)
+        parts.append(f"{_names([NAMES[s] for s in mid])} degrade{'s' if len(mid) == 1 else ''} "
+                     f"({lo:.0%} of it)" if lo == hi else f"{_names([NAMES[s] for s in mid])} degrade ({lo:.0%}–{hi:.0%} of it)")
+    if bad:
+        worst = max(bad, key=fractions.get)
+        parts.append(f"{_names([NAMES[s] for s in bad])} end worse than a uniform guess ({NAMES[worst]} at "
+                     f"{fractions[worst]:.2f}× its gap)")
+    where = f"on the {task_title(task)} task past L (positions {span})" if span else f"on the {task_title(task)} task"
+    clause = f"{where}, " + "; ".join(parts) if span else f"{where} no scheme has a position past L"
+    sentence = f"Trained at L = {L}, {clause}."
     caveat = (f"Scale: {cfg['n_layers']}-layer models of d = {cfg['d_model']} ({cfg['n_heads']} heads of "
-              f"{cfg['d_model'] // cfg['n_heads']}) trained at L = {L} on one order-{cfg['order']} Markov task over "
-              f"{cfg['vocab']} tokens, {cfg['n_seeds']} seeds — a toy beside the papers' models of 10⁸–10¹⁰ parameters "
-              "trained at 512–4,096 tokens.")
-    return {"sentence": sentence, "caveat": caveat, "within": within, "worse": worse, "between": between, "uniform_gap": u}
+              f"{cfg['d_model'] // cfg['n_heads']}) trained at L = {L} on one small synthetic task, {cfg['n_seeds']} seeds "
+              "— a toy beside the papers' models of 10⁸–10¹⁰ parameters trained at 512–4,096 tokens.")
+    return {"clause": clause, "sentence": sentence, "caveat": caveat, "task": task, "fractions": fractions, "groups": groups,
+            "within": held, "worse": {s: fractions[s] for s in bad}, "between": {s: fractions[s] for s in mid},
+            "undefined": undefined, "span": span, "uniform_gap": uniform_gap(res)}
+
+
+def top_sentence(findings: list[dict]) -> str:
+    """The page's one top sentence: a task's ``finding`` sentence, or with several tasks their clauses in one sentence
+    (every task trained at the same L)."""
+    if not findings:
+        raise ValueError("findings must hold at least one finding")
+    if len(findings) == 1:
+        return findings[0]["sentence"]
+    L = findings[0]["sentence"].split(",")[0]
+    return f"{L}, " + "; ".join(f["clause"] for f in findings) + "."
+
+
+def bands_view(run: dict, custom: dict | None = None) -> dict:
+    """Gap per band of positions ([0, L), [L, 2L), [2L, 4L), [4L, 8L)) per scheme: mean over seeds with its bootstrap
+    interval (``results.bootstrap_interval``), and the uniform guess's gap per band; a ``custom`` run's bands drawn over
+    the shipped ones (its rows "run" = "custom", never replacing them).
+
+    Returns {"frame": DataFrame(run, scheme, key, label (the line's end label), band (index from 0), band_label,
+    gap, lo, hi, seeds), "uniform": DataFrame(band, band_label, gap), "labels": DataFrame(label, scheme, key, run, band,
+    gap, y (the label's height, spread so that no two overlap); only the lines that reach the last band), "names",
+    "keys", "band_labels", "domain" (the y axis: every value and label), "fractions": {label: beyond-L fraction}}."""
+    rows = []
+    for which, r in (("shipped", run), ("custom", custom)):
+        if r is None:
+            continue
+        res = r["results"]
+        L = res["config"]["train_len"]
+        for s in res["runs"]:
+            label = NAMES[s] if which == "shipped" else f"{NAMES[s]} (your run)"
+            for i, (b, per) in enumerate(band_gaps(res, s).items()):
+                lo, hi = bootstrap_interval(per)
+                rows.append({"run": which, "scheme": NAMES[s], "key": REGISTRY_KEY[s], "label": label, "band": i,
+                             "band_label": band_label(b, L), "gap": float(np.mean(per)), "lo": lo, "hi": hi, "seeds": len(per)})
+    frame = pd.DataFrame(rows)
+    res = run["results"]
+    L = res["config"]["train_len"]
+    ub = uniform_band_gaps(res)
+    uniform = pd.DataFrame({"band": range(len(ub)), "band_label": [band_label(b, L) for b in ub], "gap": list(ub.values())})
+    ends = frame.loc[frame.groupby("label", sort=False)["band"].idxmax()]
+    ends = ends[ends["band"] == frame["band"].max()].reset_index(drop=True)  # a line that stops at L keeps its tooltip only
+    lo = float(min(frame["lo"].min(), frame["gap"].min(), uniform["gap"].min()))
+    hi = float(max(frame["hi"].max(), frame["gap"].max(), uniform["gap"].max()))
+    domain = [lo, hi]
+    for _ in range(3):  # the labels' spacing in decades depends on the axis's range, which the labels may widen
+        decades = np.log10(domain[1] / domain[0])
+        ends["y"] = spread_labels(ends["gap"].to_numpy(), gap=decades * LABEL_PX / BAND_PLOT_PX)
+        domain = [min(lo, float(ends["y"].min())) / 10 ** 0.05, max(hi, float(ends["y"].max())) * 10 ** 0.05]
+    names = [NAMES[s] for s in res["runs"]]
+    return {"frame": frame, "uniform": uniform, "labels": ends[["label", "scheme", "key", "run", "band", "gap", "y"]],
+            "names": names, "keys": [REGISTRY_KEY[s] for s in res["runs"]], "band_labels": list(uniform["band_label"]), "domain": domain,
+            "fractions": {NAMES[s]: beyond_fraction(res, s)["fraction"] for s in res["runs"]}}
+
+
+LABEL_GAP = 0.075  # decades between two end labels on a log axis, by default
+LABEL_PX, BAND_PLOT_PX = 13, 300  # the band chart: px between two labels' baselines (font 11), px of its plot's height
+
+
+def spread_labels(values, gap: float = LABEL_GAP) -> np.ndarray:
+    """Heights for end labels at ``values`` (> 0, a log axis) no two closer than ``gap`` decades, each as near its value as
+    the others allow: sorted, pushed up from below, then the whole run of pushed labels centred on its values."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size and (not np.all(np.isfinite(v)) or np.any(v <= 0)):
+        raise ValueError("values must be finite and > 0 (a log axis)")
+    if not gap > 0:
+        raise ValueError(f"gap must be > 0 decades, got {gap!r}")
+    order = np.argsort(v, kind="stable")
+    logv = np.log10(v[order])
+    y = logv.copy()
+    for i in range(1, y.size):
+        y[i] = max(y[i], y[i - 1] + gap)
+    # centre each cluster (labels pushed against each other) on the mean of its values, keeping clusters apart
+    start = 0
+    for i in range(1, y.size + 1):
+        if i == y.size or y[i] - y[i - 1] > gap + 1e-12:
+            shift = float(np.mean(logv[start:i] - y[start:i]))
+            low = y[start - 1] + gap if start else -np.inf
+            y[start:i] += max(shift, low - y[start])
+            start = i
+    out = np.empty_like(y)
+    out[order] = 10.0 ** y
+    return out
+
+
+def extension_table(run: dict) -> pd.DataFrame | None:
+    """The extended model's rows, one per method (plain, each test-time extension, any fine-tuned row such as "pi_ft"),
+    with the paper it comes from and its mean gap per length ("mean (min–max)" over seeds); None without one."""
+    res = run["results"]
+    extended = extended_scheme(res)
+    if extended is None:
+        return None
+    runs = list(res["runs"][extended].values())
+    base = get_scheme(REGISTRY_KEY[extended])
+    rows = [{"method": f"{NAMES[extended]} (no extension)", "paper": base.paper}
+            | {f"{n // res['config']['train_len']}L": spread_text(gaps(res, extended, n)) for n in res["extension_lengths"]}]
+    for e in runs[0]["extensions"]:
+        name, paper = extension_source(e)
+        rows.append({"method": name, "paper": paper}
+                    | {f"{n // res['config']['train_len']}L": spread_text([r["extensions"][e].get(str(n), {}).get("gap") for r in runs],
+                                                                           "not evaluated") for n in res["extension_lengths"]})
+    return pd.DataFrame(rows)
+
+
+FINE_TUNED = {  # extension rows that are not a registry scheme: fine-tuned at 4L (issue 37)
+    "pi_ft": ("PI + fine-tuning at 4L", "Chen et al., Position Interpolation (arXiv:2306.15595): PI, then a short fine-tune"),
+    "ft": ("RoPE + fine-tuning at 4L", "Chen et al. (arXiv:2306.15595): direct fine-tuning at the longer length, their baseline"),
+}
+
+
+def extension_source(extension: str) -> tuple[str, str]:
+    """(shown name, paper) of an extension row: the registry's for a test-time extension, ``FINE_TUNED``'s otherwise."""
+    from posenc.lab.positions import EXTENSIONS
+
+    if extension in EXTENSIONS:
+        s = get_scheme(EXTENSIONS[extension])
+        return EXTENSION_NAMES.get(extension, s.short_name), s.paper
+    if extension in FINE_TUNED:
+        return FINE_TUNED[extension]
+    raise ValueError(f"extension must be one of {[*EXTENSIONS, *FINE_TUNED]}, got {extension!r}")
+
+
+def eta_text(done: float, elapsed: float) -> str:
+    """The progress bar's estimate: the time left if the rest runs at the pace so far ("about 1 min 20 s left");
+    "estimating" before any progress."""
+    if not 0.0 <= done <= 1.0:
+        raise ValueError(f"done must be in [0, 1], got {done!r}")
+    if elapsed < 0:
+        raise ValueError(f"elapsed must be >= 0 seconds, got {elapsed!r}")
+    if done <= 0.0 or elapsed == 0.0:
+        return "estimating the time left"
+    left = round(elapsed * (1.0 - done) / done)
+    return f"about {left // 60} min {left % 60} s left" if left >= 60 else f"about {left} s left"
 
 
 def extension_identity(run: dict) -> dict:

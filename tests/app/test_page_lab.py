@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from apphelpers import assert_clean, chart, chart_frame, chart_places, charts, metrics, open_page, text_of
 
-from posenc.lab.results import learned_check, load_shipped, spread
-from posenc.views.lab import attention_stack, attention_view
+from posenc.lab.positions import NAMES
+from posenc.lab.results import VERDICT_RULE, band_gaps, bootstrap_interval, learned_check, load_shipped, load_task, load_tasks, spread
+from posenc.views.lab import attention_stack, attention_view, finding, top_sentence
 
 PAGE = "pages/lab.py"
 SHIPPED = load_shipped()
 MAPS = ("lab_attn_L", "lab_attn_4")  # the attention maps at L and at 4L (the default long length)
 WHY = (*MAPS, "lab_mass")  # the charts of the "why" section: they follow its layer and head buttons
-CHARTS = ("lab_gap", "lab_positions", "lab_ext", *WHY)
+CHARTS = ("lab_bands", "lab_gap", "lab_positions", "lab_ext", *WHY)
 
 
 def test_opens_with_the_shipped_results():
@@ -31,15 +32,15 @@ def test_opens_with_the_shipped_results():
     assert abs(alibi["gap"] - want["mean"]) < 1e-12 and abs(alibi["hi"] - want["max"]) < 1e-12
     assert "no row for position 32" in text_of(at)
     failed = sorted({c["scheme"] for c in checks if not c["learned"]})
-    # the shipped run, as found: the raw index, and one seed of RoPE + randomized positions (12.4 % against the 10 % line)
-    assert failed == ["raw_index", "rope_randomized"] and "Raw index did not learn the task at L" in text_of(at)
+    # every scheme that did not learn the task at some seed says so on the page
+    assert all(f"{NAMES[s]} did not learn the task at L" in text_of(at) for s in failed)
     table = at.table[0].value
     assert table.iloc[2]["4L = 128"] == "no row past L"
     # the follow-up: the raw index (and RoPE + randomized) trained 4x longer, its table and its line in the gap chart
     longer = SHIPPED["longer"]
     more = at.table[1].value
-    want = spread([r["mean"]["128"]["gap"] for r in longer["runs"]["raw_index"].values()])
-    assert list(more["scheme"]) == ["Raw index", "RoPE + randomized"]
+    want = spread([r["mean"]["128"]["gap"] for r in next(iter(longer["runs"].values())).values()])
+    assert list(more["scheme"]) == [NAMES[s] for s in longer["runs"]]
     assert more.iloc[0]["4L = 128"] == f"{want['mean']:.3f} ({want['min']:.3f}–{want['max']:.3f})"
     assert "Trained 4× longer" in text_of(at) and "It is trained longer below." in text_of(at)
     assert set(gap["budget"]) == {"1,000 steps", "4,000 steps"}
@@ -104,5 +105,31 @@ def test_untrained_configuration_says_so_then_trains_live():
     assert metrics(at)["results"] == "custom"
     gap = chart_frame(at, "lab_gap")
     assert set(gap["scheme"]) == {"NoPE", "T5 buckets"} and set(gap["length"]) == {8, 16, 32, 64}
+    # the bands: the custom run drawn over the shipped ones, never replacing them
+    bands = chart_frame(at, "lab_bands")
+    assert set(bands[bands["run"] == "custom"]["scheme"]) == {"NoPE", "T5 buckets"}
+    assert set(bands[bands["run"] == "shipped"]["scheme"]) == {NAMES[s] for s in SHIPPED["results"]["runs"]}
     at.select_slider(key="mult").set_value(8).run()  # a rerun keeps the custom run (stored, not retrained)
     assert metrics(at)["results"] == "custom"
+
+
+def test_one_top_sentence_the_finding_at_the_shipped_results_with_the_bands_and_the_rule():
+    at = open_page(PAGE)
+    assert_clean(at)
+    tops = [i.value for i in at.info]
+    want = top_sentence([finding(load_task(t)) for t in load_tasks()])
+    assert tops[0] == want and "**Finding.**" not in text_of(at)  # one top sentence: the spine's headline slot holds it
+    # the sentence names exactly the schemes whose beyond-L fraction is within 10 % of the uniform guess's gap
+    f = finding(SHIPPED)
+    held = want.split("only ")[1].split(" stay within")[0] if "only " in want else ""
+    assert set(held.replace(" and ", ", ").split(", ")) == {NAMES[s] for s in f["within"]}
+    assert all(NAMES[s] in want for s in f["worse"])
+    assert "2-layer models of d = 32" in text_of(at) and "L = 32" in text_of(at)
+    bands = chart_frame(at, "lab_bands")
+    alibi = bands[(bands["scheme"] == "ALiBi") & (bands["band"] == 3)].iloc[0]
+    per = band_gaps(SHIPPED["results"], "alibi")[(128, 256)]
+    assert abs(alibi["gap"] - sum(per) / len(per)) < 1e-12
+    assert (alibi["lo"], alibi["hi"]) == bootstrap_interval(per)
+    assert VERDICT_RULE.replace("**", "") in text_of(at)
+    ext = next(t.value for t in at.table if "paper" in t.value.columns)
+    assert "Chen et al., Position Interpolation (arXiv:2306.15595)" in set(ext["paper"])
