@@ -350,11 +350,12 @@ def verdict_rows(results: dict | None = None, *, longer: dict | None = None) -> 
     return out
 
 
-def task_files(directory: Path = DATA) -> dict[str, Path]:
+def task_files(directory: Path | None = None) -> dict[str, Path]:
     """{task: results file} of the shipped tasks: lab_results.json (its config's task, "markov" when absent) and every
     lab_<task>.json beside it that is not a follow-up (lab_longer.json, lab_*_longer.json) or the order sweep
-    (lab_orders.json)."""
+    (lab_orders.json); ``directory`` defaults to the package's data."""
     out: dict[str, Path] = {}
+    directory = DATA if directory is None else directory
     files = [directory / RESULTS_FILE.name] + sorted(p for p in directory.glob("lab_*.json") if p.name != RESULTS_FILE.name)
     for path in files:
         if not path.exists() or path.stem.endswith("longer") or path.stem == "lab_orders":

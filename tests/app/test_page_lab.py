@@ -133,3 +133,41 @@ def test_one_top_sentence_the_finding_at_the_shipped_results_with_the_bands_and_
     assert VERDICT_RULE.replace("**", "") in text_of(at)
     ext = next(t.value for t in at.table if "paper" in t.value.columns)
     assert "Chen et al., Position Interpolation (arXiv:2306.15595)" in set(ext["paper"])
+
+
+def test_two_shipped_tasks_get_a_selector_and_one_sentence(tmp_path, monkeypatch):
+    """A second task's file beside the first (made here: the Markov file relabelled "induction", its gaps halved): the
+    page offers both, its one top sentence has a clause per task, and the chosen task's bands are drawn."""
+    import json
+
+    import posenc.lab.results as results
+    from posenc.ui import cache
+
+    res = json.loads(json.dumps(SHIPPED["results"]))
+    res["config"]["task"] = "induction"
+    for runs in res["runs"].values():
+        for r in runs.values():
+            r["gap_by_position"] = [g / 2 for g in r["gap_by_position"]]
+    (tmp_path / "lab_induction.json").write_text(json.dumps(res))
+    (tmp_path / "lab_results.json").write_text(results.RESULTS_FILE.read_text())
+    monkeypatch.setattr(results, "DATA", tmp_path)
+    results.load_tasks.cache_clear()
+    cache._call.clear()
+    try:
+        at = open_page(PAGE)
+        assert_clean(at)
+        assert list(load_tasks()) == ["markov", "induction"]
+        want = top_sentence([finding(load_task(t)) for t in ("markov", "induction")])
+        assert at.info[0].value == want and "on the Markov task past L" in want and "; on the induction task past L" in want
+        at.segmented_control(key="task").set_value("induction").run()
+        assert_clean(at)
+        bands = chart_frame(at, "lab_bands")
+        rope = bands[(bands["scheme"] == "RoPE") & (bands["band"] == 3)].iloc[0]
+        per = band_gaps(res, "rope")[(128, 256)]
+        assert abs(rope["gap"] - sum(per) / len(per)) < 1e-12
+        assert "No weights ship for the induction task" in text_of(at)
+    finally:  # every cache that saw the made-up task (the page's views are cached on the task's name)
+        import streamlit as st
+
+        results.load_tasks.cache_clear()
+        st.cache_data.clear()
