@@ -57,10 +57,15 @@ CAUSAL_FORM = {"bidirectional": False, "causal": True}  # parameter -> its value
 #   name      its lab name (results files, links) where it differs from the key;
 #   shown     its name in the lab's tables where the registry's names another form (an untrained table or MLP);
 #   train_as  it stands for a training option of another scheme: (that scheme, the range N of its randomized positions);
-#   default   False: a custom run may train it, ``python -m posenc.lab`` does not.
+#   default   False: a custom run may train it, ``python -m posenc.lab`` does not;
+#   variants  further lab schemes of the same entry: {lab name: {"shown", "per_length"}}, "per_length" naming a
+#             function of this module (``PER_LENGTH``) that gives parameters from the training length L.
 LAB_SETTINGS: dict[str, dict] = {
     "learned_random": {"name": "learned", "shown": "Learned table"},  # the lab trains the table from this entry's init
-    "t5": {"shown": "T5 buckets"},  # the registry's name is the encoder's
+    "t5": {"shown": "T5 buckets", "variants": {"t5_scaled": {"shown": "T5 buckets, scaled", "per_length": "t5_at_length"}}},
+    # the registry's name is the encoder's; "t5" keeps Hugging Face's default (32 buckets, max_distance 128), which at
+    # L = 32 never trains buckets 22-31; "t5_scaled" sets them from L as T5 does from its own training length
+    # (``t5_at_length``): every bucket trained
     "fire": {"shown": "FIRE"},  # the registry's entry is the untrained MLP; the lab trains it from the same init
     "nope": {"shown": "NoPE"},
     "rope_randomized": {"train_as": ("rope", RANDOM_RANGE), "shown": "RoPE + randomized"},  # a training option (Ruoss et al.)
@@ -87,6 +92,7 @@ class LabScheme:
     shown: str = ""  # its name in the lab's tables
     randomize: int = 0  # N > 0: its positions are a sorted random sample of [0, N) in every forward pass
     default: bool = True  # trained by ``python -m posenc.lab``
+    per_length: str = ""  # a key of PER_LENGTH: parameters set from the training length (scheme_params)
 
 
 def _rotary_maps(scheme, at: np.ndarray, head_dim: int, params: dict, span: int) -> tuple[np.ndarray, np.ndarray]:
@@ -112,6 +118,12 @@ class _Engine:
         """``span``: the length the positions come from (the scheme's ``seq_len``): n, or the range N of randomized ones."""
         raise NotImplementedError
 
+    def unseen(self, s, params: dict, n: int, *, trained: int, hd: int) -> tuple[float, str]:
+        """(share, unit): the share of the scheme's positional inputs at positions 0 .. n-1 that training on positions
+        0 .. trained-1 (L, or the range N of randomized ones) never produced, and what is counted (``unseen_share``).
+        Default, for an input that is the position itself: positions >= trained."""
+        return max(n - trained, 0) / n, "positions"
+
 
 class _Additive(_Engine):
     name = "additive"
@@ -136,12 +148,26 @@ class _Table(_Engine):
 class _Bias(_Engine):
     name = "bias"
 
+    def unseen(self, s, params, n, *, trained, hd):
+        if s.mask_only:  # NoPE: no positional input at all (what a longer sequence changes is the number of keys)
+            return 0.0, "no positional input (the causal mask only)"
+        return _far_pairs(n, trained) / _pairs(n), "causal (query, key) pairs: offset i - j >= trained"
+
     def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
         return {"bias": mask + s.bias(at, at, H, **params)}  # the mask too, whatever the bias does
 
 
 class _TrainedBias(_Engine):
     name = "trained bias"
+
+    def unseen(self, s, params, n, *, trained, hd):
+        settings = s.validate_params(params)
+        if s.behaviour.buckets is None:  # a learned function of the offset (Kerple, FIRE)
+            return _far_pairs(n, trained) / _pairs(n), "causal (query, key) pairs: offset i - j >= trained"
+        ids = s.behaviour.buckets(np.array([n - 1.0]), np.arange(float(n)), **settings)[0, ::-1]  # (n,) bucket of offset d
+        seen = np.isin(ids, ids[: min(trained, n)])  # (n,) the offset's bucket is one an offset < trained has
+        d = np.arange(n)
+        return float(((n - d) * ~seen).sum()) / _pairs(n), "causal (query, key) pairs whose bucket id training never used"
 
     def own(self, s, params, rng, *, d_model, n_heads, rows):
         return s.behaviour.trainable.init(rng, n_heads, **s.validate_params(params))
@@ -155,9 +181,27 @@ class _TrainedBias(_Engine):
 class _Rotary(_Engine):
     name = "rotary"
 
+    def unseen(self, s, params, n, *, trained, hd):
+        theta = np.asarray(s.frequencies(hd, seq_len=trained, **params)[0], dtype=np.float64)  # (hd/2,) rad per position
+        # a frequency pair's trained angles (i - j) theta cover [0, (trained - 1) theta]; one that never rotates
+        # (theta = 0: p-RoPE's dropped pairs) or whose range is a full turn has seen every angle
+        partial = (theta > 0) & ((trained - 1) * theta < 2 * np.pi)  # (hd/2,)
+        share = _far_pairs(n, trained) / _pairs(n) * float(partial.mean())
+        return share, "(query, key, frequency pair) triples: angle (i - j) theta outside [0, (trained - 1) theta]"
+
     def arrays(self, s, params, at, mask, *, d, hd, H, rows, span):
         mq, mk = _rotary_maps(s, at, hd, params, span)
         return {"mq": mq, "mk": mk}
+
+
+def _pairs(n: int) -> int:
+    """Causal (query, key) pairs of a length-n sequence, 0 <= j <= i < n: n (n + 1) / 2."""
+    return n * (n + 1) // 2
+
+
+def _far_pairs(n: int, m: int) -> int:
+    """Causal pairs whose offset i - j >= m: sum over d = m .. n-1 of (n - d) = (n - m)(n - m + 1) / 2."""
+    return max(n - m, 0) * max(n - m + 1, 0) // 2
 
 
 _ENGINES = {  # a scheme's behaviour class -> its lab engine, from what the scheme declares (a last row, trainable weights)
@@ -198,6 +242,36 @@ def _why_not(key: str, scheme) -> str | None:
     return None
 
 
+# T5 (Raffel et al. 2020, arXiv:1910.10683, sec. 2.1 and 3.1.2): 32 buckets, max_distance 128, trained at length 512
+T5_TRAIN_LEN, T5_NUM_BUCKETS, T5_MAX_DISTANCE = 512, 32, 128
+
+
+def t5_at_length(scheme, train_len: int) -> dict:
+    """T5's bucket settings for a decoder trained at length L, related to L as T5 relates them to its own 512.
+
+    T5 trains at 512 tokens with 32 buckets and max_distance 128: max_distance = L / 4, so the last (catch-all)
+    bucket covers the farthest 3/4 of the trained offsets, and every bucket is reached by some trained offset.
+    Scaling all of T5's lengths by L / 512 would leave 1 exact and 1 catch-all bucket at L = 32 (offsets 1 and 2 in
+    one bucket: the Markov task's order 2 could not be seen), so the lab keeps the two properties instead:
+    max_distance = max(L // 4, the registry's least, 4) and
+    num_buckets = T5's 32, or fewer: the most for which every bucket of the causal form is reached by an offset
+    0 .. L - 1.  L = 512 gives T5's (32, 128); L = 32 gives (8, 8): exact offsets 0 .. 3, then log buckets from 4, 5,
+    6 and 7 up (9 buckets would leave one unreached).  ``scheme``: the registry's T5 (its bucket function, its parameter range)."""
+    L = check_int("train_len", train_len, lo=4, hi=MAX_RANGE)
+    base = _lab_params(scheme)
+    spec = {p.name: p for p in scheme.params}
+    md = max(L // (T5_TRAIN_LEN // T5_MAX_DISTANCE), spec["max_distance"].lo)
+    last, keys = np.array([L - 1.0]), np.arange(float(L))  # one query, every key before it: offsets L-1 .. 0
+    for nb in range(min(T5_NUM_BUCKETS, 2 * md - 1), spec["num_buckets"].lo - 1, -1):  # causal: max_exact = nb//2 < md
+        p = {**base, "num_buckets": nb, "max_distance": md}
+        if np.unique(scheme.behaviour.buckets(last, keys, **p)).size == scheme.behaviour.num_buckets(**p):
+            return {"num_buckets": nb, "max_distance": md}
+    raise ValueError(f"no T5 bucket count reaches every bucket at train_len {L}")  # not at any L in [4, MAX_RANGE]
+
+
+PER_LENGTH = {"t5_at_length": t5_at_length}  # LAB_SETTINGS' "per_length" names: (registry scheme, L) -> parameters
+
+
 def _derive() -> tuple[dict[str, LabScheme], dict[str, str]]:
     lab, refused = {}, {}
     for key, scheme in SCHEMES.items():
@@ -208,8 +282,14 @@ def _derive() -> tuple[dict[str, LabScheme], dict[str, str]]:
             refused[key] = reason
             continue
         name = setting.get("name", key)
-        lab[name] = LabScheme(name, key, model, _lab_params(get_scheme(model)), setting.get("shown", scheme.short_name),
-                              randomize, setting.get("default", True))
+        params = _lab_params(get_scheme(model))
+        lab[name] = LabScheme(name, key, model, params, setting.get("shown", scheme.short_name), randomize,
+                              setting.get("default", True))
+        for variant, v in setting.get("variants", {}).items():
+            if variant in SCHEMES or variant in lab:
+                raise ValueError(f"lab variant {variant!r} of {key!r} clashes with a registry or lab name")
+            lab[variant] = LabScheme(variant, key, model, dict(params), v["shown"], randomize, v.get("default", True),
+                                     v["per_length"])
     return lab, refused
 
 
@@ -221,6 +301,14 @@ PARAMS = {name: s.params for name, s in LAB.items()}
 NAMES = {name: s.shown for name, s in LAB.items()}
 ENGINE = {name: _engine(get_scheme(s.model)) for name, s in LAB.items()}
 KIND = {name: engine.name for name, engine in ENGINE.items()}  # additive, table, rotary, bias or trained bias
+
+
+def scheme_params(scheme: str, train_len: int) -> dict:
+    """Every parameter the lab sets in the scheme's registry entry at training length L: ``PARAMS`` (the causal form)
+    plus those set from L (``LabScheme.per_length``: T5 scaled, ``t5_at_length``)."""
+    s = LAB[check_choice("scheme", scheme, LAB_SCHEMES)]
+    L = check_int("train_len", train_len, lo=1, hi=MAX_RANGE)
+    return {**s.params, **(PER_LENGTH[s.per_length](get_scheme(s.model), L) if s.per_length else {})}
 
 
 def untrainable() -> dict[str, str]:
@@ -295,9 +383,9 @@ def own_weights(scheme: str, rng: np.random.Generator, *, d_model: int, n_heads:
     bias's weights as the scheme draws them (T5 N(0, 0.02^2) per bucket and head; Kerple and FIRE as their authors'
     code), or {}."""
     check_choice("scheme", scheme, LAB_SCHEMES)
-    rows = random_range(scheme, randomize) or check_int("train_len", train_len, lo=1)
-    s = LAB[scheme]
-    return ENGINE[scheme].own(get_scheme(s.model), dict(s.params), rng, d_model=d_model, n_heads=n_heads, rows=rows)
+    params = scheme_params(scheme, train_len)
+    rows = random_range(scheme, randomize) or train_len
+    return ENGINE[scheme].own(get_scheme(LAB[scheme].model), params, rng, d_model=d_model, n_heads=n_heads, rows=rows)
 
 
 def trainable_shapes(scheme: str, *, d_model: int, n_heads: int, train_len: int, randomize: int | None = None) -> dict:
@@ -367,7 +455,7 @@ def positions(
     N = random_range(scheme, randomize)
     at = np.arange(n, dtype=np.float64) if at is None else _check_at(at, n, N)
     engine = ENGINE[scheme]
-    key, params = LAB[scheme].model, dict(PARAMS[scheme])
+    key, params = LAB[scheme].model, scheme_params(scheme, L)
     if extension is not None:
         if scheme not in EXTENSIBLE or N:
             raise ValueError(f"context extensions apply to the {' and '.join(NAMES[s] for s in EXTENSIBLE)} model only, "
@@ -376,3 +464,42 @@ def positions(
     mask = get_scheme("nope").bias(at, at, H)  # (H, n, n): 0 on/below the diagonal, -inf above
     arrays = engine.arrays(get_scheme(key), params, at, mask, d=d, hd=hd, H=H, rows=N or L, span=N or n)
     return Positions(scheme, engine.name, n, **{"bias": mask, "at": at, **arrays})
+
+
+def unseen(scheme: str, n: int, *, train_len: int, d_model: int, n_heads: int, randomize: int | None = None) -> dict:
+    """{"share", "unit"}: the out-of-distribution part of the scheme's positional inputs at length n (``unseen_share``)."""
+    check_choice("scheme", scheme, LAB_SCHEMES)
+    n = check_int("n", n, lo=1, hi=1 << 16)
+    L = check_int("train_len", train_len, lo=1, hi=MAX_RANGE)
+    d, H = check_int("d_model", d_model, lo=2), check_int("n_heads", n_heads, lo=1)
+    if d % H or (d // H) % 2:
+        raise ValueError(f"d_model / n_heads must be an even integer, got {d} / {H}")
+    trained = random_range(scheme, randomize) or L
+    share, unit = ENGINE[scheme].unseen(get_scheme(LAB[scheme].model), scheme_params(scheme, L), n, trained=trained,
+                                        hd=d // H)
+    return {"share": float(share), "unit": unit}
+
+
+def unseen_share(scheme: str, n: int, *, train_len: int, d_model: int, n_heads: int, randomize: int | None = None) -> float:
+    """The share of the scheme's positional inputs at positions 0 .. n-1 that training at length L never produced
+    (Ruoss et al. 2023, arXiv:2305.16843, locate length-generalisation failure in such out-of-distribution positions).
+
+    Training covers positions 0 .. T-1 with T = L, or T = N for randomized positions from [0, N) (every position and
+    offset below N occurs in some training sample).  What counts as one input follows from the engine kind and what the
+    scheme declares, never from its key:
+
+    - a position-indexed input (additive encoding, learned table): the n positions; unseen: p >= T.  Share (n - T)/n.
+    - a fixed bias (ALiBi) or a learned function of the offset (Kerple, FIRE): the n (n + 1) / 2 causal (i, j) pairs;
+      unseen: offset i - j >= T.  Share (n - T)(n - T + 1) / (n (n + 1)).  For ALiBi the bias there is the same formula,
+      only larger than any trained one; FIRE divides by psi(max(i, L)), so its MLP input stays in [0, 1], yet the
+      (offset, query) combinations past L are still new: both counted as unseen, the offset being the input.
+    - a learned bias per bucket (T5, as it declares ``buckets``): causal pairs whose bucket id no offset < T has.
+    - a rotation (RoPE, xPos, p-RoPE): (i, j, k) triples over causal pairs and the hd/2 frequency pairs theta_k
+      (hd = d_model / n_heads); unseen: angle (i - j) theta_k > (T - 1) theta_k, unless theta_k = 0 (never rotates) or
+      (T - 1) theta_k >= 2 pi (training covered a full turn).  Share = far-pair share x share of partial frequencies.
+      (xPos's decay zeta^((i-j)/B) also reads the offset, so the same pairs are new there.)
+    - NoPE: no positional input, 0 (what changes is the number of keys each query spreads attention over).
+
+    ``randomize``: N (None: the scheme's own, ``LAB``; 0: none).  Returns a float in [0, 1]; ``unseen`` adds the unit.
+    """
+    return unseen(scheme, n, train_len=train_len, d_model=d_model, n_heads=n_heads, randomize=randomize)["share"]
