@@ -146,6 +146,7 @@ def test_registry_shares_its_keys_and_builds_each_task():
     assert isinstance(i, InductionSource) and i.rho == TASK_DEFAULTS["induction"]["rho"] == 0.8
     assert source_for("induction", vocab=16, rho=0.5).rho == 0.5
     assert source_for("induction", vocab=16, seed=3) == i  # no table: the seed does not change it
+    assert source_for("induction", vocab=64, order=3).vocab == 64  # nor the order (Markov's 64^3 would be refused)
     for src in (m, i):  # the engine's duck type
         assert {"vocab", "entropy", "uniform", "prefix_floor"} <= {n for n in dir(src) if not n.startswith("_")}
         x = src.sample(np.random.default_rng(0), 2, 9)

@@ -33,6 +33,15 @@ per batch: ``posenc.schemes.rotary.randomized_positions``), and every array abov
 NoPE reads no positions and refuses it.  The registry's "rope_randomized" is trained as RoPE with N = ``RANDOM_RANGE``.
 
 Every record carries ``bias`` with the causal mask (-inf above the diagonal), so the engine always adds it.
+
+**Variants set from L.**  A ``LAB_SETTINGS`` entry may add lab schemes of the same registry entry ("variants") whose
+parameters depend on the training length (``PER_LENGTH``; ``scheme_params(scheme, L)`` gives every parameter the lab
+sets): "t5_scaled" is T5 with its buckets set from L as T5 sets them from its 512 (``t5_at_length``), beside "t5" at
+Hugging Face's default (32, 128).
+
+**Out-of-distribution positions.**  ``unseen_share(scheme, n, ...)`` is the share of a scheme's positional inputs at
+length n that training at L never produced (positions, offsets, bucket ids or rotation angles, by engine kind and what
+the scheme declares): Ruoss et al. 2023 locate the failure to extrapolate there.
 """
 
 from __future__ import annotations

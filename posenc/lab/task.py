@@ -348,7 +348,7 @@ def source_for(task: str, *, vocab: int, order: int = 2, seed: int = 0, concentr
                          f"concentration, got {unknown}")
     if task in _TABLE_TASKS:
         return MarkovSource.random(vocab, order, seed=seed, concentration=concentration)
-    _check_vk(vocab, order)
+    check_int("order", order, lo=1, hi=MAX_ORDER)  # checked, not used: no table, so no bound on vocab ** order
     check_int("seed", seed, lo=0, hi=2**32 - 1)
     check_float("concentration", concentration, lo=1e-3, hi=1e3)
     params = {**{k: v for k, v in TASK_DEFAULTS[task].items() if k in allowed}, **task_params}
