@@ -22,6 +22,7 @@ parameter (a trained bias: its own ``backward`` given dLoss/dbias summed over la
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,21 +103,22 @@ def _rms(x: np.ndarray, g: np.ndarray):
 
 
 def _rms_back(dy: np.ndarray, g: np.ndarray, cache):
+    """(dx, the gain's per-row terms dy * xn: summed over every row by ``_reduce``)."""
     xn, r = cache
-    dg = (dy * xn).reshape(-1, dy.shape[-1]).sum(axis=0)
+    dg = dy * xn
     dxn = dy * g
     dx = (dxn - xn * np.mean(dxn * xn, axis=-1, keepdims=True)) / r
     return dx, dg
 
 
-def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """sum_b a_b^T b_b for a (B, n, p), b (B, n, q): the weight gradient, (p, q).
+def _gram_terms(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a_b^T b_b for a (B, n, p), b (B, n, q), (B, p, q): summed over b by ``_reduce``, the weight gradient.
 
     # NOTE: one small GEMM per sequence, then a sum, instead of one (B n)-long GEMM: OpenBLAS
     # multithreads GEMMs above ~2.6e5 multiply-adds, and on a busy 2-core machine those threads
     # spin against each other (measured 2.5x slower); below the threshold it runs one thread.
     """
-    return (a.transpose(0, 2, 1) @ b).sum(axis=0)
+    return a.transpose(0, 2, 1) @ b
 
 
 def _heads(x: np.ndarray, H: int) -> np.ndarray:
@@ -224,11 +226,13 @@ def project(params, pos: Positions) -> None:
 
 # ----------------------------------------------------------------------------- forward / backward
 
-def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, keep_attention: bool = False):
+def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, keep_attention: bool = False,
+            bias: np.ndarray | None = None):
     """Logits (B, n, V) and the cache for ``backward``; ``tokens`` (B, n) int inputs (BOS first).
 
     With ``keep_attention`` the cache also holds every layer's attention probabilities
-    (cache["attn"][layer]: (B, H, n, n)); they are always kept for the backward pass.
+    (cache["attn"][layer]: (B, H, n, n)); they are always kept for the backward pass.  ``bias``: the (H, n, n) logit
+    bias when the caller already has it (``_bias``: one for every part of a split batch).
     """
     n = tokens.shape[1]
     if n != pos.n:
@@ -239,7 +243,7 @@ def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, kee
         x = x + pos.add[None]
     if pos.rows is not None:
         x = x + params[TABLE_PARAM][pos.rows][None]
-    bias = _bias(params, pos)  # (H, n, n)
+    bias = _bias(params, pos) if bias is None else bias  # (H, n, n)
     scale = 1.0 / np.sqrt(e)
     layers = []
     for layer in range(cfg.n_layers):
@@ -271,25 +275,34 @@ def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, kee
 
 def backward(params, cache, dlogits: np.ndarray) -> dict[str, np.ndarray]:
     """Gradients of every parameter given dL/dlogits (B, n, V)."""
+    return _reduce(params, cache["pos"], cache["cfg"], _per_sequence(params, cache, dlogits))
+
+
+def _per_sequence(params, cache, dlogits: np.ndarray) -> dict:
+    """The backward pass up to the sums over the batch: every gradient's per-sequence terms, (B, ...) each.
+
+    # NOTE: every sum over the batch is left to ``_reduce``, so a batch split into parts (threads) and joined
+    # along axis 0 reduces in exactly the order of the whole batch: the gradients are bit-identical either way.
+    """
     cfg: ModelConfig = cache["cfg"]
     pos: Positions = cache["pos"]
-    H, e = cfg.n_heads, cfg.head_dim
-    scale = 1.0 / np.sqrt(e)
-    g = {}
-    g["wu"] = _gram(cache["hf"], dlogits)
-    dx, g["gf"] = _rms_back(dlogits @ params["wu"].T, params["gf"], cache["nf"])
-    dbias = np.zeros((H, pos.n, pos.n)) if pos.trainable is not None else None
+    H = cfg.n_heads
+    scale = 1.0 / np.sqrt(cfg.head_dim)
+    t = {}  # name -> (B, ...) per-sequence terms; "ds": every layer's score gradient, last layer first
+    t["wu"] = _gram_terms(cache["hf"], dlogits)
+    dx, t["gf"] = _rms_back(dlogits @ params["wu"].T, params["gf"], cache["nf"])
+    t["ds"] = []
     for layer in reversed(range(cfg.n_layers)):
         c = cache["layers"][layer]
         # MLP: x = x2 + relu(h2 W1) W2
-        g[f"w2{layer}"] = _gram(c["r"], dx)
+        t[f"w2{layer}"] = _gram_terms(c["r"], dx)
         du = (dx @ params[f"w2{layer}"].T) * (c["u"] > 0)
-        g[f"w1{layer}"] = _gram(c["h2"], du)
+        t[f"w1{layer}"] = _gram_terms(c["h2"], du)
         dh2 = du @ params[f"w1{layer}"].T
-        dx2, g[f"g2_{layer}"] = _rms_back(dh2, params[f"g2_{layer}"], c["n2"])
+        dx2, t[f"g2_{layer}"] = _rms_back(dh2, params[f"g2_{layer}"], c["n2"])
         dx = dx + dx2
         # attention: x2 = x + o Wo
-        g[f"wo{layer}"] = _gram(c["o"], dx)
+        t[f"wo{layer}"] = _gram_terms(c["o"], dx)
         do = _heads(dx @ params[f"wo{layer}"].T, H)  # (B, H, n, e)
         a, q, k, v = c["a"], c["q"], c["k"], c["v"]
         da = do @ v.transpose(0, 1, 3, 2)  # (B, H, n, n)
@@ -299,23 +312,47 @@ def backward(params, cache, dlogits: np.ndarray) -> dict[str, np.ndarray]:
         da -= rowdot
         da *= a  # ds, 0 where masked
         ds = da
-        if dbias is not None:
-            dbias += ds.sum(axis=0)
+        if pos.trainable is not None:
+            t["ds"].append(ds)
         dq = (ds @ k) * scale
         dk = ds.transpose(0, 1, 3, 2) @ (q * scale)
         if pos.mq is not None:
             dq, dk = _rotate(pos.mq, dq, transpose=True), _rotate(pos.mk, dk, transpose=True)  # Mq[p]^T g
-        dqkv = np.concatenate([_merge(t) for t in (dq, dk, dv)], axis=-1)  # (B, n, 3d)
-        g[f"wqkv{layer}"] = _gram(c["h"], dqkv)
+        dqkv = np.concatenate([_merge(u) for u in (dq, dk, dv)], axis=-1)  # (B, n, 3d)
+        t[f"wqkv{layer}"] = _gram_terms(c["h"], dqkv)
         dh = dqkv @ params[f"wqkv{layer}"].T
-        dx1, g[f"g1_{layer}"] = _rms_back(dh, params[f"g1_{layer}"], c["n1"])
+        dx1, t[f"g1_{layer}"] = _rms_back(dh, params[f"g1_{layer}"], c["n1"])
         dx = dx + dx1
     onehot = (cache["tokens"][:, None, :] == np.arange(cfg.vocab + 1)[None, :, None]).astype(np.float64)  # (B, V+1, n)
-    g["tok"] = (onehot @ dx).sum(axis=0)
+    t["tok"] = onehot @ dx
+    t["dx"] = dx
+    return t
+
+
+def _join(parts: list[dict]) -> dict:
+    """Per-sequence terms of consecutive parts of a batch, joined along the batch axis."""
+    if len(parts) == 1:
+        return parts[0]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "ds"}
+    out["ds"] = [np.concatenate(d) for d in zip(*(p["ds"] for p in parts))]
+    return out
+
+
+def _reduce(params, pos: Positions, cfg: ModelConfig, t: dict) -> dict[str, np.ndarray]:
+    """The gradients: the per-sequence terms summed over the batch (and a trained bias's backward)."""
+    g = {}
+    for name in param_names(cfg):
+        if name == "gf" or name.startswith(("g1_", "g2_")):
+            g[name] = t[name].reshape(-1, t[name].shape[-1]).sum(axis=0)  # over every row of every sequence
+        else:
+            g[name] = t[name].sum(axis=0)
     if pos.rows is not None:
         g[TABLE_PARAM] = np.zeros_like(params[TABLE_PARAM])
-        g[TABLE_PARAM][pos.rows] = dx.sum(axis=0)  # distinct rows: one token each
-    if dbias is not None:  # dLoss/dbias summed over layers and batch -> the trained bias's own weights
+        g[TABLE_PARAM][pos.rows] = t["dx"].sum(axis=0)  # distinct rows: one token each
+    if pos.trainable is not None:  # dLoss/dbias summed over layers and batch -> the trained bias's own weights
+        dbias = np.zeros((cfg.n_heads, pos.n, pos.n))
+        for ds in t["ds"]:
+            dbias += ds.sum(axis=0)
         own = pos.trainable.backward(_own(params, pos), pos.at, pos.at, dbias, **pos.settings)
         g.update({k: np.asarray(own[k], dtype=np.float64).reshape(params[k].shape) for k in pos.weights})
     return g
@@ -333,11 +370,48 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.nd
     return float(loss), dlogits / (B * n)
 
 
-def loss_and_grad(params, inputs: np.ndarray, targets: np.ndarray, pos: Positions, cfg: ModelConfig):
-    """(mean cross-entropy, {name: gradient}) for one batch."""
-    logits, cache = forward(params, inputs, pos, cfg)
-    loss, dlogits = cross_entropy(logits, targets)
-    return loss, backward(params, cache, dlogits)
+THREADS = 2  # at most this many threads per training step (train.train's default)
+
+
+def parts(B: int) -> list[slice]:
+    """The fixed split of a batch of B sequences into two parts of B // 2 and B - B // 2 (one part when B < 2):
+    the same whatever the number of threads, so the numbers never depend on it."""
+    return [slice(0, B)] if B < 2 else [slice(0, B // 2), slice(B // 2, B)]
+
+
+_POOL: list[ThreadPoolExecutor] = []  # one worker thread, made on first use by a step with threads = 2
+
+
+def _pool() -> ThreadPoolExecutor:
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="posenc-lab"))
+    return _POOL[0]
+
+
+def loss_and_grad(params, inputs: np.ndarray, targets: np.ndarray, pos: Positions, cfg: ModelConfig, *, threads: int = 1):
+    """(mean cross-entropy, {name: gradient}) for one batch.
+
+    ``threads`` = 2 runs the forward and backward passes of the batch's two halves (``parts``) in two threads
+    (numpy releases the GIL in its loops and BLAS calls); the per-sequence terms are joined in batch order and summed
+    over the batch in one thread, as with ``threads`` = 1, so the loss and every gradient are bit-identical either way.
+    """
+    check_int("threads", threads, lo=1, hi=THREADS)
+    split = parts(inputs.shape[0])
+    if threads == 1 or len(split) == 1:
+        logits, cache = forward(params, inputs, pos, cfg)
+        loss, dlogits = cross_entropy(logits, targets)
+        return loss, backward(params, cache, dlogits)
+    bias = _bias(params, pos)
+    worker = _pool()
+
+    def both(fn):  # fn(0) in this thread while fn(1) runs in the worker; results in batch order
+        later = worker.submit(fn, 1)
+        return [fn(0), later.result()]
+
+    halves = both(lambda i: forward(params, inputs[split[i]], pos, cfg, bias=bias))
+    loss, dlogits = cross_entropy(np.concatenate([h[0] for h in halves]), targets)
+    terms = both(lambda i: _per_sequence(params, halves[i][1], dlogits[split[i]]))
+    return loss, _reduce(params, pos, cfg, _join(terms))
 
 
 def log_probs(params, inputs: np.ndarray, pos: Positions, cfg: ModelConfig) -> np.ndarray:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from posenc._validate import check_int
-from posenc.lab.model import ModelConfig, init_params, loss_and_grad, project
+from posenc.lab.model import THREADS, ModelConfig, init_params, loss_and_grad, project
 from posenc.lab.positions import positions, sampler
 from posenc.lab.task import MarkovSource
 
@@ -82,6 +82,7 @@ def train(
     extension: str | None = None,
     base_len: int | None = None,
     stream: int = 2,
+    threads: int = THREADS,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Train one model; returns (parameters, training loss per step (steps,)).
 
@@ -95,12 +96,15 @@ def train(
     rotation, at factor train_len / ``base_len`` (None: train_len, factor 1): fine-tuning a RoPE model trained at L
     at 4L with PI is ``train_len=4 * L, base_len=L, extension="pi", initial=params``.  ``stream``: the training
     batches come from default_rng([seed, stream]) (2 by default; a fine-tune passes another to get new batches).
+    ``threads`` (1 or 2): threads per step (model.loss_and_grad); the numbers are bit-identical for either, so a sweep
+    of one process per core passes 1.
     """
     if cfg.vocab != source.vocab:
         raise ValueError(f"model vocab {cfg.vocab} differs from the source's {source.vocab}")
     L = check_int("train_len", train_len, lo=2, hi=4096)
     base = L if base_len is None else check_int("base_len", base_len, lo=1, hi=4096)
     check_int("stream", stream, lo=0, hi=1 << 30)
+    check_int("threads", threads, lo=1, hi=THREADS)
     init = init_params(cfg, scheme, L, seed, randomize=randomize) if initial is None else initial
     names = list(init)
     flat = np.concatenate([init[k].ravel() for k in names])  # every parameter in one vector
@@ -120,7 +124,7 @@ def train(
         if draw is not None:
             pos = positions(scheme, L, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=base, extension=extension,
                             at=draw(L), randomize=randomize)
-        loss, grads = loss_and_grad(params, inputs[step], targets[step], pos, cfg)
+        loss, grads = loss_and_grad(params, inputs[step], targets[step], pos, cfg, threads=threads)
         losses[step] = loss
         g = np.concatenate([grads[k].ravel() for k in names])
         g *= min(1.0, tc.clip / (np.sqrt(np.sum(g * g)) + 1e-12))  # global-norm clip (np.sum: a BLAS dot would multithread)

@@ -28,6 +28,21 @@ def open_page(path: str, query: dict | None = None, timeout: float = 60) -> AppT
     return at.run()
 
 
+_SHOWN: dict[tuple, AppTest] = {}
+
+
+def shown_page(path: str, query: dict | None = None) -> AppTest:
+    """The page ``open_page(path, query)`` draws, run once per process and shared by every test that only reads it
+    (no None shown, plain words, chart keys, export menus, the boundary sweep's first run, the link sweeps' keys, the
+    browser's chart count): a caller reads its elements and never sets a widget or reruns it -- a test that does takes
+    a page of its own from ``open_page``.  Each xdist worker keeps its own copy; tests/conftest.py sends every test of
+    one page to one worker, so a page at one setting is drawn once per run instead of once per sweep."""
+    key = (path, tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (query or {}).items())))
+    if key not in _SHOWN:
+        _SHOWN[key] = open_page(path, query, timeout=180)
+    return _SHOWN[key]
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception element and no st.error on the page."""
     assert not at.exception, [e.value for e in at.exception]

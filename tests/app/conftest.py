@@ -7,8 +7,11 @@ import streamlit as st
 
 
 @pytest.fixture(autouse=True)
-def _fresh_caches():
-    # st.cache_data is shared between AppTest instances in one process (streamlit#9139).
-    st.cache_data.clear()
-    st.cache_resource.clear()
+def _fresh_caches(request):
+    # st.cache_data is shared between AppTest instances in one process (streamlit#9139): every test starts with empty
+    # caches, except a ``warm_caches`` test right after another (tests/conftest.py: page sweeps that patch nothing).
+    warm = request.node.get_closest_marker("warm_caches") is not None
+    if not (warm and getattr(request.session, "posenc_warm_before", False)):
+        st.cache_data.clear()
+        st.cache_resource.clear()
     yield

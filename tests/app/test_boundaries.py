@@ -22,9 +22,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from apphelpers import open_page
+from apphelpers import open_page, shown_page
 
 from posenc.ui.pages import PAGES
+
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
 
 TIMEOUT = 300
 MANY = 12  # a select slider with more values is tried at its ends and its middle
@@ -42,7 +44,7 @@ EXPECTED_ERRORS = {
 
 
 def _run(path: str, query: dict):
-    at = open_page(path, query, timeout=TIMEOUT)
+    at = open_page(path, query, timeout=TIMEOUT) if query else shown_page(path)  # the defaults: read only
     state = at.session_state["_posenc_run"] if "_posenc_run" in at.session_state else {"bound": {}, "specs": {}, "notes": []}
     return at, state
 

@@ -9,10 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-from apphelpers import _chart_key, open_page
+from apphelpers import _chart_key, shown_page
 
 from posenc.ui.pages import PAGES
 
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
 TESTS = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve()
 
@@ -56,7 +57,7 @@ def test_the_patterns_catch_what_they_should():
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_every_chart_has_a_unique_key(info):
-    at = open_page(info.path)
+    at = shown_page(info.path)
     assert not at.exception, [e.value for e in at.exception]
     keys = [_chart_key(json.loads(el.proto.spec))[0] for el in at.get("vega_lite_chart")]
     assert all(keys) and len(set(keys)) == len(keys), keys

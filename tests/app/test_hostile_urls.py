@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 
 import pytest
-from apphelpers import open_page
+from apphelpers import open_page, shown_page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mdcheck import live_links
 
 from posenc.ui.pages import PAGES
+
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
 
 settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 settings.register_profile("deep", max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
@@ -39,7 +41,7 @@ _known: dict[str, list[str]] = {}
 def known_keys(path: str) -> list[str]:
     """The URL keys the page binds, read off a default run."""
     if path not in _known:
-        at = open_page(path)
+        at = shown_page(path)
         bound = at.session_state["_posenc_run"]["bound"] if "_posenc_run" in at.session_state else {}
         _known[path] = sorted(bound)
     return _known[path]

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from apphelpers import assert_clean, open_page
+from apphelpers import assert_clean, shown_page
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from posenc.ui.pages import PAGES
 
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
 NONE = re.compile(r"\bNone\b(?!\s+of\b)")  # Python's None; "None of these schemes ..." is a sentence
 
 
@@ -47,6 +48,6 @@ def nones(at) -> list[str]:
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_no_page_shows_none(info):
-    at = open_page(info.path, timeout=180)
+    at = shown_page(info.path)
     assert_clean(at)
     assert nones(at) == [], f"{info.path} shows None: {nones(at)}"

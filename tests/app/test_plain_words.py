@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from apphelpers import open_page
+from apphelpers import shown_page
 
 from posenc.ui.pages import PAGES
 
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
 STORY = {"pages/home.py", "pages/attention_order.py", "pages/raw_index.py", "pages/index_length.py", "pages/single_sine.py",
          "pages/sincos_pair.py", "pages/sinusoid.py"}
 EVERYWHERE = re.compile(r"(?i:\bseed (article|text)s?\b|\bthe seeds?\b|\bregistry\b|\bfsum\b)|\b[a-z]+\(s\)")
@@ -28,7 +29,7 @@ def page_words(at) -> str:
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_no_word_the_reader_has_not_been_shown(info):
-    text = page_words(open_page(info.path))
+    text = page_words(shown_page(info.path))
     assert not EVERYWHERE.findall(text), sorted({m.group(0) for m in EVERYWHERE.finditer(text)})
     if info.path in STORY:
         assert not ON_STORY_PAGES.findall(text), sorted(set(ON_STORY_PAGES.findall(text)))

@@ -21,6 +21,8 @@ from streamlit.testing.v1 import AppTest
 from posenc.ui.pages import PAGES
 from posenc.ui.quiz import FIGURES
 
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
+
 ANSWER = re.compile(r"\*\*Answer: (.+?)\.\*\*")
 NUMBER = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?![\w])")
 

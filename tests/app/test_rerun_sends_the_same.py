@@ -13,6 +13,8 @@ import pytest
 from posenc.ui.pages import PAGES
 from tests.app.apphelpers import assert_clean, open_page
 
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
+
 
 @pytest.mark.parametrize("path", [p.path for p in PAGES])
 def test_an_unchanged_rerun_sends_identical_tables_and_charts(path):

@@ -9,8 +9,9 @@ defaults and at one changed setting and compares every chart's spec text."""
 from __future__ import annotations
 
 import pytest
+from apphelpers import assert_clean, open_page, shown_page
 
-from tests.app.apphelpers import assert_clean, open_page
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
 
 CASES = [
     ("pages/rope.py", {"d": "130"}), ("pages/rope.py", {"base": "500"}), ("pages/rope.py", {"probe": "ones"}),
@@ -40,7 +41,7 @@ CASES = [
 
 
 def _specs(path: str, query: dict | None = None) -> list[str]:
-    at = open_page(path, query)
+    at = open_page(path, query) if query else shown_page(path)  # the defaults: read only
     assert_clean(at)
     return [el.proto.spec for el in at.get("vega_lite_chart")]
 

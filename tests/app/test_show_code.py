@@ -9,6 +9,8 @@ from apphelpers import assert_clean, open_page
 
 from posenc.ui.pages import PAGES
 
+pytestmark = pytest.mark.warm_caches  # tests/conftest.py: runs after another page sweep reuse its caches
+
 
 def _code_key(at) -> str | None:
     for e in at.expander:

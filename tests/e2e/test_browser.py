@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-from apphelpers import open_page  # noqa: E402
+from apphelpers import shown_page  # noqa: E402
 
 from posenc.ui.pages import PAGES  # noqa: E402
 from tools.liveserver import wait_for_app, wait_for_charts  # noqa: E402
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 
 def _expected_charts(path: str) -> int:
     """How many charts AppTest sees on the page at default settings (the browser must draw them)."""
-    return len(open_page(path).get("vega_lite_chart"))
+    return len(shown_page(path).get("vega_lite_chart"))
 
 
 def _chart_pixels(page) -> list[bytes]:

@@ -1,0 +1,45 @@
+"""Suite-wide scheduling: every test of one page goes to one xdist worker, and page sweeps keep warm caches.
+
+``python -m pytest`` runs with ``--dist loadgroup`` (pyproject.toml): a test parametrized by a page (``info``, a
+posenc.ui.pages.PageInfo, or ``path``, a page file) in one of the page sweeps below is put in the group of its page, so
+the worker that draws the page at its defaults once (apphelpers.shown_page), and whose live server computed its
+figures, serves every sweep of that page.  Groups are whole units of work; xdist hands out the largest first.
+
+A test marked ``warm_caches`` keeps Streamlit's caches from the test before it when that test was marked too
+(tests/app/conftest.py clears them otherwise): the sweeps below call no monkeypatched code, so what one of them cached
+is what the next would compute.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# the page sweeps whose tests are grouped by page (file names under tests/app and tests/e2e)
+GROUPED = {
+    "test_boundaries.py", "test_chart_keys.py", "test_exports_on_pages.py", "test_hostile_urls.py", "test_no_none.py",
+    "test_plain_words.py", "test_quizzes.py", "test_rerun_sends_the_same.py", "test_settings_swap_data.py",
+    "test_show_code.py", "test_slide_exports.py", "test_browser.py", "test_presenter.py", "test_small_and_dark.py",
+}
+
+
+def page_of(item: pytest.Item) -> str | None:
+    """The page file (e.g. "pages/rope.py") a grouped test is parametrized by, else None."""
+    if Path(str(item.fspath)).name not in GROUPED or not hasattr(item, "callspec"):
+        return None
+    params = item.callspec.params
+    path = getattr(params.get("info"), "path", None) or params.get("path")
+    return path if isinstance(path, str) and path.startswith("pages/") else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        page = page_of(item)
+        if page is not None:
+            item.add_marker(pytest.mark.xdist_group(Path(page).stem))
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    # read by tests/app/conftest.py's cache fixture: whether the test before the next one kept warm caches
+    item.session.posenc_warm_before = item.get_closest_marker("warm_caches") is not None
