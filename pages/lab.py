@@ -145,7 +145,7 @@ with results_box:
                     f"{ov['steps']:,} steps. Dashed in the chart above.")
         table(more["table"])
         st.caption(f"Learned the task with {more['steps']:,} steps: {more['n_learned']} of {more['n_models']} models. Made by the "
-                   "same command, which trains again whatever did not learn; its extrapolation ratio is the one the Compare "
+                   "same command, which trains again whatever did not learn; its verdict is the one the Compare "
                    f"table shows. Falsified by a seed of the follow-up whose gap at L is over the same {ov['learned_fraction']:.0%} line.")
     pv = _view("by_position", key, (), _run=run)
     chart(style(position_chart(pv["frame"], pv["names"], train_len=L)), key="lab_positions", data=pv["frame"],

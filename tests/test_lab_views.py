@@ -232,7 +232,7 @@ def test_extension_table_names_each_rows_paper():
         r["extensions"]["pi_ft"] = {"128": {"gap": 0.05}}
     t = views.extension_table({"results": res})
     row = t[t["method"] == "PI + fine-tuning at 4L"].iloc[0]
-    assert row["4L"] == "0.050 (0.050–0.050)" and row["8L"] == "not evaluated"
+    assert row["gap at 4L"] == "0.050 (0.050–0.050)" and row["gap at 8L"] == "not evaluated"
 
 
 def test_band_chart_labels_lines_and_dashes_ropes_variants():

@@ -400,3 +400,14 @@ def test_settings_text_names_what_each_scheme_is_drawn_at_from_its_parameter_spe
     assert sim.settings_text("single_sine", 7) == "d 7, ω 1"
     assert sim.settings_text("alibi", 64) == sim.settings_text("t5", 64) == ""  # no width, no setting drawn
     assert sim.settings_label("sinusoidal", 66, (("base", 500.0),)) == "Sinusoidal (d 66, base 500)"
+
+
+def test_verdict_text_in_words():
+    row = {"verdict": "holds", "fraction": 0.017, "lo": 0.015, "hi": 0.019, "span": "[L, 8L)", "reason": None}
+    assert v.verdict_text(row) == "holds: 1.7% of a uniform guess's gap (95 % interval 1.5%–1.9%)"
+    ext = row | {"verdict": "worse than a uniform guess", "fraction": 1.047, "lo": 0.978, "hi": 1.128,
+                 "span": "[0, 8L) (whole sequence)"}
+    assert v.verdict_text(ext) == ("worse than a uniform guess: 104.7% of a uniform guess's gap, over [0, 8L) (whole "
+                                   "sequence) (95 % interval 97.8%–112.8%)")
+    assert v.verdict_text({"verdict": None, "reason": "no row past L"}) == "no verdict: no row past L"
+    assert v.verdict_text(None) == "not trained in the lab"

@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import FIT_X, MAX_MARKS, OKABE_ITO, SCHEME_COLORS, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
+from posenc.charts.base import FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
@@ -199,8 +199,8 @@ UNIFORM_COLOR = "#888888"  # the uniform guess's line: mid grey, readable on the
 def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
     """Gap per band of positions (``views.lab.bands_view``): one line per scheme in its registry colour (RoPE's variants
     also dashed, ``VARIANT_DASH``), the bootstrap interval over seeds as a bar at each band, each line labelled at its
-    end (no legend), the uniform guess's gap as a grey dashed line labelled "uniform guess", and a custom run's lines
-    drawn thick and translucent over the shipped ones."""
+    end (no legend; a leader in its colour ties the label to it), the uniform guess's gap as a grey dashed line
+    labelled "uniform guess", and a custom run's lines drawn thick and translucent over the shipped ones."""
     frame, labels, uniform = view["frame"], view["labels"], view["uniform"]
     _check(frame, "band chart")
     n = len(view["band_labels"])
@@ -209,7 +209,7 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
     keys = list(dict.fromkeys(frame["key"].astype(str)))
     dash = alt.StrokeDash("key:N", scale=alt.Scale(domain=keys, range=[VARIANT_DASH.get(k, [1, 0]) for k in keys]), legend=None)
     axis_labels = json.dumps(view["band_labels"])
-    x = alt.X("band:Q", title="positions (band; trained on the first)", scale=alt.Scale(domain=[-0.15, n - 1 + 1.25], nice=False),
+    x = alt.X("band:Q", title="positions (band; trained on the first)", scale=alt.Scale(domain=[-0.15, n - 1 + 1.6], nice=False),
               axis=alt.Axis(values=list(range(n)), labelExpr=f"{axis_labels}[datum.value]", grid=False))
     ys = alt.Scale(type="log", domain=list(view["domain"]), nice=False)
     y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=ys)
@@ -224,11 +224,14 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
     bars = base.mark_rule(strokeWidth=2, opacity=0.5).encode(x=x, y=alt.Y("lo:Q", scale=ys), y2="hi:Q", color=color)
     lines = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, detail="label:N", strokeWidth=width, opacity=opacity)
     points = base.mark_point(filled=True, size=36).encode(x=x, y=y, color=color, tooltip=tips)
-    text = alt.Chart(labels).mark_text(align="left", dx=7, fontSize=11).encode(
-        x="band:Q", y=alt.Y("y:Q", scale=ys), text="label:N", color=color)
+    # each label in the neutral grey (readable on both themes), tied to its line's end by a leader in the line's colour
+    ends = alt.Chart(labels).transform_calculate(at=alt.datum.band + 0.14)
+    leaders = ends.mark_rule(strokeWidth=1.5).encode(x="band:Q", x2="at:Q", y=alt.Y("gap:Q", scale=ys), y2="y:Q", color=color)
+    text = ends.mark_text(align="left", dx=3, fontSize=11, color=NEUTRAL_TEXT).encode(
+        x="at:Q", y=alt.Y("y:Q", scale=ys), text="label:N")
     u = alt.Chart(uniform)
     ubase = u.mark_line(strokeDash=[5, 4], color=UNIFORM_COLOR, strokeWidth=1.5).encode(
         x=x, y=y, tooltip=[alt.Tooltip("band_label:N", title="positions"), alt.Tooltip("gap:Q", title="uniform guess", format=".4f")])
-    utext = u.transform_filter(alt.datum.band == 0).mark_text(align="left", dx=4, dy=-7, fontSize=11, color=UNIFORM_COLOR).encode(
+    utext = u.transform_filter(alt.datum.band == 0).mark_text(align="left", dx=4, dy=-7, fontSize=11, color=NEUTRAL_TEXT).encode(
         x=x, y=y, text=alt.value("uniform guess"))
-    return alt.layer(ubase, utext, bars, lines, points, text, height=height).properties(width="container", autosize=FIT_X)
+    return alt.layer(ubase, utext, bars, lines, points, leaders, text, height=height).properties(width="container", autosize=FIT_X)

@@ -408,7 +408,8 @@ def spread_labels(values, gap: float = LABEL_GAP) -> np.ndarray:
 
 def extension_table(run: dict) -> pd.DataFrame | None:
     """The extended model's rows, one per method (plain, each test-time extension, any fine-tuned row such as "pi_ft"),
-    with the paper it comes from and its mean gap per length ("mean (min–max)" over seeds); None without one."""
+    with the paper it comes from and its gap per length ("gap at 4L": "mean (min–max)" over seeds, nats); None without
+    one."""
     res = run["results"]
     extended = extended_scheme(res)
     if extended is None:
@@ -416,11 +417,11 @@ def extension_table(run: dict) -> pd.DataFrame | None:
     runs = list(res["runs"][extended].values())
     base = get_scheme(REGISTRY_KEY[extended])
     rows = [{"method": f"{NAMES[extended]} (no extension)", "paper": base.paper}
-            | {f"{n // res['config']['train_len']}L": spread_text(gaps(res, extended, n)) for n in res["extension_lengths"]}]
+            | {f"gap at {n // res['config']['train_len']}L": spread_text(gaps(res, extended, n)) for n in res["extension_lengths"]}]
     for e in runs[0]["extensions"]:
         name, paper = extension_source(e)
         rows.append({"method": name, "paper": paper}
-                    | {f"{n // res['config']['train_len']}L": spread_text([r["extensions"][e].get(str(n), {}).get("gap") for r in runs],
+                    | {f"gap at {n // res['config']['train_len']}L": spread_text([r["extensions"][e].get(str(n), {}).get("gap") for r in runs],
                                                                            "not evaluated") for n in res["extension_lengths"]})
     return pd.DataFrame(rows)
 
