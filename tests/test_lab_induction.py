@@ -179,3 +179,21 @@ def test_copy_distance_distribution_the_docstring_reports():
     assert q99 == [23.0, 41.0, 71.0, 108.0]
     assert src.copy_probability(32)[31] == pytest.approx(0.87693649, abs=1e-8)
     assert src.uniform - src.entropy == pytest.approx(1.78225174, abs=1e-8)
+
+
+def test_the_lab_engine_takes_the_induction_source_unchanged():
+    # two training steps of a tiny model and an evaluation: the duck type is enough for train and evaluate
+    from posenc.lab.evaluate import eval_sequences, position_losses
+    from posenc.lab.model import ModelConfig
+    from posenc.lab.train import TrainConfig, train
+
+    src = source_for("induction", vocab=6, rho=0.8)
+    cfg = ModelConfig(6, 8, 2, 1, 8)
+    params, losses = train("rope", src, cfg, TrainConfig(steps=2, batch=2, warmup=1), train_len=8, seed=0)
+    assert losses.shape == (2,) and np.all(np.isfinite(losses))
+    seqs = eval_sequences(src, 4, 16)  # (4, 16)
+    r = position_losses(params, "rope", src, cfg, seqs, train_len=8)
+    P = src.next_distributions(seqs)
+    bayes = -(P * np.log(P)).sum(axis=-1).mean(axis=0)  # (16,) the exact per-context Bayes loss, averaged
+    np.testing.assert_allclose(r["bayes"], bayes, rtol=1e-12)
+    assert np.all(r["gap"] >= -1e-12)  # a KL
