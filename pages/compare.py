@@ -9,7 +9,7 @@ from posenc.analysis.tables import measure_table
 from posenc.charts.base import style
 from posenc.charts.compare import measured_dot_panels, measured_dots, wishlist_table
 from posenc.lab.experiment import LONGER, LabConfig
-from posenc.lab.results import HOLDS, VERDICT_RULE
+from posenc.lab.results import HOLDS, VERDICT_RULE, task_title
 from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, table, wrap_up
@@ -23,7 +23,7 @@ PATH = "pages/compare.py"
 LENGTHS = [64, 128, 256, 512, 1024]
 TASKS = lab_tasks()
 LAB_RULE = (f"Measured in the Extrapolation lab, not at the controls above: tiny causal transformers trained at L = 32, "
-            f"{'on ' + ' and '.join(TASKS) + ' tasks' if len(TASKS) > 1 else 'on a Markov source'}. {VERDICT_RULE} "
+            f"{'on ' + ' and '.join(map(task_title, TASKS)) + ' tasks' if len(TASKS) > 1 else 'on a Markov source'}. {VERDICT_RULE} "
             f"A scheme that did not learn the task at L in {LabConfig().steps:,} steps is measured from the lab's run with "
             f"{LONGER}× the steps if it learned there, and gets no verdict otherwise; the RoPE extensions' rows store one gap "
             "per length, so theirs is over the whole 8L sequence.")
@@ -88,8 +88,9 @@ if view is not None:
             "scheme": Text("Scheme", pinned=True),
             "page": st.column_config.LinkColumn("Page", display_text="open ↗", help="The page that explains this scheme."),
             "learned_or_fixed": Text("Learned or fixed?", help="Learned iff the scheme has trainable parameters (column 'learned parameters')."),
-            **{f"verdict_{t}": Text(f"Extrapolates beyond training length? ({t} task)", help=LAB_RULE) for t in TASKS},
-            **{f"beyond_L_{t}": Num(f"gap past L ÷ uniform guess's ({t})", format="percent", help=LAB_RULE) for t in TASKS},
+            **{f"verdict_{t}": Text(f"Extrapolates beyond training length? ({task_title(t)} task)", help=LAB_RULE) for t in TASKS},
+            **{f"beyond_L_{t}": Num(f"gap past L ÷ a uniform guess's ({task_title(t)})", format="percent", help=LAB_RULE)
+               for t in TASKS},
             "extrapolates": Check(f"holds (≤ {HOLDS:.0%}, {TASKS[0]})", help=LAB_RULE),
             "extrapolation_note": Text("lab", help="How the lab measured it, or why there is no number."),
             "bounded": Check("Bounded", help=f"max |value| over [{FAR.min():,.0f}, {FAR.max():,.0f}] ≤ {BOUND_RATIO}× "

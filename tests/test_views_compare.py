@@ -307,7 +307,8 @@ def test_marks_frame(table):
     for s in f.index:
         x = f.loc[s, f"beyond_L_{first}"]
         if x == x:  # a number: the cell names the rule's word for it and the number to 1 decimal of a percent
-            assert f.loc[s, f"verdict_{first}"].startswith(f"{verdict_word(x)}: {x:.1%} of a uniform guess's gap")
+            assert f.loc[s, f"verdict_{first}"].startswith(f"{verdict_word(x)} · ")
+            assert f"{x:.1%} of" in f.loc[s, f"verdict_{first}"] or f"{x:.0%} of" in f.loc[s, f"verdict_{first}"]
     raw = marks[(marks["property"] == "extrapolates (lab)") & (marks["scheme"] == "Raw index")]["detail"].iloc[0]
     assert "4,000 steps" in raw, raw
 
@@ -404,10 +405,10 @@ def test_settings_text_names_what_each_scheme_is_drawn_at_from_its_parameter_spe
 
 def test_verdict_text_in_words():
     row = {"verdict": "holds", "fraction": 0.017, "lo": 0.015, "hi": 0.019, "span": "[L, 8L)", "reason": None}
-    assert v.verdict_text(row) == "holds: 1.7% of a uniform guess's gap (95 % interval 1.5%–1.9%)"
+    assert v.verdict_text(row) == "holds · 1.7% of a uniform guess's gap (95 %: 1.5%–1.9%)"
     ext = row | {"verdict": "worse than a uniform guess", "fraction": 1.047, "lo": 0.978, "hi": 1.128,
                  "span": "[0, 8L) (whole sequence)"}
-    assert v.verdict_text(ext) == ("worse than a uniform guess: 104.7% of a uniform guess's gap, over [0, 8L) (whole "
-                                   "sequence) (95 % interval 97.8%–112.8%)")
+    assert v.verdict_text(ext) == ("worse than a uniform guess · 105% of a uniform guess's gap over [0, 8L) (whole "
+                                   "sequence) (95 %: 98%–113%)")
     assert v.verdict_text({"verdict": None, "reason": "no row past L"}) == "no verdict: no row past L"
     assert v.verdict_text(None) == "not trained in the lab"

@@ -204,6 +204,11 @@ def task_of(results: dict) -> str:
     return str(results["config"].get("task", "markov"))
 
 
+def task_title(task: str) -> str:
+    """How the pages name a task: "Markov" for the order-k Markov source, else the task's own name."""
+    return "Markov" if task == "markov" else task
+
+
 def bootstrap_interval(values, *, resamples: int = BOOTSTRAP_RESAMPLES, level: float = BOOTSTRAP_LEVEL,
                        seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (the finite ones: one per seed): ``resamples`` draws of

@@ -94,16 +94,20 @@ def lab_tasks() -> list[str]:
     return list(load_tasks())
 
 
+def _pct(x: float) -> str:
+    return f"{x:.1%}" if abs(x) < 0.1 else f"{x:.0%}"
+
+
 def verdict_text(row: dict | None) -> str:
-    """One verdict cell in words: "holds: 1.7 % of a uniform guess's gap (95 % interval 1.5–1.9 %)", or why there
-    is none ("not trained in the lab", the lab's reason)."""
+    """One verdict cell in words: "holds · 1.7% of a uniform guess's gap (95 %: 1.5%–1.9%)", or why there is none
+    ("not trained in the lab", the lab's reason); a row measured over another span says which."""
     if row is None:
         return "not trained in the lab"
     if row["verdict"] is None:
         return f"no verdict: {row['reason']}"
-    span = "" if row["span"].startswith("[L,") else f", over {row['span']}"
-    return (f"{row['verdict']}: {row['fraction']:.1%} of a uniform guess's gap{span} "
-            f"(95 % interval {row['lo']:.1%}–{row['hi']:.1%})")
+    span = "" if row["span"].startswith("[L,") else f" over {row['span']}"
+    return (f"{row['verdict']} · {_pct(row['fraction'])} of a uniform guess's gap{span} "
+            f"(95 %: {_pct(row['lo'])}–{_pct(row['hi'])})")
 
 
 def with_lab(frame: pd.DataFrame) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from posenc.lab.results import (
     spread,
     spread_text,
     task_of,
+    task_title,
     uniform_band_gaps,
 )
 from posenc.registry import get_scheme
@@ -279,11 +280,6 @@ WITHIN = HOLDS  # "stays close": the mean gap past L within this fraction of the
 def _names(xs) -> str:
     xs = list(xs)
     return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
-
-
-def task_title(task: str) -> str:
-    """How the page names a task: "Markov" for the order-k Markov source, else the task's own name."""
-    return "Markov" if task == "markov" else task
 
 
 def finding(run: dict) -> dict:
