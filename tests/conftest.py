@@ -33,6 +33,7 @@ def page_of(item: pytest.Item) -> str | None:
     return path if isinstance(path, str) and path.startswith("pages/") else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the test ids (xdist/remote.py)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         page = page_of(item)
