@@ -173,6 +173,15 @@ def main(argv=None) -> int:
         out.append(table("10. The real model (SmolLM2-135M, posenc.model): load, forward at 128 and 512 tokens, RSS; goals "
                          + ", ".join(f"{k} <= {v:g}" for k, v in results["model"].get("goals", {}).items()),
                          runs or [results["model"]], list(runs[0]) if runs else ["skipped"]))
+        web = results["model"].get("browser", {})
+        if web.get("pages"):  # each page in Chromium: first paint cold and cached, a step to a new value, worker RSS
+            cols = [c for c in web["pages"][0] if c not in ("steps", "cached_tries")]
+            out.append(table("10b. The real-model pages in Chromium: first paint (cold, cached; goal cached <= "
+                             f"{web['goals']['first_paint_cached_s']:g} s), one step of each control to a new value, "
+                             "a typed text", web["pages"], cols))
+            out.append(table("10c. A worker's RSS before and after the real-model pages (goal +"
+                             f"{results['model']['goals']['rss_model_after_mb']:g} MB)", [web],
+                             [k for k in web if k not in ("pages", "goals")]))
     if {"load", "memory", "soak", "room", "security"} & set(only):
         import subprocess
 

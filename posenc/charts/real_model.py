@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
@@ -109,10 +111,14 @@ def extension_bars(frame: pd.DataFrame, *, base: float, factors: tuple[int, ...]
     """Perplexity with each extension at each factor of ``factors``, against plain RoPE (the dashed line)."""
     frame = frame[frame["factor"].isin(factors)]
     colors = {m: SCHEME_COLORS[k] for m, k in frame[["method", "key"]].drop_duplicates().itertuples(index=False)}
+    # a bar on a log scale cannot start at 0 (Vega then draws none): each starts at a floor below every value shown
+    floor = 10.0 ** math.floor(math.log10(min(float(frame["perplexity"].min()), float(base)) / 2))
+    top = 10.0 ** math.ceil(math.log10(max(float(frame["perplexity"].max()), float(base)) * 1.05))
     bars = alt.Chart(frame, height=300, width="container").mark_bar().encode(
         x=alt.X("factor:O", title="factor s", axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("method:N"),
-        y=alt.Y("perplexity:Q", title="perplexity (log)", scale=alt.Scale(type="log")),
+        y=alt.Y("perplexity:Q", title="perplexity (log)", scale=alt.Scale(type="log", domain=[floor, top])),
+        y2=alt.datum(floor),
         color=alt.Color("method:N", title="method", scale=alt.Scale(domain=list(colors), range=list(colors.values())),
                         legend=alt.Legend(orient="bottom", columns=2)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("factor:O"), alt.Tooltip("perplexity:Q", format=".3f"),

@@ -125,8 +125,9 @@ def order_takeaway(order: dict, ppl: dict) -> dict:
     r, n = order["rope"], order["nope"]
     return {"shows": [f"With its RoPE the model reads order: after A it predicts {r['top_a']!r} ({r['p_a']:.2f}), after B "
                       f"{r['top_b']!r} ({r['p_b']:.2f}); KL(A‖B) = {r['kl']:.2f} nats.",
-                      (f"Without positions KL(A‖B) is {n['kl']:.3f} nats, and the perplexity on the passage rises "
-                       f"{ppl['ratio']:.1f}× ({ppl['ppl']['RoPE']:.2f} → {ppl['ppl']['NoPE']:.1f}).", "nope_ppl")],
+                      (f"Without positions KL(A‖B) is {n['kl']:.3f} nats.", order["quiz"]["key"]),
+                      (f"Without positions the perplexity on the passage rises {ppl['ratio']:.1f}× ({ppl['ppl']['RoPE']:.2f} → "
+                       f"{ppl['ppl']['NoPE']:.1f}).", ppl["quiz"]["key"])],
             "wrong": ["Removing positions from a model trained with them measures what its weights expect, not what a model "
                       "trained without positions (NoPE) could learn from the causal mask.",
                       "One small model (135M parameters), one text: the next pages look inside at what the heads do."]}
@@ -206,8 +207,9 @@ def heads_takeaway(view: dict, prope: dict) -> dict:
     kinds = sorted(fast, key=fast.get, reverse=True)
     return {"shows": [", ".join(f"{v} {k}" for k, v in c.items()) + f" heads among {sum(c.values())}, by measured attention.",
                       "Energy on the fastest quarter of the pairs: " + ", ".join(f"{k} {fast[k]:.0%}" for k in kinds) + ".",
-                      f"Dropping the slowest 25 % of pairs changes perplexity by "
-                      f"{float(prope['frame']['change %'].iloc[2]):+.1f} %; dropping all, by {float(prope['frame']['change %'].iloc[-1]):+.0f} %."],
+                      (f"Dropping the slowest 25 % of pairs changes perplexity by "
+                       f"{float(prope['frame']['change %'].iloc[2]):+.1f} %; dropping all, by "
+                       f"{float(prope['frame']['change %'].iloc[-1]):+.0f} %.", "prope25")],  # the exercise's answer
             "wrong": ["Kinds come from one text and fixed thresholds: a head can do several things, and induction needs a repeat.",
                       "p-RoPE here is applied without retraining; Barbero et al. train with it."]}
 
@@ -272,8 +274,11 @@ def extension_view(passage: str, yours: str, n_tokens: int) -> dict:
                  "; ".join(f"{r.method} {r.perplexity:.2f} ({r._5:+.0f} %)" for r in at8.itertuples()) + f"; plain RoPE {base:.2f}. "
                  "PI divides every frequency, so neighbouring tokens rotate 8× less apart; NTK, YaRN and Llama 3 keep the fast "
                  "pairs that read short range.", [get_scheme(k).short_name for k in EXTENSIONS])
-    takeaway = {"shows": [f"Plain RoPE: perplexity {base:.2f} on {ids.size} tokens. At factor 8: " +
-                          ", ".join(f"{r.method} {r.perplexity:.2f}" for r in at8.itertuples()) + "."],
+    at2 = frame[frame["factor"] == 2].sort_values("perplexity")
+    takeaway = {"shows": [f"Plain RoPE: perplexity {base:.2f} on {ids.size} tokens. At factor 2: " +
+                          ", ".join(f"{r.method} {r.perplexity:.2f}" for r in at2.itertuples()) + ".",
+                          ("At factor 8: " + ", ".join(f"{r.method} {r.perplexity:.2f}" for r in at8.itertuples()) + ".",
+                           "ext_worst")],  # the exercise's answer: it waits for the reveal
                 "wrong": ["Short range only: what the extensions buy, the long context, needs a longer text than a page can run.",
                           "No fine-tuning: PI and YaRN were proposed with some; Llama 3's scaling came with long training."]}
     return {"frame": frame, "base": base, "n": int(ids.size), "quiz": quiz, "takeaway": takeaway}

@@ -9,6 +9,7 @@ import pytest
 from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, reveal, text_of
 
 import posenc.model as pm
+from posenc.views.real_model import YOUR_DEFAULT
 
 REAL = ("pages/real_order.py", "pages/real_heads.py", "pages/real_relative.py", "pages/real_extension.py")
 needs_model = pytest.mark.skipif(not pm.available(), reason=f"the bundled model is not installed: {pm.INSTALL}")
@@ -63,9 +64,31 @@ def test_relative_puts_the_float64_shift_on_the_page():
 
 @needs_model
 def test_the_passage_box_starts_with_text():
-    at = open_page("pages/real_extension.py", {"passage": "yours"}, timeout=SLOW)
+    at = open_page("pages/real_extension.py", {"passage": "your text"}, timeout=SLOW)  # the link carries the label
     assert_clean(at)
-    assert any(label.startswith("perplexity with plain RoPE") for label in metrics(at))
+    assert not at.warning, [w.value for w in at.warning]  # the link's value was taken, not replaced by the default
+    assert [t.value for t in at.text_input] == [YOUR_DEFAULT]
+    n = len(pm.load().encode(YOUR_DEFAULT))
+    assert any(label == f"perplexity with plain RoPE ({n} tokens)" for label in metrics(at)), list(metrics(at))
+
+
+@needs_model
+def test_every_forward_of_a_page_runs_in_a_compute_slot(monkeypatch):
+    """Issue 38, item 5: at most the app's compute slots (posenc.ui.cache.MAX_CONCURRENT) run forwards at once --
+    every forward a page starts holds one; a text no other test uses, so each forward is a cache miss."""
+    from posenc.ui import cache
+
+    module = importlib.import_module("posenc.model.forward")  # every forward, single or batched, runs through it
+    seen, forward = [], module.forward
+
+    def watched(*args, **kwargs):
+        seen.append(getattr(cache._HELD, "depth", 0))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(module, "forward", watched)
+    at = open_page("pages/real_relative.py", {"text": "Slots hold every forward of this page."}, timeout=SLOW)
+    assert_clean(at)
+    assert seen and all(depth >= 1 for depth in seen), seen
 
 
 @needs_model
@@ -75,6 +98,22 @@ def test_extension_at_its_defaults():
     bars = chart_frame(at, "real_extension_bars")
     assert set(bars["method"].dropna()) == {"PI (linear)", "NTK-aware", "YaRN", "Llama 3"}
     assert "plain RoPE" in text_of(at)
+    # the exercise asks which method costs most at factor 8: its perplexities wait for the reveal, headline included
+    before = text_of(at)
+    at = reveal(at, "ext_worst")
+    bars = chart_frame(at, "real_extension_bars")
+    eight = bars[bars["factor"] == 8].dropna(subset=["perplexity"])  # drawn once revealed
+    said = [f"{r.method} {r.perplexity:.2f}" for r in eight.itertuples()]
+    assert len(said) == 4 and all(x in text_of(at) for x in said)
+    assert not any(x in before for x in said)
+
+
+@needs_model
+def test_the_heads_wrap_up_keeps_the_prope_answer_until_the_reveal():
+    at = open_page("pages/real_heads.py", timeout=SLOW)
+    assert_clean(at)
+    assert "Dropping the slowest 25 %" not in text_of(at)
+    assert "Dropping the slowest 25 %" in text_of(reveal(at, "prope25"))
 
 
 @needs_model
@@ -103,3 +142,18 @@ def test_without_the_package_each_page_says_what_to_install(no_model, path):
 @pytest.mark.parametrize("path", ["pages/home.py", "pages/rope.py", "pages/precision.py"])
 def test_without_the_package_the_other_pages_work(no_model, path):
     assert_clean(open_page(path))
+
+
+def test_the_extension_bars_start_above_zero_on_their_log_scale():
+    """A bar on a log scale that starts at 0 is not drawn at all (Vega): each starts at a floor below every value."""
+    import pandas as pd
+
+    from posenc.charts import real_model as real_charts
+
+    frame = pd.DataFrame({"method": ["PI (linear)", "YaRN"], "key": ["rope_linear", "rope_yarn"], "factor": [2, 2],
+                          "perplexity": [80.5, 55.6], "change %": [49.5, 3.3]})
+    spec = real_charts.extension_bars(frame, base=53.8, factors=(2,)).to_dict()
+    bars = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "bar")
+    lo, hi = bars["encoding"]["y"]["scale"]["domain"]
+    assert bars["encoding"]["y"]["scale"]["type"] == "log" and bars["encoding"]["y2"] == {"datum": lo}
+    assert 0 < lo <= 53.8 / 2 and hi >= 80.5 and (lo, hi) == (10.0, 100.0)
