@@ -116,7 +116,7 @@ with results_box:
     st.caption(found["caveat"])
     bv = _view("bands_view", key, (), _run=shipped) if run is shipped else views.bands_view(shipped, run)
     chart(style(band_chart(bv)), key="lab_bands", data=bv["frame"],
-          caption=f"Gap per band of positions at {8 * L} tokens: mean over seeds, bar = 95 % bootstrap interval over seeds; "
+          caption="Gap per band of positions, out to 8L: mean over seeds, bar = 95 % bootstrap interval over seeds; "
                   "grey dashed: the uniform guess's gap on the same positions. A line above it past L is worse than guessing. "
                   + ("Your run: the thick pale lines, over the shipped ones. " if run is not shipped else "")
                   + VERDICT_RULE.replace("**", ""))
