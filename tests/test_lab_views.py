@@ -176,6 +176,14 @@ def test_bands_view_numbers_are_the_band_gaps_with_bootstrap_intervals():
         for i, per in enumerate(band_gaps(RUN["results"], s).values()):
             row = f[(f["scheme"] == NAMES[s]) & (f["band"] == i)].iloc[0]
             assert row["gap"] == pytest.approx(np.mean(per), abs=1e-15) and (row["lo"], row["hi"]) == bootstrap_interval(per)
+    cfg = RUN["results"]["config"]
+    from posenc.lab.positions import unseen_share
+
+    for _, row in f[f["band"] == 3].iterrows():  # B's out-of-distribution share at 8L, in the tooltip
+        s = next(k for k, name in NAMES.items() if name == row["scheme"])
+        assert row["unseen"] == unseen_share(s, 8 * cfg["train_len"], train_len=cfg["train_len"], d_model=cfg["d_model"],
+                                             n_heads=cfg["n_heads"])
+    assert (f[f["band"] == 0]["unseen"] == 0).all()  # nothing is unseen within the training length
     assert list(f[f["scheme"] == NAMES["learned"]]["band"]) == [0]  # the learned table: no band past L, so no end label
     assert NAMES["learned"] not in set(bv["labels"]["label"])
     assert list(bv["uniform"]["gap"]) == list(uniform_band_gaps(RUN["results"]).values())

@@ -216,7 +216,8 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
     color = alt.Color("scheme:N", scale=scale, legend=None)
     tips = [alt.Tooltip("label:N", title="scheme"), alt.Tooltip("band_label:N", title="positions"),
             alt.Tooltip("gap:Q", title="mean gap", format=".4f"), alt.Tooltip("lo:Q", title="95 % interval from", format=".4f"),
-            alt.Tooltip("hi:Q", title="to", format=".4f"), alt.Tooltip("seeds:Q")]
+            alt.Tooltip("hi:Q", title="to", format=".4f"), alt.Tooltip("seeds:Q"),
+            alt.Tooltip("unseen:Q", title="inputs unseen in training, up to the band's end", format=".0%")]
     base = alt.Chart(frame)
     shipped = alt.datum.run == "shipped"
     width = alt.condition(shipped, alt.value(2.0), alt.value(4.5))

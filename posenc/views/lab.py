@@ -14,7 +14,7 @@ from posenc._validate import check_choice, check_int
 from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
-from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, untrainable
+from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, unseen_share, untrainable
 from posenc.lab.results import (
     HOLDS,
     LEARNED_FRACTION,
@@ -337,21 +337,27 @@ def bands_view(run: dict, custom: dict | None = None) -> dict:
     the shipped ones (its rows "run" = "custom", never replacing them).
 
     Returns {"frame": DataFrame(run, scheme, key, label (the line's end label), band (index from 0), band_label,
-    gap, lo, hi, seeds), "uniform": DataFrame(band, band_label, gap), "labels": DataFrame(label, scheme, key, run, band,
-    gap, y (the label's height, spread so that no two overlap); only the lines that reach the last band), "names",
+    gap, lo, hi, seeds, unseen (``positions.unseen_share`` at the band's end: the share of the scheme's positional inputs
+    over positions 0 .. end − 1 that training never produced)), "uniform": DataFrame(band, band_label, gap), "labels":
+    DataFrame(label, scheme, key, run, band, gap, y (the label's height, spread so that no two overlap); only the lines
+    that reach the last band), "names",
     "keys", "band_labels", "domain" (the y axis: every value and label), "fractions": {label: beyond-L fraction}}."""
     rows = []
     for which, r in (("shipped", run), ("custom", custom)):
         if r is None:
             continue
         res = r["results"]
-        L = res["config"]["train_len"]
+        cfg = res["config"]
+        L = cfg["train_len"]
         for s in res["runs"]:
             label = NAMES[s] if which == "shipped" else f"{NAMES[s]} (your run)"
             for i, (b, per) in enumerate(band_gaps(res, s).items()):
                 lo, hi = bootstrap_interval(per)
+                unseen = unseen_share(s, b[1], train_len=L, d_model=cfg["d_model"], n_heads=cfg["n_heads"],
+                                      randomize=cfg.get("randomize") or None)
                 rows.append({"run": which, "scheme": NAMES[s], "key": REGISTRY_KEY[s], "label": label, "band": i,
-                             "band_label": band_label(b, L), "gap": float(np.mean(per)), "lo": lo, "hi": hi, "seeds": len(per)})
+                             "band_label": band_label(b, L), "gap": float(np.mean(per)), "lo": lo, "hi": hi, "seeds": len(per),
+                             "unseen": unseen})
     frame = pd.DataFrame(rows)
     res = run["results"]
     L = res["config"]["train_len"]
