@@ -1,16 +1,17 @@
-"""``python -m posenc.lab``: its flags, a default run that cannot touch the package's data/, and --check's comparison
-(tested on the shipped record itself: a real check retrains, ``python -m posenc.lab --schemes t5 --seeds 1 --check``)."""
+"""``python -m posenc.lab``: its flags and each one's refusal (naming the flag and its range), a default run that cannot
+touch the package's data/, --check's comparison (tested on the shipped record itself: a real check retrains,
+``python -m posenc.lab --schemes t5 --seeds 1 --check``) against the task's own shipped file, and --ship's files."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
 from posenc.lab import __main__ as cli
-from posenc.lab.reevaluate import dumps
-from posenc.lab.results import DATA, LONGER_FILE, RESULTS_FILE, load_shipped
+from posenc.lab.results import DATA, LONGER_FILE, load_shipped
 
 SHIPPED = load_shipped()["results"]
 
@@ -28,12 +29,40 @@ def test_help_shows_the_flags(capsys):
         cli.main(["--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
-    for flag in ("--task", "--schemes", "--seeds", "--steps", "--out", "--ship", "--check", "--reevaluate-extensions"):
-        assert flag in text
+    for flag in ("--task", "--order", "--schemes", "--seeds", "--steps", "--out", "--ship", "--check", "--jobs", "--cluster"):
+        assert f"\n  {flag} " in text  # its own line in the options list
+    assert "--reevaluate-extensions" not in text  # retired: --ship regenerates every row
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seeds", "0"], r"argument --seeds must be an integer in \[1, 10\], got 0"),
+    (["--seeds", "11"], r"argument --seeds must be an integer in \[1, 10\], got 11"),
+    (["--steps", "0"], r"argument --steps must be an integer in \[1, 100000\], got 0"),
+    (["--order", "5"], r"argument --order must be an integer in \[1, 4\], got 5"),
+    (["--order", "0"], r"argument --order must be an integer in \[1, 4\], got 0"),
+    (["--task", "induction", "--order", "2"], r"argument --order: the Markov task's order; the induction task has none"),
+    (["--task", "nope"], r"argument --task: invalid choice: 'nope' \(choose from 'markov', 'induction'\)"),
+    (["--jobs", "0"], r"argument --jobs must be an integer in \[1, 64\], got 0"),
+    (["--jobs", "65"], r"argument --jobs must be an integer in \[1, 64\], got 65"),
+    (["--jobs", "2", "--cluster", "tcp://127.0.0.1:1"], r"argument --jobs: give --jobs or --cluster, not both"),
+    (["--cluster", " "], r"argument --cluster: a Dask scheduler address such as tcp://127.0.0.1:8786"),
+    (["--randomize", "-1"], r"argument --randomize must be an integer in \[0, 65536\], got -1"),
+    (["--schemes", "rope,nope2"], r"argument --schemes: nope2: choose from raw_index, "),
+    (["--ship", "--order", "2"], r"--ship regenerates every shipped file at the default settings"),
+    (["--ship", "--task", "induction"], r"--ship regenerates every shipped file at the default settings"),
+    (["--order", "3", "--check"], r"--check: no shipped results at order 3"),
+])
+def test_each_flag_refuses_with_its_name_and_range(argv, message, capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(cli, "DATA", tmp_path)  # --check's missing-file refusal: an empty data directory
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("argv", [["--out", str(DATA)], ["--out", str(DATA / "sub")], ["--schemes", "nope", "--ship"],
-                                  ["--steps", "10", "--ship"], ["--check", "--out", "x"]])
+                                  ["--steps", "10", "--ship"], ["--check", "--out", "x"], ["--seeds", "2", "--ship"],
+                                  ["--task", "induction", "--out", str(DATA)], ["--jobs", "2", "--out", str(DATA)]])
 def test_a_run_cannot_write_the_package_data_without_ship(argv, capsys):
     before = {p.name: p.read_bytes() for p in DATA.iterdir() if p.is_file()}
     with pytest.raises(SystemExit) as exc:
@@ -83,7 +112,7 @@ def test_check_accepts_the_shipped_record_and_catches_a_change():
 
 @pytest.mark.parametrize("change, code", [(0.0, 0), (1e-3, 1)])
 def test_check_exits_non_zero_on_a_mismatch(monkeypatch, capsys, change, code):
-    def fake_run(cfg, progress=None):
+    def fake_run(cfg, **how):
         assert cfg.schemes == ("t5",) and cfg.n_seeds == 1
         res = _one("t5")
         res["runs"]["t5"]["0"]["train_loss"][0] += change
@@ -94,33 +123,50 @@ def test_check_exits_non_zero_on_a_mismatch(monkeypatch, capsys, change, code):
     assert ("MISMATCH" in capsys.readouterr().out) == bool(code)
 
 
-def test_the_results_file_round_trips_byte_for_byte():
-    """--reevaluate-extensions rewrites only the extension entries: the rest of the file comes back byte-identical."""
-    text = RESULTS_FILE.read_text(encoding="utf-8")
-    assert dumps(json.loads(text)) == text
+def test_check_compares_with_the_tasks_own_file(monkeypatch, tmp_path, capsys):
+    """--task induction --check reads lab_induction.json, --order 3 --check the order sweep's entry for k = 3."""
+    ind = _one("alibi")
+    ind["config"] = {**ind["config"], "task": "induction", "task_params": {"rho": 0.8}, "vocab": 16}
+    sweep = _one("alibi")
+    sweep["config"] = {**sweep["config"], "task": "markov", "task_params": {}, "order": 3}
+    (tmp_path / "lab_induction.json").write_text(json.dumps(ind), encoding="utf-8")
+    (tmp_path / cli.ORDERS_FILE).write_text(json.dumps({"orders": {"3": sweep}}), encoding="utf-8")
+    monkeypatch.setattr(cli, "DATA", tmp_path)
+    seen = []
+
+    def fake_run(cfg, **how):
+        seen.append(cfg)
+        return json.loads(json.dumps(ind if cfg.task == "induction" else sweep)), {}
+
+    monkeypatch.setattr(cli, "run_experiment", fake_run)
+    assert cli.main(["--task", "induction", "--schemes", "alibi", "--seeds", "1", "--check"]) == 0
+    assert cli.main(["--order", "3", "--schemes", "alibi", "--seeds", "1", "--check"]) == 0
+    assert [(c.task, c.order, c.vocab, dict(c.task_params)) for c in seen] == [("induction", 2, 16, {"rho": 0.8}),
+                                                                               ("markov", 3, 8, {})]
+    assert cli.shipped_for(seen[0]) == ind and cli.shipped_for(seen[1]) == sweep
+    assert "reproduces the shipped file" in capsys.readouterr().out
 
 
-def test_reevaluate_extensions_reproduces_a_small_run_and_refuses_a_changed_one():
-    """The re-evaluation retrains each seed and checks it against the file before rewriting the extension entries."""
-    from posenc.lab.experiment import LabConfig, run_experiment
-    from posenc.lab.reevaluate import reevaluate_extensions
+def test_ship_writes_every_file_and_only_data(monkeypatch, tmp_path, capsys):
+    """--ship (here with tiny stand-in configs and a stand-in data/) writes each task's results, weights and follow-up,
+    the order sweep and README.md; the order sweep's k = 2 reuses the main run's jobs."""
+    from posenc.lab.experiment import LabConfig
 
-    res, weights = run_experiment(LabConfig(schemes=("rope",), n_seeds=1, steps=25, train_len=8, n_eval=8))
-    res = json.loads(json.dumps(res))
-    again = reevaluate_extensions(res, weights=weights)
-    assert dumps(again) == dumps(res)  # the same code: every entry, the dynamic one too, comes back equal
-    stale = copy.deepcopy(res)
-    stale["runs"]["rope"]["0"]["extensions"]["dynamic"]["32"]["gap"] = 0.0
-    assert reevaluate_extensions(stale)["runs"]["rope"]["0"]["extensions"]["dynamic"]["32"]["gap"] != 0.0
-    changed = copy.deepcopy(res)
-    changed["runs"]["rope"]["0"]["mean"]["16"]["gap"] += 1e-6
-    with pytest.raises(ValueError, match="does not reproduce"):
-        reevaluate_extensions(changed)
-
-
-def test_the_reevaluate_flag_writes_out_only(tmp_path, monkeypatch):
-    import posenc.lab.reevaluate as reev
-
-    monkeypatch.setattr(reev, "run", lambda out_dir, progress=print: SHIPPED)
-    assert cli.main(["--reevaluate-extensions", "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "lab_results.json").read_text(encoding="utf-8") == RESULTS_FILE.read_text(encoding="utf-8")
+    tiny = {"steps": 25, "train_len": 8, "n_eval": 8, "schemes": ("alibi",)}
+    configs = {cli.task_file(t): LabConfig.for_task(t, n_seeds=2, **tiny) for t in ("markov", "induction")}
+    configs.update({f"{cli.ORDERS_FILE}/{k}": LabConfig.for_task("markov", order=k, n_seeds=1, **tiny) for k in (1, 2)})
+    monkeypatch.setattr(cli, "ship_configs", lambda: configs)
+    monkeypatch.setattr(cli, "DATA", tmp_path)
+    assert cli.main(["--ship", "--jobs", "1"]) == 0
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"lab_results.json", "lab_weights.npz", "lab_induction.json", "lab_induction_weights.npz", "lab_orders.json",
+            "README.md"} <= names
+    main = json.loads((tmp_path / "lab_results.json").read_text())
+    ind = json.loads((tmp_path / "lab_induction.json").read_text())
+    orders = json.loads((tmp_path / "lab_orders.json").read_text())["orders"]
+    assert main["config"]["task"] == "markov" and ind["config"]["task"] == "induction"
+    assert sorted(orders) == ["1", "2"] and orders["2"]["runs"]["alibi"]["0"] == main["runs"]["alibi"]["0"]
+    err = capsys.readouterr().err
+    assert "lab: 5/5 jobs done" in err  # 2 + 2 seeds of the tasks, order 1's seed; order 2's is the main run's
+    readme = (tmp_path / "README.md").read_text()
+    assert "python -m posenc.lab --ship --jobs 1" in readme and "lab_induction.json" in readme and "Order k = 1" in readme

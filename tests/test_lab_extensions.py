@@ -103,3 +103,55 @@ def test_the_shipped_dynamic_row_is_the_position_by_position_computation():
     np.testing.assert_allclose(got, row, rtol=0, atol=1e-4)
     plain = np.array(res["runs"]["rope"]["0"]["gap_by_position"][:Ls])  # up to L the scale is 1: plain RoPE's curve
     np.testing.assert_allclose(row[:Ls], plain, rtol=0, atol=1e-9)
+
+
+def test_dynamic_at_4L_is_the_prefix_of_dynamic_at_8L():
+    """experiment evaluates dynamic NTK once at 8L and slices 4L: query t reads a pass over its own t + 1 tokens, so the
+    first 4L positions of the 8L evaluation are the 4L evaluation bit for bit."""
+    source = MarkovSource.random(CFG.vocab, 1, seed=0)
+    seqs = source.sample(np.random.default_rng(1), 3, 8 * L)
+    long = position_losses(_params(), "rope", source, CFG, seqs, train_len=L, extension="dynamic")
+    short = position_losses(_params(), "rope", source, CFG, seqs[:, : 4 * L], train_len=L, extension="dynamic")
+    for k in ("loss", "bayes", "gap"):
+        assert np.array_equal(long[k][: 4 * L], short[k])
+
+
+def test_the_extension_rows_name_their_papers_and_the_fine_tune_is_fixed():
+    from posenc.lab.experiment import EXTENSION_ROWS, FINETUNE, FINETUNE_STEPS, FINETUNE_STREAM, FINETUNES
+    from posenc.lab.positions import EXTENSIONS
+    from posenc.lab.train import TrainConfig
+
+    assert list(EXTENSION_ROWS) == [*EXTENSIONS, *FINETUNES] and FINETUNES == {"pi_ft": "pi", "ft": None}
+    for row in ("pi", "pi_ft", "ft"):
+        assert "Chen et al. 2023" in EXTENSION_ROWS[row] and "arXiv:2306.15595" in EXTENSION_ROWS[row]
+    for row in ("ntk", "dynamic", "yarn"):
+        assert "Peng et al. 2023, arXiv:2309.00071" in EXTENSION_ROWS[row]
+    assert "bloc97" in EXTENSION_ROWS["ntk"] and "Llama 3.1" in EXTENSION_ROWS["llama3"]
+    main = TrainConfig()
+    assert FINETUNE_STEPS == 200 and FINETUNE.batch == main.batch == 32 and FINETUNE_STREAM == 5
+    # a constant lr equal to the main run's final one: lr x final_lr_ratio = 1e-2 x 0.1
+    assert FINETUNE.lr == pytest.approx(main.lr * main.final_lr_ratio) and FINETUNE.lr == 1e-3
+    assert {FINETUNE.lr_at(s) for s in range(FINETUNE.steps)} == {FINETUNE.lr}
+
+
+def test_the_fine_tune_rows_are_the_fine_tuned_models():
+    """pi_ft = the trained model fine-tuned with PI (factor 4) at 4L on stream 5, evaluated with PI; ft = the same
+    without PI; both differ from their test-time rows (the fine-tune moved the weights)."""
+    from posenc.lab.evaluate import eval_sequences
+    from posenc.lab.experiment import FINETUNE, LabConfig, run_job
+    from posenc.lab.train import train
+
+    cfg = LabConfig(schemes=("rope",), n_seeds=1, steps=25, train_len=8, n_eval=8, finetune_steps=25)
+    job = run_job(cfg, "rope", 0)
+    rows = job["run"]["extensions"]
+    source, model = cfg.source(), cfg.model()
+    seqs = eval_sequences(source, cfg.n_eval, 64)
+    for row, ext in (("pi_ft", "pi"), ("ft", None)):
+        tuned, _ = train("rope", source, model, replace(FINETUNE, steps=25), train_len=32, base_len=8, extension=ext,
+                         initial=job["weights"], seed=0, stream=5)
+        for n in (32, 64):
+            want = position_losses(tuned, "rope", source, model, seqs[:, :n], train_len=8, extension=ext)["gap"]
+            assert rows[row][str(n)]["gap"] == float(want.mean())
+    assert rows["pi_ft"]["32"]["gap"] != rows["pi"]["32"]["gap"]
+    assert rows["ft"]["32"]["gap"] != job["run"]["mean"]["32"]["gap"]
+    assert len(job["run"]["finetune_loss"]["pi_ft"]) == 1  # 25 steps: one mean of 25

@@ -1,22 +1,26 @@
-"""`python -m posenc.lab`: train the lab's schemes and write their results.
+"""`python -m posenc.lab`: train the lab's schemes on a task and write their results.
 
-Writes lab_results.json, lab_weights.npz and README.md (provenance: command, settings, seeds, date, versions, wall
+A run writes lab_results.json, lab_weights.npz and README.md (provenance: command, settings, seeds, date, versions, wall
 time), and lab_longer.json: the schemes that did not learn the task at some seed, trained again with
 experiment.LONGER x the steps (experiment.longer_config), to --out DIR (default ./lab_run).  A run never writes the
-package's data/ unless asked with --ship (the default settings only: `python -m posenc.lab --ship` regenerates the
-shipped files, ~30 min on 2 cores).  --schemes rope,t5 picks schemes (default: positions.DEFAULT_SCHEMES, derived from
-the registry); --seeds K, --steps S; --randomize N trains and evaluates every scheme at randomized positions from
-[0, N) (Ruoss et al. 2023).
+package's data/ unless asked with --ship, which regenerates every shipped file in one command, default settings only:
+both tasks with 10 seeds (lab_results.json: Markov order 2; lab_induction.json), their follow-up runs, and the Markov
+order sweep k = 1..4 (lab_orders.json, ORDER_SEEDS seeds).  Every (task, scheme, seed) run is an independent job:
+--jobs N runs them in N local processes, --cluster ADDRESS on an existing Dask scheduler (pip install distributed);
+the numbers are the same bit for bit, and a progress line per finished job goes to stderr.
 
-Check one scheme and seed against the shipped file (exit 1 on a mismatch beyond 1e-6):
+Check one scheme and seed against the shipped file of its task (exit 1 on a mismatch beyond 1e-6):
     python -m posenc.lab --schemes t5 --seeds 1 --check
-Re-evaluate only the shipped extension rows (dynamic NTK position by position):
-    python -m posenc.lab --reevaluate-extensions --ship
+    python -m posenc.lab --task induction --schemes alibi --seeds 1 --check
+    python -m posenc.lab --order 3 --schemes rope --seeds 1 --check --cluster tcp://127.0.0.1:8786
+Regenerate every shipped file (the coordinator's command, ~30 min on 2 cores):
+    python -m posenc.lab --ship --jobs 2
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
@@ -24,9 +28,53 @@ from pathlib import Path
 
 import numpy as np
 
-from posenc.lab.experiment import LONGER, LabConfig, longer_config, run_experiment
-from posenc.lab.positions import DEFAULT_SCHEMES, KIND, LAB, LAB_SCHEMES, NAMES
-from posenc.lab.results import DATA, extended_scheme, gaps, learned_check, load_shipped, save, spread_text
+from posenc.lab.experiment import (
+    EXTENSION_ROWS,
+    FINETUNES,
+    LONGER,
+    LabConfig,
+    longer_config,
+    run_experiment,
+    run_many,
+)
+from posenc.lab.parallel import MAX_JOBS
+from posenc.lab.positions import DEFAULT_SCHEMES, KIND, LAB, LAB_SCHEMES, MAX_RANGE, NAMES
+from posenc.lab.results import DATA, RESULTS_FILE, extended_scheme, gaps, learned_check, save, spread_text
+from posenc.lab.task import TASK_DEFAULTS, TASK_NAMES, TASKS
+
+SHIP_SEEDS = 10  # seeds per task in the shipped files
+ORDERS = (1, 2, 3, 4)  # the Markov order sweep (vocab 8: V^k <= task.MAX_CONTEXTS = 4096 up to k = 4)
+ORDER_SEEDS = 3  # seeds per order in lab_orders.json (k = 2 reuses the main run's first seeds: the same jobs)
+ORDERS_FILE = "lab_orders.json"
+SHIP_JOBS = 2  # --ship's default --jobs (the machine's cores)
+DEFAULT_OUT = Path("lab_run")  # a default run writes here, under the working directory -- never the package's data/
+CHECK_TOLERANCE = 1e-6  # --check: every number of the run within this of the shipped file
+MAX_ORDER = 4  # --order: 1 .. 4 at the Markov task's vocabulary 8
+
+
+def task_file(task: str) -> str:
+    """The shipped results file of ``task``: lab_results.json for the Markov task, lab_<task>.json for another."""
+    return RESULTS_FILE.name if task == "markov" else f"lab_{task}.json"
+
+
+def longer_file(task: str) -> str:
+    return "lab_longer.json" if task == "markov" else f"lab_{task}_longer.json"
+
+
+def weights_file(task: str) -> str:
+    return "lab_weights.npz" if task == "markov" else f"lab_{task}_weights.npz"
+
+
+def ship_configs() -> dict[str, LabConfig]:
+    """{shipped file: its config}: each task at its defaults with SHIP_SEEDS seeds, then the Markov orders."""
+    out = {task_file(t): LabConfig.for_task(t, n_seeds=SHIP_SEEDS) for t in TASKS}
+    for k in ORDERS:
+        out[f"{ORDERS_FILE}/{k}"] = LabConfig.for_task("markov", order=k, n_seeds=ORDER_SEEDS)
+    return out
+
+
+def _row_label(scheme: str, ext: str) -> str:
+    return f"{NAMES[scheme]} + {ext} ({'fine-tuned' if ext in FINETUNES else 'test time'})"
 
 
 def _table(results: dict) -> str:
@@ -42,56 +90,84 @@ def _table(results: dict) -> str:
         for ext in runs[0]["extensions"]:
             cells = [spread_text([r["extensions"][ext][str(n)]["gap"] for r in runs]) if str(n) in runs[0]["extensions"][ext]
                      else "—" for n in results["lengths"]]
-            lines.append(f"| {NAMES[extended]} + {ext} (test time) | " + " | ".join(cells) + " |")
+            lines.append(f"| {_row_label(extended, ext)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def _longer_section(longer: dict | None, results: dict) -> str:
     if longer is None:
-        return "Every model learned the task: there is no follow-up run (`lab_longer.json`)."
+        return "Every model learned the task: there is no follow-up run."
     checks = learned_check(longer)
     names = ", ".join(NAMES[s] for s in longer["runs"])
-    return f"""- `lab_longer.json` (same format): {names}, which did not learn the task at some seed, trained again with
-  {LONGER} x the steps ({longer["config"]["steps"]}; every other setting equal, by `experiment.longer_config`).
-  Learned the task there: {sum(c["learned"] for c in checks)} of {len(checks)} models.
+    return f"""Follow-up (same format): {names}, which did not learn the task at some seed, trained again with
+{LONGER} x the steps ({longer["config"]["steps"]}; every other setting equal, by `experiment.longer_config`).
+Learned the task there: {sum(c["learned"] for c in checks)} of {len(checks)} models.
 
 {_table(longer)}"""
 
 
-def provenance(results: dict, command: str, seconds: float, longer: dict | None = None) -> str:
-    import scipy
-
+def _task_section(results: dict, longer: dict | None, name: str) -> str:
     cfg = results["config"]
+    task = cfg.get("task", "markov")
     checks = learned_check(results)
-    trained = ", ".join(NAMES[s] for s in cfg["schemes"] if KIND[s] == "trained bias")
-    settings = "; ".join(_lab_setting(s, cfg.get("randomize", 0)) for s in cfg["schemes"] if _lab_setting(s, cfg.get("randomize", 0)))
-    learned = sum(c["learned"] for c in checks)
-    return f"""# Shipped results of the extrapolation lab
+    settings = ", ".join(f"{k} = {v}" for k, v in cfg.items() if k not in ("schemes", "task"))
+    source = (f"Markov source from `default_rng({cfg['source_seed']})`" if task == "markov"
+              else f"the {TASK_NAMES[task]} source (task.source_for; no random table)")
+    return f"""## {TASK_NAMES[task]}: `{name}` (format {results["format"]})
 
-Produced by `{command}` on {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} in {seconds:.0f} s wall.
-Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, {platform.machine()} ({platform.system()}).
-
-- `lab_results.json`: every number the lab page and the table of docs/lab.md show (format {results["format"]}).
-- `lab_weights.npz`: the trained weights of seed {0} for every scheme, stored as float32 (for the attention
-  views only; every number in the JSON comes from the float64 run).
-
-Settings: {", ".join(f"{k} = {v}" for k, v in cfg.items() if k != "schemes")};
-schemes: {", ".join(cfg["schemes"])}; training seeds 0 .. {cfg["n_seeds"] - 1}; evaluation sequences from
-`numpy.random.default_rng([10000, 3])`; Markov source from `default_rng({cfg["source_seed"]})`.
-What the lab sets in the registry's entries (`posenc.lab.positions.LAB`): {settings or "nothing"}.
-Trained biases start from their scheme's own initialisation (`TrainableBias.init`): {trained or "none"}.
-
+Settings: {settings}; schemes: {", ".join(cfg["schemes"])}; training seeds 0 .. {cfg["n_seeds"] - 1}; evaluation
+sequences from `numpy.random.default_rng([10000, 3])`; {source}.
 Floor (the source's conditional entropy): {results["floor"]:.6f} nats; uniform guess: {results["uniform"]:.6f} nats.
-Learned the task (gap at L ≤ 10 % of the uniform-to-floor gap): {learned} of {len(checks)} models.
+Learned the task (gap at L ≤ 10 % of the uniform-to-floor gap): {sum(c["learned"] for c in checks)} of {len(checks)} models.
 
 Gap = loss − Bayes loss on the same contexts (nats), mean (min–max) over seeds:
 
 {_table(results)}
 
-## The follow-up run
-
 {_longer_section(longer, results)}
 """
+
+
+def provenance(results: dict, command: str, seconds: float, longer: dict | None = None, *,
+               others: list[tuple[str, dict, dict | None]] = (), orders: dict | None = None, where: str = "") -> str:
+    """The README.md of a run's directory: what made it, with what, and every results table.  ``others``: further
+    tasks as (file name, results, follow-up); ``orders``: the Markov order sweep {k: results}."""
+    import scipy
+
+    cfg = results["config"]
+    trained = ", ".join(NAMES[s] for s in cfg["schemes"] if KIND[s] == "trained bias")
+    settings = "; ".join(_lab_setting(s, cfg.get("randomize", 0)) for s in cfg["schemes"] if _lab_setting(s, cfg.get("randomize", 0)))
+    fine = results.get("finetune")
+    rows = "\n".join(f"- {k}: {v}" for k, v in EXTENSION_ROWS.items())
+    fine_text = "" if fine is None else f"""
+Extension rows of the RoPE model (each with the paper whose claim it tests):
+{rows}
+
+The fine-tunes start from each seed's trained RoPE model: {fine["steps"]} Adam steps at length {fine["length"]}, batch
+{fine["batch"]}, constant lr {fine["lr"]:g} (no warm-up), batches from `default_rng([seed, {fine["stream"]}])`; settings
+fixed before any fine-tune ran.  At 8L, pi_ft interpolates by 8 (as the test-time PI row), having been tuned at 4.
+"""
+    parts = [_task_section(results, longer, task_file(cfg.get("task", "markov")))]
+    parts += [_task_section(r, lg, name) for name, r, lg in others]
+    if orders:
+        parts.append(f"## The Markov order sweep: `{ORDERS_FILE}`\n\n{{\"orders\": {{k: results}}}}, k = "
+                     f"{', '.join(map(str, orders))}; {ORDER_SEEDS} seeds each (k = 2: the main run's first "
+                     f"{ORDER_SEEDS}, the same jobs).\n")
+        for k, r in orders.items():
+            parts.append(f"### Order k = {k} (floor {r['floor']:.6f} nats)\n\n{_table(r)}\n")
+    return f"""# Results of the extrapolation lab
+
+Produced by `{command}` on {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} in {seconds:.0f} s wall{where}.
+Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, {platform.machine()} ({platform.system()}).
+Every (task, scheme, seed) run is an independent job (`experiment.run_job`); where it ran changes no number.
+
+- `lab_weights.npz` (and `lab_<task>_weights.npz`): the trained weights of seed 0 for every scheme, stored as float32
+  (for the attention views only; every number in the JSON comes from the float64 run).
+
+What the lab sets in the registry's entries (`posenc.lab.positions.LAB`): {settings or "nothing"}.
+Trained biases start from their scheme's own initialisation (`TrainableBias.init`): {trained or "none"}.
+{fine_text}
+""" + "\n".join(parts)
 
 
 def _lab_setting(scheme: str, randomize: int) -> str:
@@ -103,11 +179,6 @@ def _lab_setting(scheme: str, randomize: int) -> str:
     if randomize or s.randomize:
         parts.append(f"randomized positions from [0, {randomize or s.randomize}) in training and evaluation")
     return f"{NAMES[scheme]} (`{s.key}`): " + ", ".join(parts) if parts else ""
-
-
-TASKS = ("markov",)  # the lab's tasks: a k-th order Markov source with an exact floor (task.py)
-DEFAULT_OUT = Path("lab_run")  # a default run writes here, under the working directory -- never the package's data/
-CHECK_TOLERANCE = 1e-6  # --check: every number of the run within this of the shipped file
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -158,29 +229,65 @@ def _diff(a, b, tol: float, path: str):
         yield path, f"{a!r} != shipped {b!r}"
 
 
+def shipped_for(cfg: LabConfig, directory: Path | None = None) -> dict:
+    """The shipped results a run at ``cfg`` is checked against (in ``directory``, default the package's data/): its
+    task's file, or for another Markov order than the default the order sweep's entry.  Raises ValueError when nothing
+    shipped at that setting."""
+    directory = DATA if directory is None else directory
+    if cfg.task == "markov" and cfg.order != TASK_DEFAULTS["markov"]["order"]:
+        path = directory / ORDERS_FILE
+        orders = json.loads(path.read_text(encoding="utf-8"))["orders"] if path.exists() else {}
+        if str(cfg.order) not in orders:
+            raise ValueError(f"no shipped results at order {cfg.order}: the sweep has {', '.join(orders) or 'none'}")
+        return orders[str(cfg.order)]
+    path = directory / task_file(cfg.task)
+    if not path.exists():
+        raise ValueError(f"no shipped results for the task {cfg.task!r} ({path.name})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _save_task(results: dict, weights: dict, out: Path, longer: dict | None) -> None:
+    """A task's files: results.save's for the Markov task, lab_<task>.json / _longer.json / _weights.npz for another."""
+    task = results["config"].get("task", "markov")
+    if task == "markov":
+        save(results, weights, out, longer=longer)
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    (out / task_file(task)).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (out / longer_file(task)).unlink(missing_ok=True)
+    if longer is not None:
+        (out / longer_file(task)).write_text(json.dumps(longer, indent=1) + "\n", encoding="utf-8")
+    flat = {f"{s}/{k}": v.astype(np.float32) for s, ps in weights.items() for k, v in ps.items()}
+    np.savez_compressed(out / weights_file(task), **flat)
+
+
 def _parser() -> argparse.ArgumentParser:
     d = LabConfig()
     ap = argparse.ArgumentParser(prog="python -m posenc.lab", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--task", default=TASKS[0], choices=TASKS, help="the task (default: %(default)s)")
+    ap.add_argument("--task", default="markov", choices=tuple(TASKS), help="the task (default: %(default)s)")
+    ap.add_argument("--order", type=int, default=None, metavar="K",
+                    help=f"the Markov task's order (1 to {MAX_ORDER}; default {TASK_DEFAULTS['markov']['order']})")
     ap.add_argument("--schemes", default=",".join(DEFAULT_SCHEMES), help="comma-separated, of: " + ", ".join(LAB_SCHEMES))
     ap.add_argument("--seeds", type=int, default=d.n_seeds, metavar="K",
                     help="training seeds 0 .. K-1 (1 to 10; default %(default)s)")
-    ap.add_argument("--steps", type=int, default=d.steps, help="training steps per model (default %(default)s)")
+    ap.add_argument("--steps", type=int, default=d.steps, help="training steps per model (1 to 100000; default %(default)s)")
     ap.add_argument("--randomize", type=int, default=0, metavar="N",
-                    help="randomized positions from [0, N) for every scheme, in training and evaluation (0: off)")
+                    help=f"randomized positions from [0, N) for every scheme, in training and evaluation (0: off; "
+                         f"L to {MAX_RANGE})")
     ap.add_argument("--out", default=None, metavar="DIR",
                     help=f"output directory (default: ./{DEFAULT_OUT}); never the package's data/ (that is --ship)")
     ap.add_argument("--ship", action="store_true",
-                    help="write the package's data/ (the shipped results, weights, follow-up run and README.md); only "
-                         "with the default settings")
+                    help=f"regenerate every shipped file in the package's data/ (both tasks x {SHIP_SEEDS} seeds, "
+                         f"follow-ups, orders {ORDERS[0]}..{ORDERS[-1]}); default settings only; --jobs {SHIP_JOBS} unless given")
     ap.add_argument("--check", action="store_true",
-                    help=f"write nothing: compare the run's numbers with the shipped file (within {CHECK_TOLERANCE:g}) and "
-                         "exit 1 on a mismatch, e.g. --schemes t5 --seeds 1 --check")
-    ap.add_argument("--reevaluate-extensions", action="store_true",
-                    help="re-evaluate only the shipped run's test-time extension rows (dynamic NTK, position by position), "
-                         "retraining its RoPE seeds and checking them against the shipped numbers; writes lab_results.json "
-                         "to --out, or with --ship to data/ (every other byte unchanged)")
+                    help=f"write nothing: compare the run's numbers with its task's shipped file (within "
+                         f"{CHECK_TOLERANCE:g}) and exit 1 on a mismatch, e.g. --schemes t5 --seeds 1 --check")
+    ap.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help=f"run the (task, scheme, seed) jobs in N local processes, one BLAS thread each (1 to {MAX_JOBS}; "
+                         "default 1)")
+    ap.add_argument("--cluster", default=None, metavar="ADDRESS",
+                    help="submit the jobs to an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (pip install distributed)")
     return ap
 
 
@@ -200,20 +307,96 @@ def _destination(ap, args) -> Path | None:
     return out
 
 
-def _reevaluate(out: Path) -> int:
-    from posenc.lab.reevaluate import dumps, run
+def _flag(ap, flag: str, value, lo: int, hi: int) -> int:
+    """An integer flag within [lo, hi], or argparse's error naming the flag and the range."""
+    try:
+        from posenc._validate import check_int
 
-    t0 = time.perf_counter()
-    new = run(None, progress=lambda msg: print(msg, flush=True))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "lab_results.json").write_text(dumps(new), encoding="utf-8")
-    readme = out / "README.md"
-    if out.resolve() == DATA.resolve() and readme.exists():  # the provenance file's table rows of the extensions
-        rows = {line.split(" |")[0]: line for line in _table(new).splitlines() if "(test time)" in line}
-        text = readme.read_text(encoding="utf-8").splitlines()
-        text = [rows.get(line.split(" |")[0], line) if "(test time)" in line else line for line in text]
-        readme.write_text("\n".join(text) + "\n", encoding="utf-8")
-    print(f"wrote {out / 'lab_results.json'} in {time.perf_counter() - t0:.0f} s")
+        return check_int(flag, value, lo=lo, hi=hi)
+    except ValueError as exc:
+        ap.error(f"argument {exc}")
+
+
+def _config(ap, args) -> LabConfig:
+    """The run's LabConfig from the flags, each refused with its name and range."""
+    _flag(ap, "--seeds", args.seeds, 1, 10)
+    _flag(ap, "--steps", args.steps, 1, 100_000)
+    _flag(ap, "--randomize", args.randomize, 0, MAX_RANGE)
+    settings = {}
+    if args.order is not None:
+        if args.task != "markov":
+            ap.error(f"argument --order: the Markov task's order; the {args.task} task has none")
+        settings["order"] = _flag(ap, "--order", args.order, 1, MAX_ORDER)
+    schemes = tuple(s.strip() for s in args.schemes.split(",") if s.strip())
+    bad = [s for s in schemes if s not in LAB_SCHEMES]
+    if bad or not schemes:
+        ap.error(f"argument --schemes: {', '.join(bad) or 'none given'}: choose from {', '.join(LAB_SCHEMES)}")
+    try:
+        return LabConfig.for_task(args.task, schemes=schemes, randomize=args.randomize, n_seeds=args.seeds,
+                                  steps=args.steps, **settings)
+    except ValueError as exc:
+        ap.error(str(exc))
+
+
+def _runner_flags(ap, args) -> dict:
+    jobs = args.jobs
+    if jobs is not None:
+        _flag(ap, "--jobs", jobs, 1, MAX_JOBS)
+    if args.cluster is not None:
+        if jobs not in (None, 1):
+            ap.error("argument --jobs: give --jobs or --cluster, not both (the cluster's workers are its processes)")
+        if not args.cluster.strip():
+            ap.error("argument --cluster: a Dask scheduler address such as tcp://127.0.0.1:8786")
+        return {"jobs": 1, "cluster": args.cluster}
+    return {"jobs": jobs or (SHIP_JOBS if args.ship else 1), "cluster": None}
+
+
+def _command(args, default: LabConfig) -> str:
+    parts = ["python -m posenc.lab"] + (["--ship"] if args.ship else [])
+    parts += [] if args.task == "markov" else [f"--task {args.task}"]
+    parts += [] if args.order is None else [f"--order {args.order}"]
+    parts += [] if args.schemes == ",".join(DEFAULT_SCHEMES) else [f"--schemes {args.schemes}"]
+    parts += [f"--seeds {args.seeds}"] if args.seeds != default.n_seeds else []
+    parts += [f"--steps {args.steps}"] if args.steps != default.steps else []
+    parts += [f"--randomize {args.randomize}"] if args.randomize else []
+    parts += [f"--jobs {args.jobs}"] if args.jobs else []
+    parts += [f"--cluster {args.cluster}"] if args.cluster else []
+    return " ".join(parts)
+
+
+def _follow_ups(pairs: dict, runner: dict) -> dict:
+    """{file: follow-up results or None} of the runs in ``pairs`` {file: (results, weights)}, one executor for all."""
+    again = {name: longer_config(LabConfig.from_dict(res["config"]), res) for name, (res, _) in pairs.items()}
+    todo = {name: c for name, c in again.items() if c is not None}
+    for name, c in todo.items():
+        print(f"{name}: not learned at {c.steps // LONGER} steps: {', '.join(c.schemes)}; training them with {c.steps}",
+              file=sys.stderr, flush=True)
+    done = run_many(list(todo.values()), stream=sys.stderr, **runner) if todo else []
+    out = {name: None for name in pairs}
+    out.update({name: res for name, (res, _) in zip(todo, done)})
+    return out
+
+
+def _ship(args, runner: dict, t0: float) -> int:
+    cfgs = ship_configs()
+    print(f"--ship: {len(cfgs)} experiments on {runner['cluster'] or str(runner['jobs']) + ' process(es)'}",
+          file=sys.stderr, flush=True)
+    ran = dict(zip(cfgs, run_many(list(cfgs.values()), stream=sys.stderr, **runner)))
+    tasks = {name: pair for name, pair in ran.items() if not name.startswith(ORDERS_FILE)}
+    longer = _follow_ups(tasks, runner)
+    seconds = time.perf_counter() - t0
+    for name, (res, w) in tasks.items():
+        _save_task(res, w, DATA, longer[name])
+    orders = {name.split("/")[1]: res for name, (res, _) in ran.items() if name.startswith(ORDERS_FILE)}
+    from posenc.lab.experiment import FORMAT
+
+    (DATA / ORDERS_FILE).write_text(json.dumps({"format": FORMAT, "task": "markov", "orders": orders}, indent=1) + "\n",
+                                    encoding="utf-8")
+    main_name = task_file("markov")
+    others = [(name, res, longer[name]) for name, (res, _) in tasks.items() if name != main_name]
+    (DATA / "README.md").write_text(provenance(tasks[main_name][0], _command(args, LabConfig()), seconds, longer[main_name],
+                                               others=others, orders=orders), encoding="utf-8")
+    print(f"wrote {DATA} in {seconds:.0f} s", file=sys.stderr)
     return 0
 
 
@@ -221,46 +404,36 @@ def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     out = _destination(ap, args)
-    if args.reevaluate_extensions:
-        if args.check:
-            ap.error("--reevaluate-extensions checks its retrained models itself: drop --check")
-        return _reevaluate(out)
-    schemes = tuple(s.strip() for s in args.schemes.split(",") if s.strip())
-    try:
-        cfg = LabConfig(schemes=schemes, randomize=args.randomize, n_seeds=args.seeds, steps=args.steps)
-    except ValueError as exc:
-        ap.error(str(exc))
-    if args.ship and cfg != LabConfig():
-        ap.error("--ship regenerates the shipped files: only with the default settings (no --schemes, --seeds, --steps, "
-                 "--randomize)")
+    runner = _runner_flags(ap, args)
+    cfg = _config(ap, args)
+    if args.ship and (cfg != LabConfig.for_task(args.task) or args.task != "markov" or args.order is not None):
+        ap.error("--ship regenerates every shipped file at the default settings: drop --task, --order, --schemes, "
+                 "--seeds, --steps, --randomize")
     t0 = time.perf_counter()
-
-    def progress(info):
-        if info["step"] == info["steps"]:
-            print(f"[{info['run'] + 1}/{info['runs']}] {info['name']} seed {info['seed']}: final training loss "
-                  f"{info['loss']:.4f} ({time.perf_counter() - t0:.0f} s)", flush=True)
-
-    results, weights = run_experiment(cfg, progress=progress)
+    if args.ship:
+        return _ship(args, runner, t0)
     if args.check:
-        bad = check_against(results, load_shipped()["results"])
+        try:
+            shipped = shipped_for(cfg)
+        except ValueError as exc:
+            ap.error(f"--check: {exc}")
+    results, weights = run_experiment(cfg, stream=sys.stderr, **runner)
+    if args.check:
+        bad = check_against(results, shipped)
         for line in bad:
             print("MISMATCH", line)
         print(f"{'does not reproduce' if bad else 'reproduces'} the shipped file (tolerance {CHECK_TOLERANCE:g}): "
-              f"{', '.join(schemes)}, seeds 0 .. {cfg.n_seeds - 1}")
+              f"{cfg.task}, {', '.join(cfg.schemes)}, seeds 0 .. {cfg.n_seeds - 1}")
         return 1 if bad else 0
     again = longer_config(cfg, results)
     longer = None
     if again is not None:
-        print(f"not learned at {cfg.steps} steps: {', '.join(again.schemes)}; training them with {again.steps}", flush=True)
-        longer, _ = run_experiment(again, progress=progress)
+        print(f"not learned at {cfg.steps} steps: {', '.join(again.schemes)}; training them with {again.steps}",
+              file=sys.stderr, flush=True)
+        longer, _ = run_experiment(again, stream=sys.stderr, **runner)
     seconds = time.perf_counter() - t0
-    save(results, weights, out, longer=longer)
-    command = ("python -m posenc.lab" + (" --ship" if args.ship else "")
-               + ("" if schemes == DEFAULT_SCHEMES else f" --schemes {args.schemes}")
-               + (f" --seeds {args.seeds}" if args.seeds != LabConfig().n_seeds else "")
-               + (f" --steps {args.steps}" if args.steps != LabConfig().steps else "")
-               + (f" --randomize {args.randomize}" if args.randomize else ""))
-    (out / "README.md").write_text(provenance(results, command, seconds, longer), encoding="utf-8")
+    _save_task(results, weights, out, longer)
+    (out / "README.md").write_text(provenance(results, _command(args, LabConfig()), seconds, longer), encoding="utf-8")
     print(_table(results))
     if longer is not None:
         print(_table(longer))
