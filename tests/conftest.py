@@ -8,10 +8,15 @@ figures, serves every sweep of that page.  Groups are whole units of work; xdist
 A test marked ``warm_caches`` keeps Streamlit's caches from the test before it when that test was marked too
 (tests/app/conftest.py clears them otherwise): the sweeps below call no monkeypatched code, so what one of them cached
 is what the next would compute.
+
+Every new AppTest scans all installed distributions' metadata for Streamlit components (about 0.25 CPU s of a
+0.27 s run of a small page, with the ~800 packages of this environment); a running server scans once.  The scan is
+done once per test process here (``_scan_components_once``), as the server does.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -31,6 +36,33 @@ def page_of(item: pytest.Item) -> str | None:
     params = item.callspec.params
     path = getattr(params.get("info"), "path", None) or params.get("path")
     return path if isinstance(path, str) and path.startswith("pages/") else None
+
+
+def _scan_components_once() -> None:
+    """Streamlit's scan for installed components (streamlit.components.v2.manifest_scanner), done once per process:
+    each AppTest builds a component manager of its own, which scans again (streamlit 1.67, AppTest._run)."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:
+        return
+    scan = manifest_scanner.scan_component_manifests
+    if getattr(scan, "posenc_once", False):
+        return
+
+    @functools.cache
+    def found(max_workers):
+        return tuple(scan(max_workers))
+
+    @functools.wraps(scan)
+    def once(max_workers=None):
+        return list(found(max_workers))
+
+    once.posenc_once = True
+    manifest_scanner.scan_component_manifests = once
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _scan_components_once()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the test ids (xdist/remote.py)
