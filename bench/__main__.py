@@ -159,8 +159,16 @@ def main(argv=None) -> int:
         from bench.lab import lab
 
         results["lab"] = {**lab(), "machine": results["machine"]}  # its own date: other sections may be older
-        out.append(table("7. Lab: one scheme x seed 0 at the defaults (training and evaluation)", results["lab"]["budget"],
-                         ["scheme", "steps", "train_wall_s", "train_cpu_s", "ms_per_step_wall", "eval_wall_s", "goal_met"]))
+        lab_load = results["lab"]["load_average"]
+        out.append(table(f"7. Lab: ms per training step, 1 and 2 threads (load average {lab_load['start']} -> {lab_load['end']})",
+                         results["lab"]["steps"], list(results["lab"]["steps"][0])))
+        out.append(table("7a. Lab: one scheme x seed 0 at the defaults, training (2 threads) + evaluation at L .. 8L (goal <= 5 s)",
+                         results["lab"]["budget"], ["scheme", "train_wall_s", "train_cpu_s", "ms_per_step_wall", "eval_wall_s",
+                                                    "eval_cpu_s", "extensions_cpu_s", "train_eval_wall_s", "goal_met"]))
+        out.append(table("7a'. Lab: RoPE's test-time extensions (dynamic NTK: per-position evaluation)", results["lab"]["extensions"],
+                         list(results["lab"]["extensions"][0])))
+        out.append(table("7a''. Lab: the whole shipped experiment, estimated from CPU seconds (goal <= 30 min)", [results["lab"]["full"]],
+                         list(results["lab"]["full"])))
         out.append(table("7b. Lab: one forward + backward step, hand-written vs autograd", results["lab"]["autograd"],
                          list(results["lab"]["autograd"][0])))
         out.append(table("7c. Lab: a 1e-15 nudge of the initial weights, after a full default training run",

@@ -1,8 +1,14 @@
 """Section "lab": the extrapolation lab's training budget, autograd vs hand-written gradients,
 and how far a 1e-15 nudge of the initial weights moves the final numbers.
 
-- time: one scheme x seed 0 at the default configuration, training and evaluation (L .. 8L, and
-  RoPE's five extensions at 4L and 8L), wall and CPU seconds (goal: training <= ~10 s wall);
+- steps: ms per training step of RoPE at the defaults with 1 and 2 threads (model.loss_and_grad), wall and CPU;
+- time: every default scheme x seed 0 at the default configuration, training (2 threads) and the evaluation at
+  L .. 8L, wall and CPU seconds (goal: training + evaluation <= 5 s wall); RoPE's five test-time extensions at 4L
+  and 8L timed one by one (dynamic NTK: its per-position evaluation);
+- full: an estimate of the whole shipped experiment (2 tasks x every default scheme x 10 seeds, on 2 processes of one
+  thread each) from the measured CPU seconds: sum over schemes of (training + evaluation + extensions) x 10 x 2 / 2
+  (goal <= 30 min; the induction task's V = 16 output costs about the same as Markov's, a retraining of a scheme at
+  experiment.LONGER x the steps is not included);
 - autograd: the same model's loss written with autograd.numpy (bench only; autograd is not a
   dependency of posenc), one forward + backward step timed against model.loss_and_grad, the
   gradients compared, and the installed size of each option;
@@ -13,6 +19,7 @@ and how far a 1e-15 nudge of the initial weights moves the final numbers.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -40,25 +47,64 @@ def _evaluate(params, scheme, cfg: LabConfig, source, seqs) -> list[float]:
     return out
 
 
-def budget() -> list[dict]:
+GOAL_ONE_S = 5.0  # one scheme x one seed at the defaults, training + evaluation, wall seconds
+GOAL_FULL_MIN = 30.0  # the whole shipped experiment, minutes
+TASKS, SEEDS, PROCESSES = 2, 10, 2
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def steps(scheme: str = "rope", n: int = 100) -> list[dict]:
+    """ms per training step at the defaults (n steps after a 5-step warm-up), with 1 and 2 threads."""
+    cfg = LabConfig()
+    source, model = cfg.source(), cfg.model()
+    rows = []
+    for threads in (1, 2):
+        train(scheme, source, model, replace(cfg, steps=5).training(), train_len=cfg.train_len, seed=0, threads=threads)
+        (w0, c0) = _clock()
+        train(scheme, source, model, replace(cfg, steps=n).training(), train_len=cfg.train_len, seed=0, threads=threads)
+        (w1, c1) = _clock()
+        rows.append({"scheme": scheme, "threads": threads, "steps": n, "ms_per_step_wall": 1000 * (w1 - w0) / n,
+                     "ms_per_step_cpu": 1000 * (c1 - c0) / n})
+    return rows
+
+
+def budget() -> tuple[list[dict], list[dict]]:
+    """(a row per default scheme: training and evaluation seconds; a row per RoPE extension and length)."""
     cfg = LabConfig()
     source, model = cfg.source(), cfg.model()
     seqs = eval_sequences(source, cfg.n_eval, max(cfg.lengths))
-    rows = []
+    rows, ext_rows = [], []
     for scheme in DEFAULT_SCHEMES:  # what the experiment trains (positions.DEFAULT_SCHEMES, from the registry)
-        w0, c0 = time.perf_counter(), time.process_time()
+        (w0, c0) = _clock()
         params, _ = train(scheme, source, model, cfg.training(), train_len=cfg.train_len, seed=0)
-        w1, c1 = time.perf_counter(), time.process_time()
+        (w1, c1) = _clock()
         _evaluate(params, scheme, cfg, source, seqs)
+        (w2, c2) = _clock()
+        ext_cpu = 0.0
         if scheme in EXTENSIBLE:  # what the experiment evaluates at test time, as posenc.lab.experiment does
             for ext in EXTENSIONS:
                 for m in EXTENSION_MULTIPLES:
+                    (a, b) = _clock()
                     position_losses(params, scheme, source, model, seqs[:, : m * cfg.train_len], train_len=cfg.train_len, extension=ext)
-        w2 = time.perf_counter()
+                    (a2, b2) = _clock()
+                    ext_cpu += b2 - b
+                    ext_rows.append({"extension": ext, "length": m * cfg.train_len, "wall_s": a2 - a, "cpu_s": b2 - b})
         rows.append({"scheme": scheme, "steps": cfg.steps, "train_wall_s": w1 - w0, "train_cpu_s": c1 - c0,
-                     "eval_wall_s": w2 - w1, "ms_per_step_wall": 1000 * (w1 - w0) / cfg.steps,
-                     "goal_met": bool(w1 - w0 <= 10.0)})
-    return rows
+                     "ms_per_step_wall": 1000 * (w1 - w0) / cfg.steps, "eval_wall_s": w2 - w1, "eval_cpu_s": c2 - c1,
+                     "extensions_cpu_s": ext_cpu, "train_eval_wall_s": w2 - w0,
+                     "goal_met": bool(w2 - w0 <= GOAL_ONE_S)})
+    return rows, ext_rows
+
+
+def full_run(rows: list[dict]) -> dict:
+    """The whole shipped experiment's minutes on PROCESSES single-thread processes, from the budget's CPU seconds."""
+    per_seed = sum(r["train_cpu_s"] + r["eval_cpu_s"] + r["extensions_cpu_s"] for r in rows)
+    minutes = per_seed * SEEDS * TASKS / PROCESSES / 60
+    return {"schemes": len(rows), "tasks": TASKS, "seeds": SEEDS, "processes": PROCESSES, "cpu_s_per_seed_all_schemes": per_seed,
+            "estimate_min": minutes, "goal_min": GOAL_FULL_MIN, "goal_met": bool(minutes <= GOAL_FULL_MIN)}
 
 
 def _autograd_loss(anp):
@@ -165,4 +211,8 @@ def sensitivity(schemes=("rope", "t5"), steps: int | None = None) -> list[dict]:
 
 
 def lab() -> dict:
-    return {"budget": budget(), "autograd": autograd_vs_handwritten(), "sensitivity": sensitivity()}
+    load = os.getloadavg()
+    rows, ext_rows = budget()
+    return {"steps": steps(), "budget": rows, "extensions": ext_rows, "full": full_run(rows),
+            "autograd": autograd_vs_handwritten(), "sensitivity": sensitivity(),
+            "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in os.getloadavg()]}}

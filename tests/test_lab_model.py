@@ -84,9 +84,24 @@ def test_blocked_attention_and_split_gemms_are_bit_identical(monkeypatch):
     x = np.random.default_rng(0).integers(0, 9, size=(3, 128))
     pos = positions("rope", 128, d_model=32, n_heads=4, train_len=32)
     small, _ = M.forward(p, x, pos, cfg)
-    monkeypatch.setattr(M, "GEMM_LIMIT", 1 << 40)  # one GEMM per call, no query blocks
+    monkeypatch.setattr(M, "GEMM_LIMIT", 1 << 40)  # one GEMM per call
+    split, _ = M.forward(p, x, pos, cfg)
+    assert np.array_equal(small, split)  # a GEMM split over rows: every output the same dot product
+    monkeypatch.setattr(M, "CAUSAL_ROWS", 1 << 20)  # and no query blocks: every score, the masked ones too
     whole, _ = M.forward(p, x, pos, cfg)
-    assert np.array_equal(small, whole)
+    assert np.abs(small - whole).max() < 1e-12  # the causal blocks skip exact zeros: rounding only
+
+
+def test_the_last_query_pass_is_the_last_row_of_the_whole_pass():
+    cfg = M.ModelConfig()
+    x = np.random.default_rng(1).integers(0, 9, size=(5, 70))
+    for scheme in ("rope", "t5", "learned"):
+        p = M.init_params(cfg, scheme, 70, 0)
+        pos = positions(scheme, 70, d_model=32, n_heads=4, train_len=70)
+        whole, _ = M.forward(p, x, pos, cfg)
+        last, cache = M.forward(p, x, pos, cfg, last=True)
+        assert last.shape == (5, 1, cfg.vocab) and cache is None
+        assert np.abs(last[:, 0] - whole[:, -1]).max() < 1e-12
 
 
 def test_causal_model_ignores_the_future():

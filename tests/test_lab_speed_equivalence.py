@@ -4,6 +4,7 @@ the engine before the speed-up, git a2db866 (the engine of 1633cce), by the comm
 rounding to ~1e-2 and is only reported.  Threads and repeated runs are bit-identical.
 
 Record the baseline again (only from a known-good engine): PYTHONPATH=. python tests/test_lab_speed_equivalence.py --write
+Print each scheme's max difference from it: PYTHONPATH=. python tests/test_lab_speed_equivalence.py --compare
 """
 
 from __future__ import annotations
@@ -94,7 +95,34 @@ def test_an_odd_batch_splits_the_same_way_and_a_single_sequence_is_not_split():
         M.loss_and_grad(p, x, y, pos, model, threads=3)
 
 
+def test_dynamic_ntk_per_position_matches_one_full_pass_per_position():
+    """The reference: for every position t past L a whole forward pass of t + 1 tokens at that length's frequencies,
+    its row t read (the engine before the speed-up); the fast path reads the last query alone, in bigger passes."""
+    from posenc.lab import evaluate as E
+    from posenc.lab import model as M
+    from posenc.lab.positions import positions
+    from posenc.lab.train import with_bos
+
+    cfg = LabConfig()
+    model, source = cfg.model(), cfg.source()
+    params, _ = train("rope", source, model, TrainConfig(steps=20, warmup=5), train_len=8, seed=0)
+    inputs = with_bos(E.eval_sequences(source, 20, 40), source.vocab)  # 20 sequences: more than one CHUNK
+    fast = E.per_position_log_probs(params, "rope", inputs, model, train_len=8, extension="dynamic")
+    ref = np.empty_like(fast)
+    for t in range(40):
+        m = max(t + 1, 8)
+        pos = positions("rope", m, d_model=model.d_model, n_heads=model.n_heads, train_len=8, extension="dynamic")
+        ref[:, t] = M.log_probs(params, inputs[:, :m], pos, model)[:, t]
+    assert np.abs(fast - ref).max() < 1e-12
+    prefix = E.per_position_log_probs(params, "rope", inputs[:, :24], model, train_len=8, extension="dynamic")
+    assert np.array_equal(prefix, fast[:, :24])  # a prefix's numbers are the longer sequence's first rows
+
+
 if __name__ == "__main__":
+    if "--compare" in sys.argv:  # the max difference of each scheme's numbers from the baseline
+        for name, base in _baseline()["runs"].items():
+            print(f"{name}: {max_difference(measure(name), base):.3g}", flush=True)
+        sys.exit(0)
     if "--write" not in sys.argv:
         sys.exit(__doc__)
     import subprocess

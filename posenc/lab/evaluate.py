@@ -28,6 +28,7 @@ from posenc.lab.train import with_bos
 
 EVAL_SEED = 10_000  # evaluation sequences: default_rng([EVAL_SEED, 3]); never used for training
 CHUNK = 16  # sequences per forward pass (bounds the (CHUNK, H, n, n) attention memory)
+PASS_FLOATS = 1 << 22  # per_position_log_probs: float64s of one layer's attention per last-query pass (32 MiB)
 
 
 def eval_sequences(source: MarkovSource, n_seqs: int, length: int) -> np.ndarray:
@@ -89,20 +90,26 @@ def per_position_log_probs(params, scheme: str, inputs: np.ndarray, cfg: ModelCo
     computes it without a cache: the query at position t (it has read t + 1 tokens) comes from a forward pass of
     inputs[:, :t + 1] with the frequencies of seq_len t + 1 -- every layer, every key of that pass at the scale
     s = max(1, (t + 1) / L).  Up to L the scale is 1 for every query, so one causal pass of length min(n, L) serves
-    them all; past L there is one pass per position."""
+    them all; past L there is one pass per position, of which only the last query is read: its last layer runs
+    that query alone (model.forward's ``last``), with as many sequences per pass as ``PASS_FLOATS`` allows.
+    Position t reads inputs[:, :t + 1] only, so the rows of a longer sequence's result hold a shorter prefix's."""
     S, n = inputs.shape
     out = np.empty((S, n, cfg.vocab))
-
-    def run(m: int, rows: slice):
-        pos = positions(scheme, m, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
-        for i in range(0, S, CHUNK):
-            out[i : i + CHUNK, rows] = log_probs(params, inputs[i : i + CHUNK, :m], pos, cfg)[:, rows]
-
     head = min(n, train_len)
-    run(head, slice(0, head))
-    for t in range(head, n):
-        run(t + 1, slice(t, t + 1))
+    pos = positions(scheme, head, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
+    for i in range(0, S, CHUNK):
+        out[i : i + CHUNK, :head] = log_probs(params, inputs[i : i + CHUNK, :head], pos, cfg)
+    for t in range(head, n):  # the pass of t + 1 tokens: its last query only (model.forward's ``last``)
+        pos = positions(scheme, t + 1, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=train_len, extension=extension)
+        rows = _rows_per_pass(t + 1, cfg.n_heads)
+        for i in range(0, S, rows):
+            out[i : i + rows, t] = log_probs(params, inputs[i : i + rows, : t + 1], pos, cfg, last=True)[:, 0]
     return out
+
+
+def _rows_per_pass(n: int, H: int) -> int:
+    """Sequences per last-query pass: as many as keep one layer's (rows, H, n, n) attention within PASS_FLOATS."""
+    return max(1, PASS_FLOATS // (H * n * n))
 
 
 def attention(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,

@@ -154,26 +154,34 @@ def _mm(x: np.ndarray, W: np.ndarray) -> np.ndarray:
     return (x.reshape(-1, r, p) @ W).reshape(B, n, W.shape[1])
 
 
-def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarray):
-    """Softmax attention for (B, H, n, e) inputs, in query blocks that keep each GEMM small.
+CAUSAL_ROWS = 32  # query rows per block of a causal attention longer than this (evaluation past L)
 
-    Returns (a (B, H, n, n) probabilities, a @ v (B, H, n, e)).
+
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarray):
+    """Softmax attention for (B, H, n, e) inputs; ``bias`` holds the causal mask (-inf above the diagonal).
+
+    Returns (a (B, H, n, n) probabilities, a @ v (B, H, n, e)).  Up to CAUSAL_ROWS positions (training) in one
+    block; longer sequences in query blocks of at most CAUSAL_ROWS rows (fewer if a GEMM would pass GEMM_LIMIT), each
+    against the keys it can see (0 .. its last query): the masked scores, exactly 0 after the softmax, are never
+    computed, which halves the exp() and GEMM work of a long pass.
     """
     B, H, n, e = q.shape
-    r = _rows(n, n * e)
-    if r == n:
+    if n <= CAUSAL_ROWS and _rows(n, n * e) == n:
         s = q @ k.transpose(0, 1, 3, 2)  # (B, H, n, n)
         s += bias
         a = _softmax(s)
         return a, a @ v
-    a = np.empty((B, H, n, n))
+    r = min(CAUSAL_ROWS, _rows(n, n * e))
+    a = np.zeros((B, H, n, n))
     ah = np.empty((B, H, n, e))
     kt = k.transpose(0, 1, 3, 2)
     for i in range(0, n, r):
-        s = q[:, :, i : i + r] @ kt  # (B, H, r, n)
-        s += bias[:, i : i + r]
-        a[:, :, i : i + r] = _softmax(s, offset=i)
-        ah[:, :, i : i + r] = a[:, :, i : i + r] @ v
+        j = min(n, i + r)  # queries i .. j-1 see keys 0 .. j-1
+        s = q[:, :, i:j] @ kt[..., :j]  # (B, H, j - i, j)
+        s += bias[:, i:j, :j]
+        blk = a[:, :, i:j, :j]
+        blk[...] = _softmax(s, offset=i)
+        ah[:, :, i:j] = blk @ v[:, :, :j]
     return a, ah
 
 
@@ -227,12 +235,14 @@ def project(params, pos: Positions) -> None:
 # ----------------------------------------------------------------------------- forward / backward
 
 def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, keep_attention: bool = False,
-            bias: np.ndarray | None = None):
+            bias: np.ndarray | None = None, last: bool = False):
     """Logits (B, n, V) and the cache for ``backward``; ``tokens`` (B, n) int inputs (BOS first).
 
     With ``keep_attention`` the cache also holds every layer's attention probabilities
     (cache["attn"][layer]: (B, H, n, n)); they are always kept for the backward pass.  ``bias``: the (H, n, n) logit
-    bias when the caller already has it (``_bias``: one for every part of a split batch).
+    bias when the caller already has it (``_bias``: one for every part of a split batch).  ``last``: the logits of
+    the last position only, (B, 1, V), and no cache (None): the last layer reads every key but only the last query,
+    and its MLP and the output run on that row alone (evaluate.per_position_log_probs).
     """
     n = tokens.shape[1]
     if n != pos.n:
@@ -252,9 +262,19 @@ def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, kee
         c["h"] = h
         qkv = _mm(h, params[f"wqkv{layer}"])  # (B, n, 3d): [q | k | v]
         q, k, v = (_heads(qkv[..., i * d : (i + 1) * d], H) for i in range(3))  # (B, H, n, e) each
+        final = last and layer == cfg.n_layers - 1  # the last query alone
+        if final:
+            q = q[:, :, n - 1 :]  # (B, H, 1, e)
         if pos.mq is not None:
-            q, k = _rotate(pos.mq, q), _rotate(pos.mk, k)  # q'_p = Mq[p] q_p, k'_p = Mk[p] k_p
-        a, ah = _attend(q * scale, k, v, bias)  # (B, H, n, n), (B, H, n, e)
+            q, k = _rotate(pos.mq[n - 1 :] if final else pos.mq, q), _rotate(pos.mk, k)  # q'_p = Mq[p] q_p, k'_p = Mk[p] k_p
+        if final:  # (B, H, 1, n) scores
+            s = (q * scale) @ k.transpose(0, 1, 3, 2)
+            s += bias[:, n - 1 :]
+            x = x[:, n - 1 :]
+            a = _softmax(s, offset=n - 1)
+            ah = a @ v
+        else:
+            a, ah = _attend(q * scale, k, v, bias)  # (B, H, n, n), (B, H, n, e)
         o = _merge(ah)  # (B, n, d)
         c.update(q=q, k=k, v=v, a=a, o=o, ah=ah)
         x = x + _mm(o, params[f"wo{layer}"])
@@ -267,6 +287,8 @@ def forward(params, tokens: np.ndarray, pos: Positions, cfg: ModelConfig, *, kee
         layers.append(c)
     hf, nf = _rms(x, params["gf"])
     logits = _mm(hf, params["wu"])  # (B, n, V)
+    if last:
+        return logits, None
     cache = {"tokens": tokens, "pos": pos, "layers": layers, "hf": hf, "nf": nf, "cfg": cfg}
     if keep_attention:
         cache["attn"] = [c["a"] for c in layers]
@@ -414,8 +436,8 @@ def loss_and_grad(params, inputs: np.ndarray, targets: np.ndarray, pos: Position
     return loss, _reduce(params, pos, cfg, _join(terms))
 
 
-def log_probs(params, inputs: np.ndarray, pos: Positions, cfg: ModelConfig) -> np.ndarray:
-    """log q(y | context) at every position, (B, n, V)."""
-    logits, _ = forward(params, inputs, pos, cfg)
+def log_probs(params, inputs: np.ndarray, pos: Positions, cfg: ModelConfig, *, last: bool = False) -> np.ndarray:
+    """log q(y | context) at every position, (B, n, V); ``last``: at the last position only, (B, 1, V)."""
+    logits, _ = forward(params, inputs, pos, cfg, last=last)
     z = logits - logits.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
