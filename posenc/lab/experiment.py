@@ -27,7 +27,7 @@ import numpy as np
 
 from posenc._validate import check_choice, check_int
 from posenc.lab.evaluate import eval_sequences, position_losses
-from posenc.lab.model import ModelConfig
+from posenc.lab.model import THREADS, ModelConfig
 from posenc.lab.positions import DEFAULT_SCHEMES, EXTENSIBLE, EXTENSIONS, LAB_SCHEMES, MAX_RANGE, NAMES, PER_POSITION, random_range
 from posenc.lab.results import learned_check
 from posenc.lab.task import TASK_DEFAULTS, TASK_PARAMS, TASKS, source_for
@@ -179,7 +179,7 @@ def _row(r: dict, n: int | None = None) -> dict:
     return {**_mean(cut), "gap_by_position": _curve(cut["gap"])}
 
 
-def _extensions(params, scheme: str, source, cfg: LabConfig, seqs: np.ndarray, seed: int) -> tuple[dict, dict]:
+def _extensions(params, scheme: str, source, cfg: LabConfig, seqs: np.ndarray, seed: int, threads: int) -> tuple[dict, dict]:
     """The RoPE model's extension rows {row: {str(n): entry}} at EXTENSION_MULTIPLES x L, and the fine-tunes' training
     losses {row: curve}.
 
@@ -200,7 +200,7 @@ def _extensions(params, scheme: str, source, cfg: LabConfig, seqs: np.ndarray, s
     tc = replace(FINETUNE, steps=cfg.finetune_steps)
     for row, ext in FINETUNES.items():
         tuned, loss = train(scheme, source, model, tc, train_len=FINETUNE_MULTIPLE * L, base_len=L, extension=ext,
-                            initial=params, seed=seed, stream=FINETUNE_STREAM)
+                            initial=params, seed=seed, stream=FINETUNE_STREAM, threads=threads)
         losses[row] = _curve(loss.reshape(-1, 25).mean(axis=1)) if tc.steps % 25 == 0 else _curve(loss)
         rows[row] = {str(m * L): _row(position_losses(tuned, scheme, source, model, seqs[:, : m * L], train_len=L,
                                                       extension=ext)) for m in EXTENSION_MULTIPLES}
@@ -208,21 +208,22 @@ def _extensions(params, scheme: str, source, cfg: LabConfig, seqs: np.ndarray, s
 
 
 def run_job(cfg: LabConfig, scheme: str, seed: int, *, progress: Callable[[int, int, float], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> dict:
+            should_stop: Callable[[], bool] | None = None, threads: int = THREADS) -> dict:
     """One (task, scheme, seed) run: train ``scheme`` at ``seed`` on ``cfg``'s task, evaluate it (and, on the RoPE model,
-    its extension rows).  Depends only on (cfg, scheme, seed); ``progress`` and ``should_stop`` are passed to train
-    (they change no number).
+    its extension rows).  Depends only on (cfg, scheme, seed); ``progress``, ``should_stop`` and ``threads`` (per
+    training step: 1 in a worker process, which has one core's share) are passed to train and change no number.
 
     Returns {"scheme", "seed", "run": the results file's run entry, "undefined": why a length has no row (or None),
-    "bayes_by_position": the Bayes loss by position at the longest defined length, "seconds": {"train", "evaluate"},
+    "bayes_by_position": the Bayes loss by position at the longest defined length, "seconds": {"train", "evaluate": wall,
+    "cpu": this process's CPU seconds for both},
     "final_loss", "weights": the trained parameters for the first seed of the run (else None)}."""
     check_choice("scheme", scheme, cfg.schemes)
     check_int("seed", seed, lo=0, hi=cfg.n_seeds - 1)
     source, model, tc, L = cfg.source(), cfg.model(), cfg.training(), cfg.train_len
     seqs = eval_sequences(source, cfg.n_eval, max(cfg.lengths))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     params, losses = train(scheme, source, model, tc, train_len=L, seed=seed, progress=progress, should_stop=should_stop,
-                           randomize=cfg.random)
+                           randomize=cfg.random, threads=threads)
     t1 = time.perf_counter()
     run = {"train_loss": _curve(losses.reshape(-1, 25).mean(axis=1)) if tc.steps % 25 == 0 else _curve(losses),
            "mean": {}, "gap_by_position": None, "extensions": {}}
@@ -238,9 +239,9 @@ def run_job(cfg: LabConfig, scheme: str, seed: int, *, progress: Callable[[int, 
         run["gap_by_position"] = _curve(r["gap"])  # at the longest defined length
         bayes = _curve(r["bayes"])
     if scheme in EXTENSIBLE and not random_range(scheme, cfg.random):
-        run["extensions"], run["finetune_loss"] = _extensions(params, scheme, source, cfg, seqs, seed)
+        run["extensions"], run["finetune_loss"] = _extensions(params, scheme, source, cfg, seqs, seed, threads)
     return {"scheme": scheme, "seed": seed, "run": run, "undefined": undefined, "bayes_by_position": bayes,
-            "seconds": {"train": t1 - t0, "evaluate": time.perf_counter() - t1}, "final_loss": float(losses[-1]),
+            "seconds": {"train": t1 - t0, "evaluate": time.perf_counter() - t1, "cpu": time.process_time() - c0}, "final_loss": float(losses[-1]),
             "weights": params if seed == cfg.seeds[0] else None}
 
 
@@ -321,7 +322,7 @@ def run_many(cfgs: list[LabConfig], *, jobs: int = 1, cluster: str | None = None
                       "eta": elapsed / done * (total - done)})
 
     with Runner(jobs=jobs, cluster=cluster) as runner:
-        results = runner.run(run_job, calls, labels=labels, hooks=hooks, on_done=on_done, should_stop=should_stop,
+        results = runner.run(run_job, calls, labels=labels, hooks=hooks, remote={"threads": 1}, on_done=on_done, should_stop=should_stop,
                              stream=stream)
     return [assemble(cfg, [results[index[job_key(*job)]] for job in jobs_of(cfg)]) for cfg in cfgs]
 

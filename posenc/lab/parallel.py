@@ -8,6 +8,12 @@ worker imports numpy); ``Runner(cluster="tcp://host:8786")`` submits them to an 
 too, its ``distributed.nanny.pre-spawn-environ`` default).  Whatever the executor, ``run`` returns the results in job
 order, writes a progress line per finished job (done/total, elapsed, ETA) and cancels everything on Ctrl-C or when
 ``should_stop()`` says True (raising train.Cancelled: no partial result).
+
+A real cluster: start a scheduler (``dask scheduler``, port 8786) and on each machine ``dask worker
+tcp://SCHEDULER:8786 --nworkers N --nthreads 1`` in an environment with this package and its pinned requirements
+(the same numpy and OpenBLAS build: bit-identical numbers hold between machines of one build, as between runs on one
+machine), then ``python -m posenc.lab ... --cluster tcp://SCHEDULER:8786``.  Results come back to this process, which
+writes every file; the workers write nothing.
 """
 
 from __future__ import annotations
@@ -103,12 +109,13 @@ class Runner:
             self._client = None
 
     def run(self, fn: Callable, calls: Sequence[tuple], *, labels: Sequence[str] | None = None,
-            hooks: Callable[[int], dict] | None = None, on_done: Callable[[int, object, int, float], None] | None = None,
+            hooks: Callable[[int], dict] | None = None, remote: dict | None = None, on_done: Callable[[int, object, int, float], None] | None = None,
             should_stop: Callable[[], bool] | None = None, stream: TextIO | None | str = "stderr") -> list:
         """``[fn(*c) for c in calls]``, run where this Runner runs them, in job order.
 
         ``hooks(i)`` gives keyword arguments for call i in this process only (progress and cancel callbacks that do
-        not change a number); ``on_done(i, result, done, elapsed)`` is called here as each job finishes; ``stream``
+        not change a number), ``remote`` those of every call run in a worker (e.g. threads=1: the worker's share of
+        the cores); ``on_done(i, result, done, elapsed)`` is called here as each job finishes; ``stream``
         gets the progress line ("stderr": sys.stderr at the time of the call; None: silent)."""
         stream = sys.stderr if stream == "stderr" else stream
         calls = list(calls)
@@ -136,16 +143,16 @@ class Runner:
                 finished(i, fn(*c, **(hooks(i) if hooks else {})))
             return results
         if self.cluster is not None:
-            self._run_dask(fn, calls, finished, should_stop)
+            self._run_dask(fn, calls, finished, should_stop, remote or {})
         else:
-            self._run_pool(fn, calls, finished, should_stop)
+            self._run_pool(fn, calls, finished, should_stop, remote or {})
         return results
 
-    def _run_pool(self, fn, calls, finished, should_stop) -> None:
+    def _run_pool(self, fn, calls, finished, should_stop, remote: dict) -> None:
         if self._pool is None:
             with _environ(ONE_THREAD):  # spawned workers start with it, before they import numpy
                 self._pool = multiprocessing.get_context("spawn").Pool(self.jobs, initializer=_one_thread)
-        pending = {i: self._pool.apply_async(fn, c) for i, c in enumerate(calls)}
+        pending = {i: self._pool.apply_async(fn, c, remote) for i, c in enumerate(calls)}
         try:
             while pending:
                 if should_stop is not None and should_stop():
@@ -161,10 +168,10 @@ class Runner:
             self._pool = None
             raise
 
-    def _run_dask(self, fn, calls, finished, should_stop) -> None:
+    def _run_dask(self, fn, calls, finished, should_stop, remote: dict) -> None:
         if self._client is None:
             self._client = dask_client(self.cluster)
-        futures = [self._client.submit(fn, *c, pure=False) for c in calls]
+        futures = [self._client.submit(fn, *c, pure=False, **remote) for c in calls]
         index = {f.key: i for i, f in enumerate(futures)}
         pending = set(futures)
         try:
