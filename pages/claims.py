@@ -7,13 +7,13 @@ from posenc.analysis.compare import measure_scheme
 from posenc.analysis.geometry import shift_operator
 from posenc.charts.base import style
 from posenc.charts.claims import verdict_grid
-from posenc.lab.results import compare_rows
+from posenc.lab.results import beyond_fraction, task_verdicts
 from posenc.schemes.sinusoidal import sinusoid_wavelengths
 from posenc.ui import controls
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, headline, show_code, table, wrap_up
 from posenc.ui.pages import PAGE_BY_PATH
-from posenc.views.claims import ARTICLES, claims_ledger
+from posenc.views.claims import ARTICLES, claims_ledger, lab_verdict
 
 PATH = "pages/claims.py"
 LENGTHS = [64, 128, 256, 512, 1024]
@@ -42,16 +42,18 @@ if view is not None:
     table(frame, labels={"claim": "The article says", "source": "Source (article)", "measured": "Measured here",
                          "verdict": "Verdict", "setting": "Setting", "page": "Measured on"},
           links={"page": "open ↗"})
+    st.caption(f"The claims about training beyond the length seen are checked in {view['lab']}. {view['rule']}")
     chart(style(verdict_grid(view["frame"])), key="claims_verdicts", data=view["frame"],
           caption="One row per claim, in the column of its verdict (hover for the quote, the source and the number).")
     counts = view["counts"]
     st.markdown(" · ".join(f"{VERDICT[v]} **{counts[v]}** {v}" for v in VERDICT))
-    st.caption("“Contradicted in this setting” means what it says: the lab trains tiny causal transformers on a Markov "
-               "source for a few thousand steps, and the scaling tricks are applied at test time without the fine-tuning "
+    st.caption("“Contradicted in this setting” means what it says: the lab trains tiny causal transformers on synthetic "
+               "tasks for a few thousand steps, and the scaling tricks are applied at test time without the fine-tuning "
                "their papers use. The Extrapolation lab shows the runs; Compare schemes shows the article's table.")
     links = st.container(horizontal=True)
     for p in dict.fromkeys(view["frame"]["page"]):
         links.page_link(p, label=PAGE_BY_PATH[p].title, icon=PAGE_BY_PATH[p].icon)
-show_code(claims_ledger, measure_scheme, permutation_equivariance, shift_operator, sinusoid_wavelengths, compare_rows)
+show_code(claims_ledger, measure_scheme, permutation_equivariance, shift_operator, sinusoid_wavelengths, task_verdicts,
+          beyond_fraction, lab_verdict)
 if view is not None:
     wrap_up(PATH, view["takeaway"])

@@ -17,9 +17,10 @@ import pandas as pd
 from posenc.analysis.attention import permutation_equivariance
 from posenc.analysis.compare import measure_scheme
 from posenc.analysis.geometry import shift_operator
-from posenc.lab.results import EXTRAPOLATES_RATIO, compare_rows
+from posenc.lab.results import VERDICT_RULE, VERDICTS, task_title, task_verdicts, verdict_word
 from posenc.registry import SCHEMES
 from posenc.schemes.sinusoidal import sinusoid_wavelengths, sinusoidal
+from posenc.views.compare import verdict_text
 
 WHY_ORDER = "Positional Embeddings: Why Attention Needs Order"
 IN_TRANSFORMERS = "Positional Encoding in Transformers"
@@ -42,7 +43,8 @@ SCALING = ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3"
 
 class ArticleTableView(TypedDict):
     frame: pd.DataFrame  # one row per article row: the article's cells and a measured verdict beside each
-    setting: str
+    setting: str  # the settings, the lab's verdict rule and CLAIM_RULE
+    rule: str  # CLAIM_RULE: how a claim reads the lab's verdict
 
 
 class LedgerView(TypedDict):
@@ -50,27 +52,78 @@ class LedgerView(TypedDict):
     counts: dict  # verdict -> number of claims
     headline: str
     takeaway: dict  # {"headline", "shows", "wrong"} for the page's wrap-up
+    rule: str  # the lab's verdict rule (VERDICT_RULE) and how a claim reads it (CLAIM_RULE), for beside the table
+    lab: str  # what the lab trained, on which tasks
 
 
-def _lab_text(key: str, lab: dict) -> str:
-    r = lab.get(key)
-    if r is None:
-        return f"{SCHEMES[key].name}: not trained in the lab"
-    if r["extrapolates"] is None:
-        return f"{SCHEMES[key].name}: {r['reason']}"
-    return f"{SCHEMES[key].name}: loss gap ×{r['ratio']:.3g} from L to 4L"
+# How a claim about extrapolation reads the lab's verdict word (posenc.lab.results.verdict_word) of one scheme on one task
+EXTRAPOLATES = {"holds": "confirmed", "degrades": "nuanced", "worse than a uniform guess": "contradicted"}
+WELL = {"holds": "confirmed", "degrades": "contradicted", "worse than a uniform guess": "contradicted"}  # "good", "well"
+PARTIALLY = {"holds": "nuanced", "degrades": "confirmed", "worse than a uniform guess": "contradicted"}  # holds: it undersells
+CLAIM_RULE = ("A claim reads that verdict: “extrapolates” is confirmed by **holds**, nuanced by **degrades**, contradicted "
+              "by **worse than a uniform guess**; “good” or “well” needs **holds** (degrades contradicts it); “partially” is "
+              "confirmed by **degrades**, nuanced by **holds** (it undersells the scheme), contradicted by **worse than a "
+              "uniform guess**. Every task it was trained on, and the whole 95 % interval, must give one answer; otherwise "
+              "the claim is nuanced.")
 
 
-def _extrapolates(key: str, lab: dict) -> bool | None:
-    r = lab.get(key)
-    return None if r is None else r["extrapolates"]
+def interval_words(row: dict) -> tuple[str, ...]:
+    """The verdict words a lab row's bootstrap interval [lo, hi] spans, best first (one word when it lies inside one
+    band of the rule); () when the row has no verdict."""
+    if row is None or row["verdict"] is None:
+        return ()
+    at = [VERDICTS.index(w) for w in (verdict_word(row["lo"]), row["verdict"], verdict_word(row["hi"])) if w is not None]
+    return VERDICTS[min(at):max(at) + 1]
+
+
+def lab_verdict(rows: list[dict | None], reading: dict[str, str]) -> str:
+    """One claim's verdict from the lab rows that check it (one per scheme and task): each word its interval spans is
+    read through ``reading`` (EXTRAPOLATES, WELL or PARTIALLY); one answer over all of them is the verdict, several (or a
+    row without a verdict, or no row) make it "nuanced"."""
+    if set(reading) != set(VERDICTS):
+        raise ValueError(f"reading must map each of {VERDICTS} to a verdict, got {sorted(reading)}")
+    answers = set()
+    for row in rows:
+        words = interval_words(row)
+        if not words:
+            return "nuanced"
+        answers |= {reading[w] for w in words}
+    return answers.pop() if len(answers) == 1 else "nuanced"
+
+
+def _tasks_text(key: str, lab: dict[str, dict[str, dict]]) -> str:
+    """What the lab measured for ``key``, per task: "ALiBi (Markov): holds · 6.2% of a uniform guess's gap (95 %: …)"."""
+    return "; ".join(f"{SCHEMES[key].name} ({task_title(t)}): {verdict_text(rows.get(key))}" for t, rows in lab.items())
+
+
+def _best_trick(rows: dict[str, dict]) -> str | None:
+    """The scaling trick with the smallest mean fraction on one task (None: no trick was measured there)."""
+    have = [k for k in SCALING if rows.get(k) is not None and math.isfinite(rows[k]["fraction"])]
+    return min(have, key=lambda k: rows[k]["fraction"]) if have else None
+
+
+def _tricks(lab: dict[str, dict[str, dict]]) -> tuple[list[dict | None], str]:
+    """The best trick's row on each task that measured one, and what each task measured."""
+    rows, bits = [], []
+    for t, task_rows in lab.items():
+        best = _best_trick(task_rows)
+        rows += [] if best is None else [task_rows[best]]
+        bits.append(f"best trick ({task_title(t)}): " + ("none measured" if best is None else
+                                                          f"{SCHEMES[best].name}: {verdict_text(task_rows[best])}"))
+    return rows, "; ".join(bits)
+
+
+def _lab_setting(lab: dict) -> str:
+    return (f"the Extrapolation lab's tiny causal transformers, trained at their own L, scored past L "
+            f"({', '.join(map(task_title, lab))} task{'s' if len(lab) > 1 else ''})")
 
 
 def article_table(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512) -> ArticleTableView:
     """The article's four rows with a measured verdict beside each cell: learned or fixed from the scheme's
-    learned parameters, "extrapolates" from the Extrapolation lab's shipped runs (gap at 4L ÷ gap at L, ✓ at most
-    EXTRAPOLATES_RATIO) and whether the scheme is defined at 4L, "used in" from the registry's model list."""
-    lab = compare_rows()
+    learned parameters; "extrapolates" from the Extrapolation lab's shipped verdicts per task (the gap past L as a
+    fraction of the uniform guess's gap, ``posenc.lab.results.task_verdicts``) read by ``lab_verdict`` and CLAIM_RULE,
+    and whether the scheme is defined at 4L; "used in" from the registry's model list."""
+    lab = task_verdicts()
     rows = []
     for scheme, learned, extrap, used, keys in ARTICLE_ROWS:
         measured = [measure_scheme(k, n=n, d=d, n_heads=n_heads, train_len=train_len) for k in keys]
@@ -79,22 +132,22 @@ def article_table(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 
         said_learned = "learned" in learned.lower()
         agree = [bool(m["learned_parameters"]) == said_learned for m in measured]
         kind_verdict = "confirmed" if all(agree) else "nuanced" if any(agree) else "contradicted"
-        oks = [_extrapolates(k, lab) for k in keys]
+        checked = [task_rows[k] for task_rows in lab.values() for k in keys if k in task_rows]
         defined = all(m["defined_at_4L"] for m in measured)
-        lab_bits = [_lab_text(k, lab) for k in keys]
+        lab_bits = [_tasks_text(k, lab) for k in keys]
         if extrap == "No":
             ex_verdict = "confirmed" if not defined else "contradicted"
             lab_bits.append("no value at 4L" if not defined else "defined at 4L")
         elif extrap == "Partially":
-            ex_verdict = "confirmed" if True in oks and False in oks else "contradicted"
+            ex_verdict = lab_verdict(checked, PARTIALLY)
         elif "in principle" in extrap:
-            ex_verdict = "confirmed" if all(oks) else "nuanced" if defined else "contradicted"
+            v = lab_verdict(checked, EXTRAPOLATES)  # a model trained at L may not use it: "in principle" is then nuanced
+            ex_verdict = "contradicted" if not defined else v if v == "confirmed" else "nuanced"
             lab_bits.append("defined at every position" if defined else "undefined at 4L")
         else:  # RoPE: "good with scaling tricks"
-            best = min(SCALING, key=lambda k: lab.get(k, {}).get("ratio", math.inf))
-            ok = _extrapolates(best, lab)
-            ex_verdict = "confirmed" if ok else "contradicted"
-            lab_bits.append(f"best trick {_lab_text(best, lab)} (applied at test time, no fine-tuning)")
+            best_rows, text = _tricks(lab)
+            ex_verdict = lab_verdict(best_rows, WELL)
+            lab_bits.append(f"{text} (applied at test time, no fine-tuning)")
         models = [", ".join(SCHEMES[k].models[:3]) for k in keys]
         rows.append({
             "Scheme": scheme,
@@ -103,9 +156,9 @@ def article_table(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 
             "measured: extrapolates": f"{ex_verdict} · " + "; ".join(lab_bits),
             "Used in": used, "measured: used in": "; ".join(models),
         })
-    setting = (f"structure at n = {n}, d = {d}; extrapolation from the Extrapolation lab's tiny causal transformers "
-               f"trained at its own L and tested at 4L (✓ when the loss gap grows at most {EXTRAPOLATES_RATIO:g}×)")
-    return {"frame": pd.DataFrame(rows), "setting": setting}
+    setting = (f"structure at n = {n}, d = {d}; extrapolation from {_lab_setting(lab)}. "
+               f"{VERDICT_RULE} {CLAIM_RULE}")
+    return {"frame": pd.DataFrame(rows), "setting": setting, "rule": CLAIM_RULE}
 
 
 def _verdict(ok: bool | None, nuanced: bool = False) -> str:
@@ -119,7 +172,7 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
     number comes from a posenc function at (n, d, train_len), or at the article's own setting where it names one
     (d = 512 for the wavelengths, d = 4 for Hello World)."""
     m = {k: measure_scheme(k, n=n, d=d, n_heads=8, train_len=train_len) for k in LEDGER_SCHEMES}
-    lab = compare_rows()
+    lab = task_verdicts()
     bare = permutation_equivariance(DOG, MAN)
     with_pe = permutation_equivariance(DOG, MAN, scheme="sinusoidal")
     w = sinusoid_wavelengths(ARTICLE_D)
@@ -128,7 +181,6 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
     pe = sinusoidal(np.arange(n + 8), d + d % 2)  # (n + 8, d)
     dist = [np.linalg.norm(pe[k:] - pe[:-k], axis=1) for k in (1, 2, 8)]  # |PE(p+k) - PE(p)| for every p
     spread = max(float(x.max() - x.min()) for x in dist)
-    sin_lab, rope_lab = lab.get("sinusoidal", {}), lab.get("rope", {})
     at_d, at_n = f"d = {d}", f"positions 0 .. {n - 1}, d = {d}"
     C = []
 
@@ -182,22 +234,22 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
           "The difference between position embeddings shows how far apart words are, whatever their absolute positions.",
           WHAT_ARE, f"|PE(p + k) − PE(p)| varies by at most {spread:.2g} over p (k = 1, 2, 8)", _verdict(spread < 1e-9),
           at_n, "pages/sinusoid.py")
+    sin_rows = [rows["sinusoidal"] for rows in lab.values() if "sinusoidal" in rows]
     claim("sinusoid extrapolates", "The sinusoid lets a model generalize to sequences longer than any seen in training (a model trained on 512 "
-          "words can often handle much longer texts).", f"{IN_TRANSFORMERS}; {WHAT_ARE}",
-          _lab_text("sinusoidal", lab) if sin_lab else "not trained in the lab",
-          _verdict(sin_lab.get("extrapolates")) if m["sinusoidal"]["defined_at_4L"] else "contradicted",
-          "the Extrapolation lab: tiny causal transformers, trained at L, tested at 4L", "pages/lab.py")
+          "words can often handle much longer texts).", f"{IN_TRANSFORMERS}; {WHAT_ARE}", _tasks_text("sinusoidal", lab),
+          lab_verdict(sin_rows, EXTRAPOLATES) if m["sinusoidal"]["defined_at_4L"] else "contradicted", _lab_setting(lab),
+          "pages/lab.py")
     claim("learned table stops at its last row", "A learned table cannot extrapolate past its last row.", IN_TRANSFORMERS,
           f"defined at 4L: {'yes' if m['learned_minilm']['defined_at_4L'] else 'no'} (a table of 512 rows)",
           _verdict(not m["learned_minilm"]["defined_at_4L"]), f"L = {train_len}, 4L = {4 * train_len}", "pages/learned.py")
-    t5, alibi = _extrapolates("t5", lab), _extrapolates("alibi", lab)
     claim("relative biases: partially", "Relative position biases (T5, ALiBi) extrapolate partially.", IN_TRANSFORMERS,
-          f"{_lab_text('t5', lab)}; {_lab_text('alibi', lab)}", "confirmed" if t5 != alibi else "nuanced",
-          "the Extrapolation lab at 4L", "pages/relative_bias.py")
-    best = min(SCALING, key=lambda k: lab.get(k, {}).get("ratio", math.inf))
+          f"{_tasks_text('t5', lab)}; {_tasks_text('alibi', lab)}",
+          lab_verdict([rows[k] for rows in lab.values() for k in ("t5", "alibi") if k in rows], PARTIALLY), _lab_setting(lab),
+          "pages/relative_bias.py")
+    trick_rows, trick_text = _tricks(lab)
     claim("RoPE: good with scaling tricks", "RoPE extrapolates well with scaling tricks (PI, NTK-aware, YaRN).", IN_TRANSFORMERS,
-          f"{_lab_text('rope', lab) if rope_lab else 'RoPE: not trained'}; best trick {_lab_text(best, lab)}",
-          _verdict(_extrapolates(best, lab)), "the Extrapolation lab at 4L, tricks at test time without fine-tuning",
+          f"{_tasks_text('rope', lab)}; {trick_text}", lab_verdict(trick_rows, WELL),
+          f"{_lab_setting(lab)}; tricks at test time without fine-tuning, scored over the whole 8L sequence",
           "pages/context_extension.py")
     claim("RoPE's score depends on the offset",
           "RoPE rotates queries and keys so the score depends on the offset, not the absolute positions.", WHY_ORDER,
@@ -217,4 +269,5 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
                   + " ".join(f"“{c}”" for c in against) if against else "Every checkable claim is confirmed at these settings.",
                   "A tiny model on a synthetic source is one setting; large models fine-tuned with the tricks are another."],
     }
-    return {"frame": frame, "counts": counts, "headline": headline, "takeaway": takeaway}
+    return {"frame": frame, "counts": counts, "headline": headline, "takeaway": takeaway,
+            "rule": f"{VERDICT_RULE} {CLAIM_RULE}", "lab": _lab_setting(lab)}
