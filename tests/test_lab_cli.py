@@ -170,3 +170,23 @@ def test_ship_writes_every_file_and_only_data(monkeypatch, tmp_path, capsys):
     assert "lab: 5/5 jobs done" in err  # 2 + 2 seeds of the tasks, order 1's seed; order 2's is the main run's
     readme = (tmp_path / "README.md").read_text()
     assert "python -m posenc.lab --ship --jobs 1" in readme and "lab_induction.json" in readme and "Order k = 1" in readme
+
+
+def test_a_config_per_task_round_trips_and_refuses_what_its_task_does_not_take():
+    from posenc.lab.experiment import LabConfig
+    from posenc.lab.task import TASK_DEFAULTS
+
+    ind = LabConfig.for_task("induction")
+    assert (ind.task, ind.vocab, dict(ind.task_params)) == ("induction", TASK_DEFAULTS["induction"]["vocab"],
+                                                           {"rho": TASK_DEFAULTS["induction"]["rho"]})
+    assert LabConfig.from_dict(json.loads(json.dumps(ind.as_dict()))) == ind
+    assert LabConfig.for_task("markov") == LabConfig()  # the Markov task's defaults are the lab's
+    assert LabConfig.from_dict({k: v for k, v in SHIPPED["config"].items()}).task == "markov"  # format 2: no task
+    with pytest.raises(ValueError, match="task"):
+        LabConfig(task="nope")
+    with pytest.raises(ValueError, match="rho"):
+        LabConfig(task="markov", task_params=(("rho", 0.5),))
+    with pytest.raises(ValueError, match=r"finetune_steps must be an integer in \[25, 10000\]"):
+        LabConfig(finetune_steps=0)
+    assert [c.order for n, c in cli.ship_configs().items() if n.startswith(cli.ORDERS_FILE)] == list(cli.ORDERS)
+    assert {c.n_seeds for n, c in cli.ship_configs().items() if not n.startswith(cli.ORDERS_FILE)} == {cli.SHIP_SEEDS}
