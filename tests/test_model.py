@@ -148,3 +148,24 @@ def test_measures():
     assert measure.classify(measure.head_scores(np.tile(np.eye(4)[:, :1], (1, 1, 4)) * 0 + np.eye(4)[:, [0] * 4].T[None])) == [
         "first token (sink)"]
     assert measure.head_scores(A)["distance"][0] > 0
+
+
+@needs_model
+def test_the_shift_exercise_threshold_runs_no_forward(monkeypatch):
+    """Relative, for real: the exercise's KL threshold picks the answer from the 36 forwards already measured for the text."""
+    import importlib
+
+    from posenc.views import real_model as views
+
+    module = importlib.import_module("posenc.model.forward")
+    calls, forward = [], module.forward
+    monkeypatch.setattr(module, "forward", lambda *a, **k: calls.append(1) or forward(*a, **k))
+    text = "The threshold moves, the forwards stay."
+    a = views.shift_view(text, 0.01)
+    assert len(calls) == 1  # one batched forward of every shift and precision
+    b = views.shift_view(text, 0.001)
+    assert len(calls) == 1 and a["frame"].equals(b["frame"]) and a["f64_1e5"] == b["f64_1e5"] < 1e-3
+    kl = a["frame"][a["frame"]["precision"] == "bfloat16"].set_index("shift")["mean KL"]
+    for view, threshold in ((a, 0.01), (b, 0.001)):  # the answer: the first bfloat16 shift past the threshold
+        past = [s for s, v in kl.items() if not v <= threshold]
+        assert view["quiz"]["answer"] == (f"{past[0]:,}" if past else "never (up to 10⁶)")
