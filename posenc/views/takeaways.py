@@ -201,7 +201,7 @@ def curve_spread(frame, x: str, y: str, by: str = "name") -> dict:
 def missing_model_takeaway() -> Takeaway:
     """A real-model page without its model installed: the spine still says what the page would show, and leads on."""
     return {
-        "headline": "This page measures a real language model (SmolLM2-135M), which is not installed here: the box above says "
+        "headline": "This page measures a real language model (SmolLM2-135M), which is not installed here: the box below says "
                     "how to install it.",
         "shows": ["Nothing measured yet: every other page works without the model."],
         "wrong": ["Install the model (one command, above) to see this page's measurements."],
