@@ -42,7 +42,7 @@ if view is not None:
     table(frame, labels={"claim": "The article says", "source": "Source (article)", "measured": "Measured here",
                          "verdict": "Verdict", "setting": "Setting", "page": "Measured on"},
           links={"page": "open ↗"})
-    st.caption(f"The claims about training beyond the length seen are checked in {view['lab']}. {view['rule']}")
+    st.caption(f"The claims about training beyond the length seen are checked on {view['lab']}. {view['rule']}")
     chart(style(verdict_grid(view["frame"])), key="claims_verdicts", data=view["frame"],
           caption="One row per claim, in the column of its verdict (hover for the quote, the source and the number).")
     counts = view["counts"]

@@ -129,3 +129,18 @@ def test_the_ledger_reads_the_same_verdicts_as_the_article_table():
     assert not frame["measured"].str.contains("×").any()  # the retired ratio
     assert VERDICT_RULE in ledger["rule"] and CLAIM_RULE in ledger["rule"]
     assert all(task_title(t) in ledger["lab"] for t in lab)
+
+
+def test_the_verdict_grid_names_its_glyph_columns_and_draws_one_cell_per_claim():
+    from posenc.charts.claims import GLYPHS, verdict_grid
+    from posenc.charts.claims import VERDICTS as GRID_VERDICTS
+
+    frame = claims_ledger(128, 16, 128)["frame"]
+    spec = verdict_grid(frame).to_dict()
+    data = next(iter(spec["datasets"].values()))
+    assert [r["label"] for r in data] == list(frame["label"])
+    assert all(r["glyph"] == GLYPHS[r["verdict"]] for r in data)
+    assert all(f"{GLYPHS[v]} {v}" in spec["title"]["text"][1] for v in GRID_VERDICTS)  # the key the columns' glyphs need
+    axis = spec["layer"][0]["encoding"]["x"]["axis"]
+    assert all(f"'{GLYPHS[v]}'" in axis["labelExpr"] for v in GRID_VERDICTS)
+    assert spec["layer"][0]["encoding"]["color"]["legend"] is None  # the title is the key

@@ -63,7 +63,7 @@ PARTIALLY = {"holds": "nuanced", "degrades": "confirmed", "worse than a uniform 
 CLAIM_RULE = ("A claim reads that verdict: “extrapolates” is confirmed by **holds**, nuanced by **degrades**, contradicted "
               "by **worse than a uniform guess**; “good” or “well” needs **holds** (degrades contradicts it); “partially” is "
               "confirmed by **degrades**, nuanced by **holds** (it undersells the scheme), contradicted by **worse than a "
-              "uniform guess**. Every task it was trained on, and the whole 95 % interval, must give one answer; otherwise "
+              "uniform guess**. Every task it was trained on, and the whole 95\u00a0% interval, must give one answer; otherwise "
               "the claim is nuanced.")
 
 

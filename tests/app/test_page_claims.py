@@ -34,8 +34,9 @@ def test_page_shows_the_ledger_with_links():
     at = open_page(PAGE)
     assert_clean(at)
     assert len(at.table) == 1
-    shown = at.table[0].value
-    assert len(shown) == len(claims_ledger(512, 64, 512)["frame"])
+    shown, view = at.table[0].value, claims_ledger(512, 64, 512)
+    assert len(shown) == len(view["frame"])
+    assert any(view["rule"] in c.value and view["lab"] in c.value for c in at.caption)  # the rule beside the table
     links = [p.proto.page for p in at.get("page_link")]
     assert "pages/sinusoid.py" in " ".join(links) or links
     at.slider(key="d").set_value(32).run()
