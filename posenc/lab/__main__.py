@@ -5,7 +5,7 @@ time), and lab_longer.json: the schemes that did not learn the task at some seed
 experiment.LONGER x the steps (experiment.longer_config), to --out DIR (default ./lab_run).  A run never writes the
 package's data/ unless asked with --ship, which regenerates every shipped file in one command, default settings only:
 both tasks with 10 seeds (lab_results.json: Markov order 2; lab_induction.json), their follow-up runs, and the Markov
-order sweep k = 1..4 (lab_orders.json, ORDER_SEEDS seeds).  Every (task, scheme, seed) run is an independent job:
+order sweep k = 1..4 (lab_orders.json, one seed each).  Every (task, scheme, seed) run is an independent job:
 --jobs N runs them in N local processes, --cluster ADDRESS on an existing Dask scheduler (pip install distributed);
 the numbers are the same bit for bit, and a progress line per finished job goes to stderr.
 
@@ -44,7 +44,11 @@ from posenc.lab.task import TASK_DEFAULTS, TASK_NAMES, TASKS
 
 SHIP_SEEDS = 10  # seeds per task in the shipped files
 ORDERS = (1, 2, 3, 4)  # the Markov order sweep (vocab 8: V^k <= task.MAX_CONTEXTS = 4096 up to k = 4)
-ORDER_SEEDS = 3  # seeds per order in lab_orders.json (k = 2 reuses the main run's first seeds: the same jobs)
+# seeds per order in lab_orders.json (k = 2 reuses the main run's seed 0: the same job).  One, for the 30-minute --ship:
+# measured on 2026-12-05 (load 9-13, one BLAS thread) a default job costs ~15 s CPU, a RoPE job with its extension rows
+# and fine-tunes ~115 s, i.e. ~7.5 s / ~58 s idle; one seed per order adds ~3.7 min of two cores, each further seed as
+# much.  The seed spread at k = 2 is the main run's (10 seeds).
+ORDER_SEEDS = 1
 ORDERS_FILE = "lab_orders.json"
 SHIP_JOBS = 2  # --ship's default --jobs (the machine's cores)
 DEFAULT_OUT = Path("lab_run")  # a default run writes here, under the working directory -- never the package's data/
@@ -151,7 +155,7 @@ fixed before any fine-tune ran.  At 8L, pi_ft interpolates by 8 (as the test-tim
     parts += [_task_section(r, lg, name) for name, r, lg in others]
     if orders:
         parts.append(f"## The Markov order sweep: `{ORDERS_FILE}`\n\n{{\"orders\": {{k: results}}}}, k = "
-                     f"{', '.join(map(str, orders))}; {ORDER_SEEDS} seeds each (k = 2: the main run's first "
+                     f"{', '.join(map(str, orders))}; {ORDER_SEEDS} seed(s) each (k = 2: the main run's first "
                      f"{ORDER_SEEDS}, the same jobs).\n")
         for k, r in orders.items():
             parts.append(f"### Order k = {k} (floor {r['floor']:.6f} nats)\n\n{_table(r)}\n")
