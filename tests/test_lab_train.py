@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posenc.lab.experiment import LabConfig, run_experiment
+from posenc.lab.experiment import FINETUNES, LabConfig, run_experiment
 from posenc.lab.model import ModelConfig
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import Cancelled, TrainConfig, train
@@ -88,7 +88,7 @@ def test_experiment_is_deterministic_and_marks_the_learned_table_undefined():
     assert a == b
     assert a["runs"]["learned"]["0"]["mean"]["16"] is None
     assert "no row for position 8" in a["undefined"]["learned"]
-    assert set(a["runs"]["rope"]["1"]["extensions"]) == {"pi", "ntk", "dynamic", "yarn", "llama3"}
+    assert set(a["runs"]["rope"]["1"]["extensions"]) == {"pi", "ntk", "dynamic", "yarn", "llama3"} | set(FINETUNES)
     assert set(wa) == {"learned", "rope"} and wa["learned"]["pos"].shape == (8, 32)
 
 
