@@ -8,7 +8,7 @@ import pytest
 
 import posenc
 from posenc.lab import model as M
-from posenc.lab.positions import KIND, LAB, LAB_SCHEMES, TABLE_PARAM, positions, reads_positions, sampler
+from posenc.lab.positions import KIND, LAB, LAB_SCHEMES, TABLE_PARAM, positions, reads_positions, sampler, scheme_params
 
 TINY = M.ModelConfig(vocab=3, d_model=8, n_heads=2, n_layers=2, d_mlp=6)
 N = 6
@@ -68,14 +68,15 @@ def test_gradients_match_central_differences_at_randomized_positions(scheme):
 def test_every_trained_bias_of_the_registry_is_a_lab_scheme_with_its_own_weights():
     trained = {k for k, s in posenc.SCHEMES.items() if getattr(s.behaviour, "trainable", None) is not None}
     assert trained >= {"t5", "kerple", "fire"}
-    lab = {s.key: name for name, s in LAB.items()}
-    for key in trained:
-        name = lab[key]
-        assert KIND[name] == "trained bias"
-        p = M.init_params(TINY, name, N, 0)
-        own = set(p) - set(M.param_names(TINY))
-        want = posenc.SCHEMES[key].behaviour.trainable.shapes(TINY.n_heads, **posenc.SCHEMES[key].validate_params(LAB[name].params))
-        assert {k: p[k].shape for k in own} == want
+    names = {key: [name for name, s in LAB.items() if s.key == key] for key in trained}  # T5 is two lab schemes
+    assert all(names.values()), names
+    for key, lab_names in names.items():
+        for name in lab_names:
+            assert KIND[name] == "trained bias"
+            p = M.init_params(TINY, name, N, 0)
+            own = set(p) - set(M.param_names(TINY))
+            params = posenc.SCHEMES[key].validate_params(scheme_params(name, N))  # what the lab sets at this L
+            assert {k: p[k].shape for k in own} == posenc.SCHEMES[key].behaviour.trainable.shapes(TINY.n_heads, **params)
 
 
 def test_blocked_attention_and_split_gemms_are_bit_identical(monkeypatch):
@@ -209,9 +210,9 @@ def test_every_registry_scheme_is_trained_or_says_why_not():
     assert "own width (384)" in refused["learned_minilm"]  # the bundled MiniLM table
     assert all("test-time method" in refused[k] for k in EXTENSIONS.values())
     assert {"t5", "alibi", "kerple", "fire", "rope", "xpos", "p_rope", "rope_randomized", "nope"} <= trained
-    # the first run's 8, FIRE, Kerple, p-RoPE and RoPE + randomized are trained by default, in the registry's order
-    assert {"raw_index", "sinusoidal", "learned", "t5", "alibi", "nope", "rope", "xpos", "fire", "kerple", "p_rope",
-            "rope_randomized"} == set(DEFAULT_SCHEMES)
+    # the first run's 8, T5 at its scaled buckets, FIRE, Kerple, p-RoPE and RoPE + randomized are trained by default, in the registry's order
+    assert {"raw_index", "sinusoidal", "learned", "t5", "t5_scaled", "alibi", "nope", "rope", "xpos", "fire", "kerple",
+            "p_rope", "rope_randomized"} == set(DEFAULT_SCHEMES)
     order = list(posenc.SCHEMES)
     assert [LAB[s].key for s in LAB_SCHEMES] == sorted((LAB[s].key for s in LAB_SCHEMES), key=order.index)
     assert LAB["t5"].params == {"bidirectional": False} and LAB["rope_randomized"].model == "rope"
