@@ -94,7 +94,7 @@ def test_a_job_shared_by_two_experiments_runs_once(capsys):
 SHIPPED_FORMAT = json.loads(RESULTS_FILE.read_text(encoding="utf-8"))["format"]
 
 
-@pytest.mark.xfail(SHIPPED_FORMAT < FORMAT, strict=True,
+@pytest.mark.xfail(SHIPPED_FORMAT < FORMAT, strict=True, raises=AssertionError,
                    reason=f"the shipped lab_results.json (format {SHIPPED_FORMAT}) predates this code's format {FORMAT}: "
                           "it reproduces once `python -m posenc.lab --ship --jobs 2` regenerates the shipped files")
 def test_one_scheme_and_seed_through_a_cluster_reproduce_the_shipped_file(cluster):
