@@ -263,6 +263,16 @@ def test_verdict_rows_map_registry_keys_and_tasks():
     assert list(task_verdicts({"induction": res})) == ["induction"]
 
 
+def test_verdict_rows_take_t5_scaled_to_l_and_say_the_default_beside_it():
+    # two lab schemes of the registry's T5: HF's buckets ("t5") and T5's relation to L ("t5_scaled"); either order
+    for order in (("t5", "t5_scaled"), ("t5_scaled", "t5")):
+        curves = {"t5": [[0, 0] + [0.5] * 6] * 2, "t5_scaled": [[0, 0] + [0.02] * 6] * 2}
+        res = _hand(curves={k: curves[k] for k in order})
+        row = verdict_rows(res)["t5"]
+        assert row["fraction"] == pytest.approx(0.04) and row["verdict"] == "holds"  # the scaled one's 0.02 / 0.5
+        assert row["measured_as"].startswith("T5 buckets, scaled") and "100% of a uniform guess's gap" in row["measured_as"]
+
+
 def test_task_files_skip_the_follow_up_and_the_order_sweep(tmp_path):
     import json
     for name, cfg in (("lab_results.json", {}), ("lab_induction.json", {"task": "induction"}), ("lab_longer.json", {}),

@@ -323,7 +323,7 @@ def verdict_rows(results: dict | None = None, *, longer: dict | None = None) -> 
     "task"), with the rows of ``compare_rows`` (lookup tables share the lab's learned table, a scheme that did not
     learn the task is measured from ``longer`` if it learned there and gets no verdict otherwise, each RoPE
     extension is ``extension_fraction``)."""
-    from posenc.lab.positions import ENGINE, EXTENSION_NAMES, EXTENSIONS, NAMES, REGISTRY_KEY
+    from posenc.lab.positions import ENGINE, EXTENSION_NAMES, EXTENSIONS, LAB, NAMES, REGISTRY_KEY
     from posenc.registry import SCHEMES
 
     res = load_shipped()["results"] if results is None else results
@@ -345,7 +345,12 @@ def verdict_rows(results: dict | None = None, *, longer: dict | None = None) -> 
             bad = unlearned[scheme]
             row.update(verdict=None, reason=f"it did not learn the task at L (gap {bad['gap_at_L']:.3f} nats at seed {bad['seed']})")
         for key in tables if ENGINE[scheme].table else [REGISTRY_KEY[scheme]]:
-            out[key] = {**row, "measured_as": measured_as, "task": task}
+            new = {**row, "measured_as": measured_as, "task": task}
+            if key in out:  # two lab schemes of one entry (T5 at HF's buckets and scaled to L): the one set from L
+                first, second = (out[key], new) if LAB[scheme].per_length else (new, out[key])
+                new = {**second, "measured_as": f"{second['measured_as']} (at {first['measured_as']}'s setting: "
+                                                f"{first['fraction']:.0%} of a uniform guess's gap)"}
+            out[key] = new
     extended = extended_scheme(res)
     if extended is not None:
         for ext in next(iter(res["runs"][extended].values()))["extensions"]:
