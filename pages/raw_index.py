@@ -33,8 +33,9 @@ view = safe(raw_index_growth, context, d_model)
 if view is not None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(f"max |value| at position {view['context'] - 1:,}", f"{view['pe_max']:,.0f}")
-    m2.metric("‖PE‖ there", f"{view['pe_norm']:,.4g}")
-    m3.metric("token embedding ‖e‖ at init", f"{view['token_norm']:.4g}", help="0.02·√d: GPT-2 / BERT initialise every entry as N(0, 0.02²)")
+    m2.metric("‖PE‖ there", quiz_value("raw_ratio", f"{view['pe_norm']:,.4g}"), help="its quotient by ‖e‖ is the exercise's answer")
+    m3.metric("token embedding ‖e‖ at init", quiz_value("raw_ratio", f"{view['token_norm']:.4g}"),
+              help="0.02·√d: GPT-2 / BERT initialise every entry as N(0, 0.02²)")
     m4.metric("ratio ‖PE‖ / ‖e‖", quiz_value("raw_ratio", f"{view['ratio']:,.4g}"), help="the exercise below asks for it")
     chart(
         style(growth_chart(view["frame"], context=view["context"])),

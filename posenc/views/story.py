@@ -130,8 +130,9 @@ def raw_index_growth(context: int, d_model: int) -> RawIndexGrowthView:
     takeaway = {
         "shows": [f"Every position gets its own vector: position t adds t to each of the {d} channels, so neighbours "
                   f"are √d = {math.sqrt(d):.4g} apart and no two positions collide."],
-        "wrong": [f"Unbounded: at position {last:,} every channel holds {last:,} (‖PE‖ = {_num(norm)}), while the token "
-                  f"embedding it is added to has norm {token:.4g} at initialisation and {trained:.3f} when trained.",
+        "wrong": [(f"Unbounded: at position {last:,} every channel holds {last:,} (‖PE‖ = {_num(norm)}), while the token "
+                   f"embedding it is added to has norm {token:.4g} at initialisation and {trained:.3f} when trained.",
+                   "raw_ratio"),  # the two norms' quotient is the exercise's answer
                   "Next, divide by the prompt length to keep the values in (0, 1]."],
     }
     return {
