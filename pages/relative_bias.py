@@ -12,10 +12,18 @@ from posenc.registry import get_scheme
 from posenc.schemes.relative import alibi_bias, alibi_offset_bias, alibi_slopes, t5_bucket, t5_bucket_matrix
 from posenc.ui import controls
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, wrap_up
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_value, show_code, table, wrap_up
+from posenc.ui.quiz import quiz_column, quiz_figure
 from posenc.ui.section import section
 from posenc.views.reference import alibi_slopes_reference, check_alibi_slopes
-from posenc.views.relative import alibi_heads_view, alibi_slopes_view, t5_distance_choices, t5_view
+from posenc.views.relative import (
+    alibi_heads_view,
+    alibi_slopes_before_reveal,
+    alibi_slopes_view,
+    t5_before_reveal,
+    t5_distance_choices,
+    t5_view,
+)
 from posenc.views.similarity import side_by_side
 from posenc.views.takeaways import relative_takeaway
 
@@ -52,6 +60,15 @@ def t5_section() -> None:
         m[2].metric("last bucket starts at |rel| =", f"{view['last_start']}")
         m[3].metric("bucket ids used", f"{view['buckets_used']} of {t5['num_buckets']}",
                     help="never produced: " + (", ".join(map(str, view["unused"][:12])) or "none"))
+        exercise("t5_rel", f"Predict from the formula and the counts above: which bucket does rel = {view['exercise_rel']} "
+                 "(the key 20 tokens before the query) fall in?", answer=view["exercise_bucket"],
+                 explanation=f"{view['max_exact']} exact buckets cover |rel| < {view['max_exact']}; beyond that, buckets grow "
+                 "logarithmically, so 20 shares its bucket with its neighbours (see the table). Computed by posenc.t5_bucket.")
+        shown = [quiz_figure("t5_rel", "t5_buckets", "bucket"), quiz_figure("t5_rel", "t5_matrix", "bucket"),
+                 quiz_column("t5_rel", "bucket")]
+        if not (whole := all(shown)):  # the buckets of |rel| >= hidden_from (one of them the answer) wait for the reveal
+            view = t5_before_reveal(view)
+            st.caption(f"The buckets of |rel| ≥ {view['hidden_from']} (bars, table rows, matrix cells) appear once you reveal.")
         left, right = st.columns([3, 2])
         with left:
             chart(style(bucket_function_chart(view["segments"], max_exact=view["max_exact"], max_distance=t5["max_distance"],
@@ -65,15 +82,11 @@ def t5_section() -> None:
             chart(style(bucket_matrix_chart(view["matrix"], step=view["step"], num_buckets=t5["num_buckets"])), key="t5_matrix",
                   data=view["matrix"],
                   arrays={"t5_buckets": partial(t5_bucket_matrix, n, bidirectional=t5["bidirectional"],
-                                                num_buckets=t5["num_buckets"], max_distance=t5["max_distance"])},
+                                                num_buckets=t5["num_buckets"], max_distance=t5["max_distance"])} if whole else None,
                   caption=f"bucket(j − i) for {view['n']} positions"
                   + (f", one row and column in {view['step']} drawn." if view["step"] > 1 else ".")
                   + " Constant along every diagonal: only the offset matters.")
         table(view["ranges"][["bucket", "covers", "side", "kind"]], height=280)
-        exercise("t5_rel", f"With these settings, which bucket does rel = {view['exercise_rel']} (the key 20 tokens before "
-                 "the query) fall in?", answer=view["exercise_bucket"],
-                 explanation=f"{view['max_exact']} exact buckets cover |rel| < {view['max_exact']}; beyond that, buckets grow "
-                 "logarithmically, so 20 shares its bucket with its neighbours (see the table). Computed by posenc.t5_bucket.")
 
 
 t5_section()
@@ -85,11 +98,15 @@ def alibi_section() -> None:
     """ALiBi's four controls rerun only this section (and the code check, which uses its head count)."""
     c = st.columns(4)
     heads = controls.slider("heads H", "heads", default=12, lo=1, hi=128, container=c[0])
-    head = controls.in_chart("head shown", "head", range(1, heads + 1), default=1, container=c[1])
-    c[1].caption("Head shown: the control under the bias matrix below (it repaints in the browser).")
+    slopes = safe(alibi_slopes_view, heads)
+    asked = slopes["exercise_head"] if slopes is not None else None  # its numbers wait for the exercise's reveal
+    told = all([quiz_figure("alibi_slope", "alibi_slopes", "slope"), quiz_column("alibi_slope", "m")])
+    choices = [h for h in range(1, heads + 1) if told or h != asked]  # empty: one head, the asked one
+    head = controls.in_chart("head shown", "head", choices, default=1, container=c[1]) if choices else None
+    c[1].caption("Head shown: the control under the bias matrix below (it repaints in the browser)."
+                 + ("" if told or asked is None else f" Head {asked}'s matrix waits for the exercise's reveal."))
     train_len = controls.select_slider("training length L", "train_len", [16, 32, 64, 128, 256, 512, 1024], default=128, container=c[2])
     causal = controls.param(get_scheme("alibi").params[0], key="causal", container=c[3])
-    slopes = safe(alibi_slopes_view, heads)
     if slopes is not None:
         rule = (f"{heads} is a power of two, so the slopes are the geometric sequence 2^(−8/{heads}), 2^(−16/{heads}), …, 2^(−8)."
                 if slopes["extra"] == 0 else
@@ -97,25 +114,23 @@ def alibi_section() -> None:
                 f"2^(−8k/{slopes['power']}), and heads {slopes['power'] + 1}–{heads} take every other slope (the 1st, 3rd, …) "
                 f"of the {2 * slopes['power']}-head sequence, appended at the end (Press et al.'s get_slopes).")
         st.markdown(rule)
-        left, right = st.columns([3, 2])
-        with left:
-            chart(style(slopes_chart(slopes["frame"])), key="alibi_slopes", data=slopes["frame"],
-                  caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
-        with right:
-            asked = [(slopes["exercise_head"] - 1, "slope"), (slopes["exercise_head"] - 1, "neg_log2")]  # the exercise's head
-            table(quiz_table("alibi_slope", slopes["frame"], asked), height=300, labels={"slope": "m", "neg_log2": "−log2 m"},
-                  formats={"slope": ".6g", "neg_log2": ".4g"})
-        exercise("alibi_slope", f"With {heads} heads, what is the slope m of head {slopes['exercise_head']}?",
-                 answer=round(slopes["exercise_slope"], 5), tolerance=5e-5,
+        exercise("alibi_slope", f"Predict from the rule above: with {heads} heads, what slope m does head {asked} get? "
+                 "Its bar, its row and its matrix wait for the reveal.", answer=round(slopes["exercise_slope"], 5), tolerance=5e-5,
                  explanation=f"m = 2^−{slopes['exercise_neg_log2']:.4g} = {slopes['exercise_slope']:.5f} (the rule above); "
                  "computed by posenc.alibi_slopes.")
+        frame = slopes["frame"] if told else alibi_slopes_before_reveal(slopes["frame"], asked)
+        left, right = st.columns([3, 2])
+        with left:
+            chart(style(slopes_chart(frame)), key="alibi_slopes", data=frame,
+                  caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
+        with right:
+            table(frame, height=300, labels={"slope": "m", "neg_log2": "−log2 m"}, formats={"slope": ".6g", "neg_log2": ".4g"})
 
-    mat = safe(alibi_heads_view, heads, head.param.value, train_len, causal)
+    mat = safe(alibi_heads_view, heads, head.param.value, train_len, causal) if head is not None else None
     if mat is not None:
         m = st.columns(2)
         m[0].metric("positions drawn, n = 4L", f"{mat['n']:,}")
         m[1].metric("cells masked (−∞)", f"{mat['masked_share']:.1%}")
-        asked = slopes["exercise_head"] if slopes is not None else None  # its numbers wait for the exercise's reveal
         shown = lambda h, text: quiz_value("alibi_slope", text) if h == asked else text  # noqa: E731
         titles = [[f"head {h} of {heads}: slope m = {shown(h, f'{s:.6g}')}", f"bias at distance L = {mat['train_len']}: {shown(h, f'{b:.4g}')}",
                    f"bias at distance 4L − 1 = {mat['n'] - 1}: {shown(h, f'{f:.4g}')}"]

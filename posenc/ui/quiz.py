@@ -77,6 +77,21 @@ def quiz_figure(key: str, chart: str, field: str) -> bool:
     return revealed(key)
 
 
+TABLES = "_posenc_quiz_tables"  # {exercise key: [column, ...]}: table columns that hold its answer in some row
+
+
+def quiz_column(key: str, column: str) -> bool:
+    """True once exercise ``key`` is revealed: the table column headed ``column`` (as displayed) holds the answer in
+    some row (a bucket id, a slope), so until then the page leaves that row out or blanks its cell (``quiz_table``).  The
+    declaration (``TABLES``) tells tests/app/test_quizzes.py to look for the answer in that column of every table
+    drawn before the reveal, a small integer included (the generic search skips those: "22" may be a position)."""
+    _shown_elsewhere(key)
+    columns = st.session_state.setdefault(TABLES, {}).setdefault(key, [])
+    if column not in columns:
+        columns.append(column)
+    return revealed(key)
+
+
 def quiz_table(key: str, table: pd.DataFrame, cells: list[tuple[int, str]]) -> pd.DataFrame:
     """``table`` with the (row position, column) ``cells`` that hold exercise ``key``'s answer
     hidden until it is revealed: "?" in a text column, an empty cell in a number column (which

@@ -169,6 +169,25 @@ def t5_view(bidirectional: bool, num_buckets: int, max_distance: int, n: int) ->
     }
 
 
+def t5_before_reveal(view: T5View) -> T5View:
+    """``view`` as the page draws it before its exercise (the bucket of ``exercise_rel``) is revealed: the buckets of
+    distances from ``hidden_from`` = min(|exercise_rel|, max_exact) on wait.  Their rows leave ``ranges`` (a row left
+    blank would be counted: ids are consecutive), their bars keep their place in ``segments`` with no bucket (NaN, not
+    drawn, so the axis does not change at the reveal), and the matrix cells with |j - i| >= hidden_from hold NaN.
+    Adds {"hidden_from"}.  What is left to predict from: the formula, the exact buckets and the three counts."""
+    start = min(abs(int(view["exercise_rel"])), int(view["max_exact"]))
+    ranges = view["ranges"]
+    keep = (ranges["dist_hi"].notna() & (ranges["dist_hi"] < start)).to_numpy()  # an open (last) bucket never shows
+    segments = view["segments"].copy()
+    segments["bucket"] = segments["bucket"].astype(np.float64).where(keep)
+    segments["covers"] = segments["covers"].where(keep, "")
+    matrix = view["matrix"].copy()
+    near = np.abs(matrix["j"].to_numpy(dtype=np.float64) - matrix["i"].to_numpy(dtype=np.float64)) < start
+    matrix["bucket"] = matrix["bucket"].astype(np.float64).where(near)
+    return view | {"ranges": ranges[keep].reset_index(drop=True), "segments": segments, "matrix": matrix,
+                   "hidden_from": start}
+
+
 # ----------------------------------------------------------------------------- ALiBi
 
 def alibi_slopes_view(n_heads: int) -> AlibiSlopesView:
@@ -187,6 +206,16 @@ def alibi_slopes_view(n_heads: int) -> AlibiSlopesView:
     k = c + 1 if H != c else max(1, H // 2)
     return {"frame": frame, "power": c, "extra": H - c, "exercise_head": k, "exercise_slope": float(m[k - 1]),
             "exercise_neg_log2": float(-np.log2(m[k - 1]))}
+
+
+def alibi_slopes_before_reveal(frame: pd.DataFrame, head: int) -> pd.DataFrame:
+    """The slopes frame of ``alibi_slopes_view`` with head ``head``'s slope and -log2 m blanked (NaN: no bar, an empty
+    cell), as the page draws it before the exercise that asks for that slope is revealed.  The frame is copied."""
+    out = frame.copy()
+    asked = (out["head"] == check_int("head", head, lo=1, hi=len(out))).to_numpy()
+    for col in ("slope", "neg_log2"):
+        out[col] = out[col].astype(np.float64).mask(asked)
+    return out
 
 
 def alibi_matrix_view(n_heads: int, head: int, train_len: int, causal: bool) -> AlibiMatrixView:

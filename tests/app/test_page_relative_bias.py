@@ -57,7 +57,7 @@ def _reveal(at, key):
 def test_defaults_show_reference_buckets_and_slopes():
     at = open_page(PAGE)
     assert_clean(at)
-    m = metrics(reveal(at, "alibi_slope"))  # the slopes table hides the asked head's slope until then
+    m = metrics(reveal(reveal(at, "t5_rel"), "alibi_slope"))  # the log-spaced buckets and head 9 wait for the reveals
     assert m["exact buckets per side"] == "8" and m["log-spaced buckets per side"] == "8"
     assert m["last bucket starts at |rel| ="] == "91" and m["bucket ids used"] == "31 of 32"  # bucket 16 is never produced
     ranges, slopes = _frames(at)
@@ -92,7 +92,7 @@ def test_controls_change_the_numbers():
     # HF T5 bucket function, run causal: 0-15 exact, ..., >= 113 -> 31
     assert m["exact buckets per side"] == "16" and m["last bucket starts at |rel| ="] == "113"
     assert m["bucket ids used"] == "32 of 32"
-    grid = chart_frame(at, "t5_matrix").pivot(index="i", columns="j", values="bucket").to_numpy()
+    grid = chart_frame(reveal(at, "t5_rel"), "t5_matrix").pivot(index="i", columns="j", values="bucket").to_numpy()
     assert np.array_equal(grid, posenc.t5_bucket_matrix(128, bidirectional=False))
     assert "**Answer: 17.**" in _reveal(at, "t5_rel")  # causal row of HF's bucket table: rel -20 -> 17
 
@@ -101,6 +101,8 @@ def test_controls_change_the_numbers():
     at.run()
     at.toggle(key="causal").set_value(False).run()
     assert_clean(at)
+    # head 4 of 8 is the one the exercise asks about: not offered (the link's choice noted) until the reveal
+    assert _head_title(at)[0] == "head 1 of 8: slope m = 0.5" and any("`head`" in w.value for w in at.warning)
     _, slopes = _frames(reveal(at, "alibi_slope"))
     assert np.allclose(slopes["−log2 m"], range(1, 9))
     m = metrics(at)
@@ -121,22 +123,23 @@ def test_an_impossible_bucket_setting_is_never_offered():
 def test_one_head_fixes_the_head_shown():
     at = open_page(PAGE, {"heads": "1", "head": "3"})  # heads = 1 is the control's own minimum
     assert_clean(at)
-    spec = chart(at, "alibi_matrix")["spec"]
+    assert "alibi_matrix" not in charts(at)  # its one head is the one the exercise asks about: drawn once revealed
+    spec = chart(reveal(at, "alibi_slope"), "alibi_matrix")["spec"]
     assert next(p for p in spec["params"] if p["name"] == "url_head")["bind"]["options"] == [1]  # one button: head 1
     assert any("`head`" in w.value for w in at.warning)  # the link's head = 3 does not exist
-    assert _head_title(reveal(at, "alibi_slope"))[0] == "head 1 of 1: slope m = 0.00390625"  # 2^-8: one head takes the last slope
+    assert _head_title(at)[0] == "head 1 of 1: slope m = 0.00390625"  # 2^-8: one head takes the last slope
 
 
 def test_link_values_are_taken_and_bad_ones_noted():
-    at = open_page(PAGE, {"heads": "20", "head": "17", "train_len": "256", "causal": "false", "t5_max_distance": "20",
+    at = open_page(PAGE, {"heads": "20", "head": "18", "train_len": "256", "causal": "false", "t5_max_distance": "20",
                           "t5_num_buckets": "8", "t5_n": "64"})
     assert_clean(at)
     assert not at.warning
     _, slopes = _frames(reveal(at, "alibi_slope"))
     assert np.allclose(slopes["−log2 m"], NEG_LOG2_20)
     m = metrics(at)
-    assert _head_title(at)[0] == f"head 17 of 20: slope m = {2 ** -0.25:.6g}"
-    assert _head_title(at)[2] == f"bias at distance 4L − 1 = 1023: {-(2 ** -0.25) * 1023:.4g}"
+    assert _head_title(at)[0] == f"head 18 of 20: slope m = {2 ** -0.75:.6g}"  # head 17 is the exercise's (2^-0.25)
+    assert _head_title(at)[2] == f"bias at distance 4L − 1 = 1023: {-(2 ** -0.75) * 1023:.4g}"
     assert m["last bucket starts at |rel| ="] == str(next(d for d in range(100) if posenc.t5_bucket(-d, num_buckets=8, max_distance=20) == 3))
     bad = open_page(PAGE, {"heads": "inf", "t5_num_buckets": "abc", "train_len": "100", "causal": "maybe"})
     assert_clean(bad)
@@ -144,6 +147,32 @@ def test_link_values_are_taken_and_bad_ones_noted():
     for key in ("`heads`", "`t5_num_buckets`", "`train_len`", "`causal`"):
         assert key in notes, notes
     assert metrics(bad)["bucket ids used"] == "31 of 32"
+
+
+def test_answers_wait_for_their_reveal():
+    """The issue: the bucket table listed the bucket of −20 above the question, and head 9's bar was drawn above
+    "slope of head 9?".  Before the reveals: no table row, bar or matrix cell holds a bucket of |rel| ≥ 8 (the answer,
+    10, is one; a blank row would be counted), and head 9 has no bar, no table cell and no button under the matrix."""
+    at = open_page(PAGE)
+    ranges, slopes = _frames(at)
+    assert ranges["bucket"].tolist() == list(range(8)) + list(range(17, 24))  # the exact buckets of both sides (16 unused)
+    assert ranges["covers"].tolist() == [f"|rel| = {d}" for d in range(8)] + [f"|rel| = {d}" for d in range(1, 8)]
+    bars, matrix = _data(at, "t5_buckets", "kind"), chart_frame(at, "t5_matrix")
+    assert sorted(bars["bucket"].dropna().astype(int)) == sorted(ranges["bucket"]) and len(bars) == 31  # every bar keeps its place
+    grid = matrix.pivot(index="i", columns="j", values="bucket").to_numpy()
+    full = posenc.t5_bucket_matrix(128).astype(float)
+    near = np.abs(np.subtract.outer(np.arange(128), np.arange(128))) < 8
+    assert np.array_equal(grid[near], full[near]) and np.isnan(grid[~near]).all()
+    assert 10 not in set(matrix["bucket"].dropna()) and 10 not in set(ranges["bucket"])
+    assert np.isnan(slopes.loc[8, "m"]) and np.isnan(slopes.loc[8, "−log2 m"]) and not slopes.drop(index=8)["m"].isna().any()
+    assert np.isnan(_data(at, "alibi_slopes", "slope").set_index("head").loc[9, "slope"])
+    options = next(p for p in chart(at, "alibi_matrix")["spec"]["params"] if p["name"] == "url_head")["bind"]["options"]
+    assert options == [h for h in range(1, 13) if h != 9]
+    assert _head_title(at, 9)[0] == "head 9 of 12: slope m = ?"
+    reveal(reveal(at, "t5_rel"), "alibi_slope")
+    ranges, slopes = _frames(at)
+    assert ranges.set_index("bucket").loc[10, "covers"] == "|rel| 16–22" and slopes.loc[8, "m"] == 2 ** -0.5
+    assert np.array_equal(chart_frame(at, "t5_matrix").pivot(index="i", columns="j", values="bucket").to_numpy(), full)
 
 
 def test_payload_budgets():
