@@ -10,7 +10,7 @@ from posenc.charts.compare import offset_profiles, score_matrices, score_panels
 from posenc.registry import SCHEMES, bias
 from posenc.ui import controls, md, uploads
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, wrap_up
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_value, show_code, wrap_up
 from posenc.views.similarity import (
     COMMON_ROTARY,
     HEADS,
@@ -73,7 +73,8 @@ results = [r for _, r in shown]
 if results:
     for col, r in zip(st.columns(len(results)), results):
         ti = r["translation_invariance"]
-        col.metric(f"{md.escape(r['name'])}: deviation from translation invariance", "—" if ti is None else f"{ti:.3g}",
+        col.metric(f"{md.escape(r['name'])}: deviation from translation invariance",  # their count below 10⁻⁶ is the exercise
+                   "—" if ti is None else quiz_value("similarity_relative", f"{ti:.3g}"),
                    help="‖S − T(S)‖ / ‖S − mean‖, T(S) = each diagonal's mean; 0 = depends on j − i only. " + r["ti_method"])
         if r["ti_note"]:
             col.caption(f"Not measured at this length: {r['ti_note']}")
@@ -111,8 +112,8 @@ if results:
     rel = relative_count(results)
     exercise(
         "similarity_relative",
-        "Of the schemes shown, how many have a deviation from translation invariance below 10⁻⁶, i.e. a score "
-        "that depends only on the offset j − i?",
+        "Predict from the diagonals of the matrices: of the schemes shown, how many have a deviation from translation "
+        "invariance below 10⁻⁶, i.e. a score that depends only on the offset j − i? (The deviations at the top wait for the reveal.)",
         answer=rel["count"],
         explanation=f"Relative: {', '.join(map(md.escape, rel['relative'])) or 'none'}. Not relative: "
         + (", ".join(f"{md.escape(name)} ({ti:.3g})" for name, ti in rel["absolute"]) or "none")

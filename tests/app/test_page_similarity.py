@@ -14,11 +14,12 @@ from apphelpers import (
     drawn_cells,
     export_keys,
     exported,
-    metrics,
     open_page,
     payload_bytes,
+    reveal,
     text_of,
 )
+from apphelpers import metrics as shown_metrics
 from streamlit.testing.v1 import AppTest
 
 import posenc
@@ -66,6 +67,26 @@ def offsets_of(at):
     both = drawn.merge(frame, on=key, suffixes=("_drawn", ""))
     assert len(both) == len(frame) and np.allclose(both["score_drawn"], both["score"], equal_nan=True)
     return frame
+
+
+def metrics(at) -> dict:
+    """The page's metrics once its exercise is revealed: before that every deviation shows "?" (the exercise counts
+    those below 10⁻⁶; test_the_deviations_wait_for_the_reveal)."""
+    if any(t.key == "ex_similarity_relative_reveal" for t in at.toggle):
+        reveal(at, "similarity_relative")
+    return shown_metrics(at)
+
+
+def test_the_deviations_wait_for_the_reveal():
+    """The issue: the four metrics at the top answered "how many below 10⁻⁶"."""
+    at = open_page(PAGE)
+    before = shown_metrics(at)
+    assert len(before) == 4 and set(before.values()) == {"?"}, before
+    after = metrics(at)
+    assert sum(float(v) < 1e-6 for v in after.values()) == 3  # sinusoid (cosine), RoPE and ALiBi: relative; MiniLM not
+    assert "**Answer: 3.**" in text_of(at)
+    at.slider(key="n").set_value(64).run()  # a control turns the reveal off: "?" again
+    assert set(shown_metrics(at).values()) == {"?"}
 
 
 def ti_value(at, name: str) -> float:
