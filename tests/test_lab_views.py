@@ -6,6 +6,7 @@ import json
 
 import altair as alt
 import numpy as np
+import pandas as pd
 import pytest
 
 from posenc.charts import lab as charts
@@ -253,3 +254,94 @@ def test_band_chart_labels_lines_and_dashes_ropes_variants():
     dash = dict(zip(line["encoding"]["strokeDash"]["scale"]["domain"], line["encoding"]["strokeDash"]["scale"]["range"]))
     assert dash["rope"] == [1, 0] and dash["xpos"] == charts.VARIANT_DASH["xpos"] != dash["rope"]
     assert "legend" in line["encoding"]["color"] and line["encoding"]["color"]["legend"] is None  # labelled at the ends
+
+
+# ----------------------------------------------------------------------------- issue 37: the Markov order sweep
+def _order_results(order: int, past: dict[str, float], at_L: dict[str, float], *, L: int = 4, n: int = 32) -> dict:
+    """A hand-made results dict (the fields the sweep reads): the Bayes loss log V - u_t, each scheme's gap at L from
+    ``at_L`` and past L ``past[s]`` x the uniform guess's gap at the same position; "learned" stops at L."""
+    uniform = float(np.log(8))
+    bayes = [uniform - (0.3 + 0.01 * t + 0.05 * order) for t in range(n)]
+    runs = {}
+    for s in past:
+        curve = [at_L[s]] * L + [past[s] * (uniform - bayes[t]) for t in range(L, n)]
+        runs[s] = {"0": {"gap_by_position": curve, "mean": {str(L): {"gap": at_L[s]}}}}
+    runs["learned"] = {"0": {"gap_by_position": [at_L["alibi"]] * L, "mean": {str(L): {"gap": at_L["alibi"]}}}}
+    return {"config": {"train_len": L, "order": order, "task": "markov"}, "floor": 1.5 - 0.01 * order, "uniform": uniform,
+            "bayes_by_position": bayes, "runs": runs, "undefined": {"learned": "no row for position 4"}}
+
+
+def _orders() -> dict:
+    """ALiBi holds at every order, NoPE only at k = 1 and 2 (and did not learn at k = 4), RoPE at none."""
+    good = {"alibi": 0.01, "nope": 0.01, "rope": 0.01, "learned": 0.01}
+    out = {}
+    for k in (1, 2, 3, 4):
+        past = {"alibi": 0.02 * k, "nope": 0.04 * k, "rope": 0.5 + k}
+        out[str(k)] = _order_results(k, past, {**good, "nope": 0.5} if k == 4 else good)
+    return {"format": 3, "task": "markov", "orders": out}
+
+
+def test_order_sweep_rows_follow_the_rule_and_the_files_orders(tmp_path, monkeypatch):
+    from posenc.lab import results
+    from posenc.lab.results import HOLDS, VERDICTS, beyond_fraction
+
+    data = _orders()
+    f = views.order_sweep(data)
+    assert len(f) == 4 * 4 and sorted(f["order"].unique()) == [1, 2, 3, 4]
+    for _, r in f.iterrows():  # each row is the library's verdict of that scheme at that order
+        res = data["orders"][str(r["order"])]
+        lab = next(s for s in res["runs"] if NAMES[s] == r["scheme"])
+        want = beyond_fraction(res, lab)
+        assert r["verdict"] == want["verdict"] if want["verdict"] else pd.isna(r["verdict"])
+        assert r["fraction"] == want["fraction"] or np.isnan(want["fraction"])
+        assert r["floor"] == res["floor"]
+    by = {(r["scheme"], r["order"]): r for _, r in f.iterrows()}
+    for k in (1, 2, 3, 4):  # made so: ALiBi below NoPE below RoPE past L at every order
+        assert by["ALiBi", k]["fraction"] < by["NoPE", k]["fraction"] < by["RoPE", k]["fraction"]
+        assert by["ALiBi", k]["verdict"] == VERDICTS[0] and by["RoPE", k]["verdict"] != VERDICTS[0]
+        assert pd.isna(by["Learned table", k]["verdict"]) and np.isnan(by["Learned table", k]["fraction"])
+    assert [by["NoPE", k]["fraction"] <= HOLDS for k in (1, 2, 3, 4)] == [True, True, False, False]
+    assert [by["NoPE", k]["learned"] for k in (1, 2, 3, 4)] == [True, True, True, False]
+    # from the package's data: an empty frame without the file, the same rows with it
+    monkeypatch.setattr(results, "DATA", tmp_path)
+    assert views.order_sweep().empty
+    (tmp_path / views.ORDERS_FILE).write_text(json.dumps(data))
+    assert views.order_sweep().equals(f)
+    with pytest.raises(ValueError, match="data must be"):
+        views.order_sweep({"orders": None})
+
+
+def test_order_view_sentence_and_chart():
+    from posenc.lab.results import HOLDS
+
+    v = views.order_view(views.order_sweep(_orders()))
+    assert "Learned table" not in set(v["frame"]["scheme"]) and v["orders"] == [1, 2, 3, 4]
+    s = v["sentence"]
+    assert "ALiBi holds at every order" in s and "NoPE (k = 1, 2) only at some" in s and "RoPE at none" in s
+    assert "One seed per order, so no interval" in s
+    assert set(v["labels"]["order"]) == {4} and set(v["labels"]["scheme"]) == {"ALiBi", "NoPE", "RoPE"}
+    lo, hi = v["domain"]
+    assert lo <= min(HOLDS, v["frame"]["fraction"].min()) and hi >= max(1.0, v["frame"]["fraction"].max())
+    y = np.sort(np.log10(v["labels"]["y"].to_numpy()))
+    assert np.all(np.diff(y) >= np.log10(hi / lo) * views.LABEL_PX / views.BAND_PLOT_PX - 1e-9)  # no two labels overlap
+    spec = charts.order_chart(v).to_dict()
+    datasets = list(spec["datasets"].values())
+    lines = next(d for d in datasets if {"uniform guess", f"holds (≤ {HOLDS:.0%})"} <= {r.get("label") for r in d})
+    assert sorted(r["fraction"] for r in lines) == [HOLDS, 1.0]
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+    with pytest.raises(ValueError, match="frame must"):
+        views.order_view(views.order_sweep({"orders": {}}))
+
+
+def test_order_sweep_reads_what_run_experiment_writes():
+    """A tiny sweep in the shipped format (orders 1 and 2, 30 steps, 8 evaluation sequences): one row per scheme and
+    order, each order's own floor, a finite positive fraction past L."""
+    from posenc.lab.experiment import run_experiment
+
+    orders = {str(k): run_experiment(LabConfig.for_task("markov", order=k, n_seeds=1, steps=30, n_eval=8,
+                                                        schemes=("alibi", "nope")))[0] for k in (1, 2)}
+    f = views.order_sweep({"format": 3, "task": "markov", "orders": orders})
+    assert sorted(zip(f["scheme"], f["order"])) == [("ALiBi", 1), ("ALiBi", 2), ("NoPE", 1), ("NoPE", 2)]
+    assert f.groupby("order")["floor"].nunique().eq(1).all() and f["floor"].nunique() == 2
+    assert (f["fraction"] > 0).all() and f["verdict"].notna().all()
+    assert (f["floor"] < f["uniform"]).all()

@@ -236,3 +236,39 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
     utext = u.transform_filter(alt.datum.band == 0).mark_text(align="left", dx=4, dy=-7, fontSize=11, color=NEUTRAL_TEXT).encode(
         x=x, y=y, text=alt.value("uniform guess"))
     return alt.layer(ubase, utext, bars, lines, points, leaders, text, height=height).properties(width="container", autosize=FIT_X)
+
+
+@memo
+def order_chart(view: dict, *, height: int = 300) -> alt.LayerChart:
+    """The Markov order sweep (``views.lab.order_view``): each scheme's beyond-L fraction of the uniform guess's gap
+    against the order k, one line per scheme in its registry colour labelled at its end (as ``band_chart``: a leader in
+    its colour, the label in the neutral grey), a point faded where the model did not learn the task at L; the uniform
+    guess (100 %) as a grey dashed line and the verdict's "holds" line (10 %) dotted, each labelled."""
+    from posenc.lab.results import HOLDS
+
+    frame, labels, orders = view["frame"], view["labels"], view["orders"]
+    _check(frame, "order chart")
+    scale = _scheme_scale(frame, view["names"])
+    color = alt.Color("scheme:N", scale=scale, legend=None)
+    x = alt.X("order:Q", title="order k of the Markov source", scale=alt.Scale(domain=[orders[0] - 0.15, orders[-1] + 1.1], nice=False),
+              axis=alt.Axis(values=orders, format="d", grid=False))
+    ys = alt.Scale(type="log", domain=list(view["domain"]), nice=False)
+    y = alt.Y("fraction:Q", title="gap past L ÷ uniform guess's (log scale)", scale=ys, axis=alt.Axis(format="%"))
+    tips = [alt.Tooltip("scheme:N"), alt.Tooltip("order:Q", title="order k"),
+            alt.Tooltip("fraction:Q", title="of a uniform guess's gap", format=".1%"), alt.Tooltip("verdict:N"),
+            alt.Tooltip("learned:N", title="learned the task at L"), alt.Tooltip("floor:Q", format=".4f")]
+    base = alt.Chart(frame)
+    lines = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, detail="scheme:N")
+    points = base.mark_point(filled=True, size=50).encode(
+        x=x, y=y, color=color, opacity=alt.condition(alt.datum.learned, alt.value(1.0), alt.value(0.3)), tooltip=tips)
+    ends = alt.Chart(labels).transform_calculate(at=alt.datum.order + 0.12)
+    leaders = ends.mark_rule(strokeWidth=1.5).encode(x="order:Q", x2="at:Q", y=alt.Y("fraction:Q", scale=ys), y2="y:Q", color=color)
+    text = ends.mark_text(align="left", dx=3, fontSize=11, color=NEUTRAL_TEXT).encode(x="at:Q", y=alt.Y("y:Q", scale=ys), text="scheme:N")
+    marks = pd.DataFrame({"fraction": [1.0, HOLDS], "label": ["uniform guess", f"holds (≤ {HOLDS:.0%})"], "dash": ["u", "h"]})
+    m = alt.Chart(marks)
+    rules = m.mark_rule(color=UNIFORM_COLOR, strokeWidth=1.5).encode(
+        y=alt.Y("fraction:Q", scale=ys), strokeDash=alt.StrokeDash("dash:N", scale=alt.Scale(domain=["u", "h"], range=[[5, 4], [1, 3]]),
+                                                                    legend=None), tooltip=[alt.Tooltip("label:N")])
+    rule_text = m.mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11, color=NEUTRAL_TEXT).encode(
+        x=alt.value(0), y=alt.Y("fraction:Q", scale=ys), text="label:N")
+    return alt.layer(rules, rule_text, lines, points, leaders, text, height=height).properties(width="container", autosize=FIT_X)

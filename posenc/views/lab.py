@@ -464,3 +464,89 @@ def extension_identity(run: dict) -> dict:
     cfg = run["results"]["config"]
     hd = cfg["d_model"] // cfg["n_heads"]
     return {**yarn_llama3_identity(cfg["train_len"], hd), "head_dim": hd}
+
+
+# ----------------------------------------------------------------------------- issue 37: the Markov task at orders k = 1 .. 4
+ORDERS_FILE = "lab_orders.json"  # written by `python -m posenc.lab --ship` (posenc.lab.__main__.ORDERS_FILE)
+ORDERS_TITLE = "The Markov task at orders k = 1 … 4 (one seed each)"
+ORDER_COLUMNS = ["scheme", "key", "order", "fraction", "verdict", "learned", "floor", "uniform"]
+
+
+def order_sweep(data: dict | None = None) -> pd.DataFrame:
+    """The order sweep, one row per (scheme, order k): "scheme" (shown name), "key" (its registry entry: its colour),
+    "order", "fraction" (``results.beyond_fraction``: its mean gap past L ÷ the uniform guess's gap there, mean over the
+    file's seeds; NaN for a scheme with no position past L), "verdict" (the rule's word; None without a fraction),
+    "learned" (``results.learned_check`` at every seed), "floor" and "uniform" (the order's, nats).  ``data`` is the
+    {"format", "task", "orders": {k: results}} dict; None reads lab_orders.json from ``results.DATA`` (an empty frame
+    when there is no such file)."""
+    from posenc.lab import results as lab_results
+
+    if data is None:
+        path = lab_results.DATA / ORDERS_FILE
+        if not path.exists():
+            return pd.DataFrame(columns=ORDER_COLUMNS)
+        import json
+
+        data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("orders"), dict):
+        raise ValueError("data must be a dict with an 'orders' dict {k: results}")
+    rows = []
+    for k, res in sorted(data["orders"].items(), key=lambda kv: int(kv[0])):
+        learned: dict[str, bool] = {}
+        for c in learned_check(res):
+            learned[c["scheme"]] = learned.get(c["scheme"], True) and c["learned"]
+        for s in res["runs"]:
+            b = beyond_fraction(res, s)
+            rows.append({"scheme": NAMES[s], "key": REGISTRY_KEY[s], "order": int(k), "fraction": b["fraction"],
+                         "verdict": b["verdict"], "learned": learned[s], "floor": res["floor"], "uniform": res["uniform"]})
+    return pd.DataFrame(rows, columns=ORDER_COLUMNS)
+
+
+def order_view(frame: pd.DataFrame) -> dict:
+    """What the order chart draws from ``order_sweep``: {"frame" (the rows with a fraction), "labels": DataFrame(scheme,
+    key, order, fraction, y: the end label's height, spread as the band chart's), "names", "orders", "domain" (the y axis:
+    every fraction, label and the 10 % and 100 % lines), "sentence" (what to look at, from the data)}."""
+    if frame.empty:
+        raise ValueError("frame must hold the order sweep's rows (order_sweep found no file)")
+    drawn = frame[np.isfinite(frame["fraction"].astype(float))].reset_index(drop=True)
+    names = list(dict.fromkeys(drawn["scheme"]))
+    orders = sorted(int(k) for k in frame["order"].unique())
+    ends = drawn.loc[drawn.groupby("scheme", sort=False)["order"].idxmax()].reset_index(drop=True)
+    lo = min(float(drawn["fraction"].min()), HOLDS) if len(drawn) else HOLDS
+    hi = max(float(drawn["fraction"].max()), 1.0) if len(drawn) else 1.0
+    domain = [lo, hi]
+    for _ in range(3):  # as bands_view: the labels' spacing in decades depends on the axis's range
+        ends["y"] = spread_labels(ends["fraction"].to_numpy(), gap=np.log10(domain[1] / domain[0]) * LABEL_PX / BAND_PLOT_PX)
+        domain = [min(lo, float(ends["y"].min())) / 10 ** 0.05, max(hi, float(ends["y"].max())) * 10 ** 0.05]
+    return {"frame": drawn, "labels": ends[["scheme", "key", "order", "fraction", "y"]], "names": names, "orders": orders,
+            "domain": domain, "sentence": order_sentence(frame)}
+
+
+def order_sentence(frame: pd.DataFrame) -> str:
+    """One sentence of what to look at in the order sweep: which schemes hold (``HOLDS``) at every order, which at some
+    (and where), which at none; one seed, so no interval."""
+    orders = sorted(int(k) for k in frame["order"].unique())
+    always, some, never = [], [], []
+    for name, g in frame[frame["verdict"].notna()].groupby("scheme", sort=False):
+        held = sorted(int(k) for k in g[g["verdict"] == VERDICTS[0]]["order"])
+        if held == orders:
+            always.append(name)
+        elif held:
+            some.append(f"{name} (k = {', '.join(map(str, held))})")
+        else:
+            never.append(name)
+    span = f"k = {orders[0]} … {orders[-1]}" if len(orders) > 1 else f"k = {orders[0]}"
+    parts = [f"{_names(always)} hold{'s' if len(always) == 1 else ''} at every order" if always
+             else "no scheme holds at every order"]
+    if some:
+        parts.append(f"{_names(some)} only at some")
+    if never:
+        parts.append(f"{_names(never)} at none")
+    return (f"Within {HOLDS:.0%} of a uniform guess's gap past L at {span}: " + "; ".join(parts)
+            + ". One seed per order, so no interval: a point near a line could fall on either side at another seed.")
+
+
+ORDERS_CAPTION = ("Each point: one model trained at L on a Markov source of order k (the next token depends on the k before "
+                  "it; vocabulary 8, every other setting the default), its mean gap past L as a fraction of a uniform guess's "
+                  "gap there (log scale). Faded: that model did not learn the task at L. Dotted: the verdict's \"holds\" line; "
+                  "dashed: a uniform guess. Falsified by a second seed whose point crosses a line this one does not.")
