@@ -5,7 +5,7 @@ import time
 import streamlit as st
 
 from posenc.charts.base import style
-from posenc.charts.lab import band_chart, extension_chart, gap_chart, head_attention_maps, head_mass_chart, position_chart
+from posenc.charts.lab import band_chart, extension_chart, gap_chart, head_attention_maps, head_mass_chart, order_chart, position_chart
 from posenc.lab.evaluate import mass_on_context, position_losses
 from posenc.lab.experiment import LabConfig, run_experiment
 from posenc.lab.positions import DEFAULT_SCHEMES, LAB_SCHEMES, NAMES, positions, reads_positions
@@ -139,6 +139,10 @@ with results_box:
         st.caption(f":material/block: {name}: {why}.")
     with st.expander("Registry schemes the lab does not train, and why"):
         st.markdown("\n".join(f"- **{name}**: {why}." for name, why in views.not_trained()))
+    if not (sweep := cached(views.order_sweep)).empty:
+        with st.expander(views.ORDERS_TITLE):
+            sv = views.order_view(sweep)
+            chart(style(order_chart(sv)), key="lab_orders", data=sweep, caption=sv["sentence"] + " " + views.ORDERS_CAPTION)
     if (more := ov["longer"]) is not None:
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
                     f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "

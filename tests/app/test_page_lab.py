@@ -171,3 +171,59 @@ def test_two_shipped_tasks_get_a_selector_and_one_sentence(tmp_path, monkeypatch
 
         results.load_tasks.cache_clear()
         st.cache_data.clear()
+
+
+def _with_orders(tmp_path, monkeypatch, data: dict | None):
+    """Point the lab's data at a copy holding the shipped results, and the order sweep ``data`` (None: no sweep file)."""
+    import json
+
+    import posenc.lab.results as results
+    from posenc.ui import cache
+
+    (tmp_path / "lab_results.json").write_text(results.RESULTS_FILE.read_text())
+    if data is not None:
+        (tmp_path / "lab_orders.json").write_text(json.dumps(data))
+    monkeypatch.setattr(results, "DATA", tmp_path)
+    results.load_tasks.cache_clear()
+    cache._call.clear()
+
+
+def test_the_order_sweep_shows_with_its_file_and_hides_without(tmp_path, monkeypatch):
+    """The sweep from a hand-made lab_orders.json (each order a copy of the shipped Markov results, ALiBi's and NoPE's gap
+    past L scaled per order): the section, its chart's rows and its sentence; without the file, no section."""
+    import copy
+
+    import streamlit as st
+
+    import posenc.lab.results as results
+    from posenc.views.lab import ORDERS_TITLE, order_sweep, order_view
+
+    orders = {}
+    for k in (1, 2, 3, 4):
+        res = copy.deepcopy(SHIPPED["results"])
+        for s, f in (("alibi", 1.0), ("nope", 0.5 ** k)):
+            for r in res["runs"][s].values():
+                r["gap_by_position"] = [g * f for g in r["gap_by_position"]]
+        orders[str(k)] = res
+    data = {"format": 3, "task": "markov", "orders": orders}
+    try:
+        (tmp_path / "with").mkdir()
+        _with_orders(tmp_path / "with", monkeypatch, data)
+        at = open_page(PAGE)
+        assert_clean(at)
+        assert ORDERS_TITLE in [e.label for e in at.expander]
+        sent, want = chart_frame(at, "lab_orders"), order_sweep(data)
+        sweep = sent[sent["learned"].notna()]  # the points' rows (the chart also sends its end labels and two lines)
+        assert len(sweep) == len(order_view(want)["frame"]) and set(sweep["order"]) == {1, 2, 3, 4}
+        nope = sweep[sweep["scheme"] == "NoPE"].sort_values("order")["fraction"].to_numpy()
+        assert (nope[1:] < nope[:-1]).all()  # made so: NoPE's gap halves with each order
+        assert order_view(want)["sentence"] in text_of(at) and "One seed per order" in text_of(at)
+        (tmp_path / "without").mkdir()
+        _with_orders(tmp_path / "without", monkeypatch, None)
+        at = open_page(PAGE)
+        assert_clean(at)
+        assert ORDERS_TITLE not in [e.label for e in at.expander] and "lab_orders" not in charts(at)
+        assert "lab_bands" in charts(at)
+    finally:
+        results.load_tasks.cache_clear()
+        st.cache_data.clear()
