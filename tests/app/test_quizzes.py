@@ -196,6 +196,14 @@ DERIVED = {
 }
 
 
+# The figures (chart key, field) and table columns the issue saw carry an exercise's answer: its page must declare them
+# (quiz_figure, quiz_column), so a page that stops declaring them fails instead of escaping the search.
+CARRIERS = {
+    "t5_rel": ((("t5_buckets", "bucket"), ("t5_matrix", "bucket")), ("bucket",)),
+    "alibi_slope": ((("alibi_slopes", "slope"),), ("m",)),
+}
+
+
 def all_leaks(at: AppTest, key: str, answer: str) -> list[str]:
     """What shows exercise ``key``'s answer before its reveal: printed numbers, declared figures and table columns, and
     the numbers it is worked out from."""
@@ -246,6 +254,9 @@ def test_no_answer_before_the_reveal_and_the_reveal_resets(info):
         drawn = set(charts(at))
         missing = [c for c, _ in declared_figures(at, key) if c not in drawn]
         assert not missing, (info.path, key, "a figure declared as drawing the answer is not drawn after the reveal", missing)
+        figures, columns = CARRIERS.get(key, ((), ()))  # what the issue saw carry the answer: the page must declare it
+        undeclared = [*set(figures) - set(declared_figures(at, key)), *set(columns) - set(declared_columns(at, key))]
+        assert not undeclared, (info.path, key, "carries the answer but is not declared", undeclared)
         _hide_all(at, keys)
         assert not all_leaks(at, key, answer), (info.path, key, answer, all_leaks(at, key, answer))
     # move a control: every reveal goes off, and the new answers are hidden too
