@@ -317,7 +317,7 @@ def test_order_view_sentence_and_chart():
     v = views.order_view(views.order_sweep(_orders()))
     assert "Learned table" not in set(v["frame"]["scheme"]) and v["orders"] == [1, 2, 3, 4]
     s = v["sentence"]
-    assert "ALiBi holds at every order" in s and "NoPE (k = 1, 2) only at some" in s and "RoPE at none" in s
+    assert "ALiBi holds at every order" in s and "NoPE holds only at k = 1, 2" in s and "RoPE at none" in s
     assert "One seed per order, so no interval" in s
     assert set(v["labels"]["order"]) == {4} and set(v["labels"]["scheme"]) == {"ALiBi", "NoPE", "RoPE"}
     lo, hi = v["domain"]

@@ -526,20 +526,20 @@ def order_sentence(frame: pd.DataFrame) -> str:
     """One sentence of what to look at in the order sweep: which schemes hold (``HOLDS``) at every order, which at some
     (and where), which at none; one seed, so no interval."""
     orders = sorted(int(k) for k in frame["order"].unique())
-    always, some, never = [], [], []
+    always, some, never = [], {}, []
     for name, g in frame[frame["verdict"].notna()].groupby("scheme", sort=False):
-        held = sorted(int(k) for k in g[g["verdict"] == VERDICTS[0]]["order"])
-        if held == orders:
+        held = tuple(sorted(int(k) for k in g[g["verdict"] == VERDICTS[0]]["order"]))
+        if list(held) == orders:
             always.append(name)
         elif held:
-            some.append(f"{name} (k = {', '.join(map(str, held))})")
+            some.setdefault(held, []).append(name)  # the schemes that hold at the same orders, named together
         else:
             never.append(name)
     span = f"k = {orders[0]} … {orders[-1]}" if len(orders) > 1 else f"k = {orders[0]}"
     parts = [f"{_names(always)} hold{'s' if len(always) == 1 else ''} at every order" if always
              else "no scheme holds at every order"]
-    if some:
-        parts.append(f"{_names(some)} only at some")
+    for held, names in some.items():
+        parts.append(f"{_names(names)} hold{'s' if len(names) == 1 else ''} only at k = {', '.join(map(str, held))}")
     if never:
         parts.append(f"{_names(never)} at none")
     return (f"Within {HOLDS:.0%} of a uniform guess's gap past L at {span}: " + "; ".join(parts)
