@@ -299,7 +299,8 @@ def finding(run: dict) -> dict:
     span = next((r["span"] for r in rows.values() if r["span"]), None)
     parts = []
     held, mid, bad = groups[VERDICTS[0]], groups[VERDICTS[1]], groups[VERDICTS[2]]
-    parts.append(f"{'only ' if held and (mid or bad) else ''}{_names([NAMES[s] for s in held])} stay within {HOLDS:.0%} of a "
+    verb = "stays" if len(held) == 1 else "stay"
+    parts.append(f"{'only ' if held and (mid or bad) else ''}{_names([NAMES[s] for s in held])} {verb} within {HOLDS:.0%} of a "
                  "uniform guess's gap" if held else f"no scheme stays within {HOLDS:.0%} of a uniform guess's gap")
     if mid:
         lo, hi = min(fractions[s] for s in mid), max(fractions[s] for s in mid)
@@ -307,7 +308,7 @@ def finding(run: dict) -> dict:
                      f"({lo:.0%} of it)" if lo == hi else f"{_names([NAMES[s] for s in mid])} degrade ({lo:.0%}–{hi:.0%} of it)")
     if bad:
         worst = max(bad, key=fractions.get)
-        parts.append(f"{_names([NAMES[s] for s in bad])} end worse than a uniform guess ({NAMES[worst]} at "
+        parts.append(f"{_names([NAMES[s] for s in bad])} end{'s' if len(bad) == 1 else ''} worse than a uniform guess ({NAMES[worst]} at "
                      f"{fractions[worst]:.2f}× its gap)")
     where = f"on the {task_title(task)} task past L (positions {span})" if span else f"on the {task_title(task)} task"
     clause = f"{where}, " + "; ".join(parts) if span else f"{where} no scheme has a position past L"
