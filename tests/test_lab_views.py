@@ -58,7 +58,8 @@ def test_by_position_and_extensions():
     f = pv["frame"]
     assert f[f.scheme == "RoPE"]["position"].max() == 255 and f[f.scheme == "Learned table"]["position"].max() == 31
     ext = views.extensions(RUN)
-    assert set(ext["frame"]["length"]) == {128, 256} and len(ext["frame"]) == 12
+    rows = 1 + len(next(iter(RUN["results"]["runs"]["rope"].values()))["extensions"])  # plain RoPE + each row
+    assert set(ext["frame"]["length"]) == {128, 256} and len(ext["frame"]) == 2 * rows and rows == 8  # 5 at test time, 2 fine-tunes
     assert ext["best"][128] in ext["methods"]
 
 
@@ -155,7 +156,10 @@ def test_scheme_colours_come_from_the_registry_and_differ_within_a_chart():
     with alt.data_transformers.disable_max_rows():
         spec = charts.gap_chart(ov["frame"], ov["names"]).to_dict()
     scale = spec["layer"][1]["encoding"]["color"]["scale"]
-    assert scale["domain"] == ov["names"] and scale["range"] == [SCHEME_COLORS[k] for k in ov["keys"]]
+    # each line its registry entry's colour, a second scheme of one entry (T5 scaled) a spare one
+    assert scale["domain"] == ov["names"] and scale["range"] == charts.scheme_colors(ov["keys"])
+    firsts = {k: i for i, k in reversed(list(enumerate(ov["keys"])))}
+    assert all(scale["range"][i] == SCHEME_COLORS[k] for k, i in firsts.items()) and len(set(scale["range"])) == len(ov["keys"])
     with pytest.raises(ValueError, match="'key' column"):
         charts.gap_chart(ov["frame"].drop(columns="key"), ov["names"])
 

@@ -39,7 +39,8 @@ HEATMAP_CELLS = 16_384
 
 
 def _cat(values, order) -> pd.Categorical:
-    return pd.Categorical(values, categories=list(order))
+    """Categories in ``order``, each once (two lab schemes may share a registry key: T5 and T5 scaled)."""
+    return pd.Categorical(values, categories=list(dict.fromkeys(order)))
 
 
 def _gap_rows(res: dict, budget: str) -> tuple[list[dict], list[dict]]:
