@@ -71,7 +71,7 @@ CAUSAL_FORM = {"bidirectional": False, "causal": True}  # parameter -> its value
 #             function of this module (``PER_LENGTH``) that gives parameters from the training length L.
 LAB_SETTINGS: dict[str, dict] = {
     "learned_random": {"name": "learned", "shown": "Learned table"},  # the lab trains the table from this entry's init
-    "t5": {"shown": "T5 buckets", "variants": {"t5_scaled": {"shown": "T5 buckets, scaled", "per_length": "t5_at_length"}}},
+    "t5": {"shown": "T5 buckets", "variants": {"t5_scaled": {"shown": "T5 buckets scaled to L", "per_length": "t5_at_length"}}},
     # the registry's name is the encoder's; "t5" keeps Hugging Face's default (32 buckets, max_distance 128), which at
     # L = 32 never trains buckets 22-31; "t5_scaled" sets them from L as T5 does from its own training length
     # (``t5_at_length``): every bucket trained
