@@ -77,4 +77,5 @@ def test_the_handout_holds_the_headline_the_first_figure_and_the_wrap_up():
     assert "What this shows" in page and "What is still wrong or open" in page and "Next: 2 · Index / length" in page
     assert headline.split(":")[0].replace("*", "") in page  # the same sentence, computed at these settings
     wrong = next(m.value for m in at.markdown if "What is still wrong or open" in m.value)
-    assert "7,999,992" in wrong and "7,999,992" in page  # the wrap-up's numbers, as the page computed them
+    assert "divide by the prompt length" in wrong and "divide by the prompt length" in page  # the page's wrap-up
+    assert "7,999,992" not in wrong and "7,999,992" not in page  # its number waits for the exercise's reveal in both
