@@ -10,7 +10,6 @@ workers on 127.0.0.5:8631-8632 (loopback only, bounded).
 from __future__ import annotations
 
 import json
-import math
 import secrets
 
 import pytest
@@ -25,11 +24,12 @@ LABEL = "‖PE‖ there"
 
 
 def _expect(page, d: int, timeout_ms: float = 90_000) -> None:
-    value = f"{2047 * math.sqrt(d):,.4g}"
+    """The page the server rendered for this session: its metrics drawn and the d_model slider at d (the metric
+    "‖PE‖ there", 2047·√d, which this used to read, now waits for the raw index exercise's reveal)."""
     page.wait_for_function(
-        "([label, value]) => [...document.querySelectorAll(\"[data-testid='stMetric']\")]"
-        ".some(m => m.innerText.includes(label) && m.innerText.includes(value))",
-        arg=[LABEL, value], timeout=timeout_ms,
+        "([label, d]) => [...document.querySelectorAll(\"[data-testid='stMetric']\")].some(m => m.innerText.includes(label))"
+        " && [...document.querySelectorAll(\"[data-testid='stSlider'] input[type='range']\")].some(t => t.value === d)",
+        arg=[LABEL, str(d)], timeout=timeout_ms,
     )
 
 
