@@ -40,6 +40,8 @@ ARTICLE_ROWS = (
 LEDGER_SCHEMES = ("raw_index", "index_over_length", "single_sine", "sincos_pair", "sinusoidal", "learned_minilm", "rope")
 SCALING = ("rope_linear", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_llama3")  # the tricks the lab applies at test time
 
+RELATIVE_CLAIM = ("t5", "alibi")  # the schemes the article names in "Relative position biases (T5, ALiBi)"
+
 
 class ArticleTableView(TypedDict):
     frame: pd.DataFrame  # one row per article row: the article's cells and a measured verdict beside each
@@ -244,7 +246,7 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
           _verdict(not m["learned_minilm"]["defined_at_4L"]), f"L = {train_len}, 4L = {4 * train_len}", "pages/learned.py")
     claim("relative biases: partially", "Relative position biases (T5, ALiBi) extrapolate partially.", IN_TRANSFORMERS,
           f"{_tasks_text('t5', lab)}; {_tasks_text('alibi', lab)}",
-          lab_verdict([rows[k] for rows in lab.values() for k in ("t5", "alibi") if k in rows], PARTIALLY), _lab_setting(lab),
+          lab_verdict([rows[k] for rows in lab.values() for k in RELATIVE_CLAIM if k in rows], PARTIALLY), _lab_setting(lab),
           "pages/relative_bias.py")
     trick_rows, trick_text = _tricks(lab)
     claim("RoPE: good with scaling tricks", "RoPE extrapolates well with scaling tricks (PI, NTK-aware, YaRN).", IN_TRANSFORMERS,
