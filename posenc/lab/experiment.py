@@ -251,7 +251,7 @@ def jobs_of(cfg: LabConfig) -> list[tuple[LabConfig, str, int]]:
 
 
 def job_key(cfg: LabConfig, scheme: str, seed: int) -> tuple:
-    """What a job's result depends on: the config but for its schemes and number of seeds, the scheme and the seed
+    """What a job's result depends on: the config but for its schemes and number of seeds, the scheme and its seed
     (two experiments that share a key share the job; seed 0's weights are returned whatever n_seeds is)."""
     return (replace(cfg, schemes=(scheme,), n_seeds=1).key(), scheme, seed)
 

@@ -23,7 +23,7 @@ ORDERS = (1, 2, 3, 4)  # the Markov order sweep (vocab 8: V^k <= task.MAX_CONTEX
 # seeds per order in lab_orders.json (k = 2 reuses the main run's seed 0: the same job).  One, for the 30-minute --ship:
 # measured on 2026-12-05 (load 9-13, one BLAS thread) a default job costs ~15 s CPU, a RoPE job with its extension rows
 # and fine-tunes ~115 s, i.e. ~7.5 s / ~58 s idle; one seed per order adds ~3.7 min of two cores, each further seed as
-# much.  The seed spread at k = 2 is the main run's (SHIP_SEEDS seeds).
+# much.  The spread over seeds at k = 2 is the main run's (SHIP_SEEDS seeds).
 ORDER_SEEDS = 1
 ORDERS_FILE = "lab_orders.json"
 
