@@ -15,8 +15,10 @@ from posenc.charts.base import downsample, matrix_frame, narrow_ints
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, unseen_share, untrainable
-from posenc.lab.results import (
+from posenc.lab.results import (  # noqa: F401 (the page reads them here)
+    HOLDS,
     LEARNED_FRACTION,
+    VERDICTS,
     band_gaps,
     band_label,
     beyond_fraction,
@@ -26,9 +28,31 @@ from posenc.lab.results import (
     learned_check,
     spread,
     spread_text,
+    task_of,
+    task_title,
     uniform_band_gaps,
 )
 from posenc.registry import get_scheme
+from posenc.views.lab_findings import (  # noqa: F401 (the findings in words and the order sweep, re-exported)
+    BAND_PLOT_PX,
+    LABEL_GAP,
+    LABEL_PX,
+    ORDER_COLUMNS,
+    ORDERS_CAPTION,
+    ORDERS_FILE,
+    ORDERS_TITLE,
+    WITHIN,
+    _names,
+    finding,
+    order_sentence,
+    order_sweep,
+    order_view,
+    spread_labels,
+    top_sentence,
+    uniform_gap,
+    worse_than_uniform,
+    yarn_llama3_identity,
+)
 
 ATTENTION_SEQS = 16  # sequences the attention maps are averaged over
 HEATMAP_CELLS = 16_384
@@ -278,36 +302,6 @@ def bands_view(run: dict, custom: dict | None = None) -> dict:
             "fractions": {NAMES[s]: beyond_fraction(res, s)["fraction"] for s in res["runs"]}}
 
 
-LABEL_GAP = 0.075  # decades between two end labels on a log axis, by default
-LABEL_PX, BAND_PLOT_PX = 13, 300  # the band chart: px between two labels' baselines (font 11), px of its plot's height
-
-
-def spread_labels(values, gap: float = LABEL_GAP) -> np.ndarray:
-    """Heights for end labels at ``values`` (> 0, a log axis) no two closer than ``gap`` decades, each as near its value as
-    the others allow: sorted, pushed up from below, then the whole run of pushed labels centred on its values."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size and (not np.all(np.isfinite(v)) or np.any(v <= 0)):
-        raise ValueError("values must be finite and > 0 (a log axis)")
-    if not gap > 0:
-        raise ValueError(f"gap must be > 0 decades, got {gap!r}")
-    order = np.argsort(v, kind="stable")
-    logv = np.log10(v[order])
-    y = logv.copy()
-    for i in range(1, y.size):
-        y[i] = max(y[i], y[i - 1] + gap)
-    # centre each cluster (labels pushed against each other) on the mean of its values, keeping clusters apart
-    start = 0
-    for i in range(1, y.size + 1):
-        if i == y.size or y[i] - y[i - 1] > gap + 1e-12:
-            shift = float(np.mean(logv[start:i] - y[start:i]))
-            low = y[start - 1] + gap if start else -np.inf
-            y[start:i] += max(shift, low - y[start])
-            start = i
-    out = np.empty_like(y)
-    out[order] = 10.0 ** y
-    return out
-
-
 def extension_table(run: dict) -> pd.DataFrame | None:
     """The extended model's rows, one per method (plain, each test-time extension, any fine-tuned row such as "pi_ft"),
     with the paper it comes from and its gap per length ("gap at 4L": "mean (min–max)" over seeds, nats); None without
@@ -364,24 +358,3 @@ def extension_identity(run: dict) -> dict:
     cfg = run["results"]["config"]
     hd = cfg["d_model"] // cfg["n_heads"]
     return {**yarn_llama3_identity(cfg["train_len"], hd), "head_dim": hd}
-
-
-# the lab's findings and the order sweep live in posenc.views.lab_findings (this module stays under 420 lines); the
-# results' verdict words the page reads through this module too
-from posenc.lab.results import HOLDS, VERDICTS, task_of, task_title  # noqa: E402, F401
-from posenc.views.lab_findings import (  # noqa: E402, F401
-    ORDER_COLUMNS,
-    ORDERS_CAPTION,
-    ORDERS_FILE,
-    ORDERS_TITLE,
-    WITHIN,
-    _names,
-    finding,
-    order_sentence,
-    order_sweep,
-    order_view,
-    top_sentence,
-    uniform_gap,
-    worse_than_uniform,
-    yarn_llama3_identity,
-)
