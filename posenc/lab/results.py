@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from posenc._validate import check_int
+
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS_FILE = DATA / "lab_results.json"
 WEIGHTS_FILE = DATA / "lab_weights.npz"
@@ -229,10 +231,8 @@ def bootstrap_interval(values, *, resamples: int = BOOTSTRAP_RESAMPLES, level: f
 
 def bands(train_len: int, length: int) -> list[tuple[int, int]]:
     """The position bands [0, L), [L, 2L), [2L, 4L), [4L, 8L), ... that lie within ``length`` positions."""
-    if not isinstance(train_len, int) or train_len < 1:
-        raise ValueError(f"train_len must be an int >= 1, got {train_len!r}")
-    if not isinstance(length, int) or length < train_len:
-        raise ValueError(f"length must be an int >= train_len ({train_len}), got {length!r}")
+    train_len = check_int("train_len", train_len, lo=1)
+    length = check_int("length", length, lo=train_len)
     out, lo, hi = [], 0, train_len
     while hi <= length:
         out.append((lo, hi))
