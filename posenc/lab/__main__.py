@@ -172,6 +172,9 @@ def _parser() -> argparse.ArgumentParser:
                          "default 1)")
     ap.add_argument("--cluster", default=None, metavar="ADDRESS",
                     help="submit the jobs to an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (pip install distributed)")
+    ap.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                    help="keep every finished job in DIR and read back those already there, so a stopped run resumes "
+                         "(same numbers bit for bit; empty it after changing the engine)")
     return ap
 
 
@@ -231,8 +234,8 @@ def _runner_flags(ap, args) -> dict:
             ap.error("argument --jobs: give --jobs or --cluster, not both (the cluster's workers are its processes)")
         if not args.cluster.strip():
             ap.error("argument --cluster: a Dask scheduler address such as tcp://127.0.0.1:8786")
-        return {"jobs": 1, "cluster": args.cluster}
-    return {"jobs": jobs or (SHIP_JOBS if args.ship else 1), "cluster": None}
+        return {"jobs": 1, "cluster": args.cluster, "cache": args.cache}
+    return {"jobs": jobs or (SHIP_JOBS if args.ship else 1), "cluster": None, "cache": args.cache}
 
 
 def _command(args, default: LabConfig) -> str:

@@ -288,18 +288,27 @@ def assemble(cfg: LabConfig, jobs: list[dict]) -> tuple[dict, dict[str, dict[str
 
 def run_many(cfgs: list[LabConfig], *, jobs: int = 1, cluster: str | None = None,
              progress: Callable[[dict], None] | None = None, should_stop: Callable[[], bool] | None = None,
-             stream=None) -> list[tuple[dict, dict]]:
-    """run_experiment for several configs through one executor, each distinct job (job_key) run once."""
+             stream=None, cache=None) -> list[tuple[dict, dict]]:
+    """run_experiment for several configs through one executor, each distinct job (job_key) run once.  ``cache``: a
+    directory of finished jobs (jobcache.py): a job found there is read instead of run, and every job run is written
+    there as it finishes, so an interrupted sweep resumes."""
+    from posenc.lab import jobcache
     from posenc.lab.parallel import Runner
 
-    calls, index, labels = [], {}, []
+    calls, index, labels, cached = [], {}, [], {}
     for cfg in cfgs:
         for job in jobs_of(cfg):
             k = job_key(*job)
-            if k not in index:
-                index[k] = len(calls)
-                calls.append(job)
-                labels.append(f"{job[0].task} {job[1]} seed {job[2]}")
+            if k in index or k in cached:
+                continue
+            if cache is not None and (hit := jobcache.load(cache, k)) is not None:
+                cached[k] = hit
+                continue
+            index[k] = len(calls)
+            calls.append(job)
+            labels.append(f"{job[0].task} {job[1]} seed {job[2]}")
+    if cached and stream is not None:
+        print(f"lab: {len(cached)} jobs read from {cache}, {len(calls)} to run", file=stream, flush=True)
     total = len(calls)
     t0 = time.perf_counter()
 
@@ -316,6 +325,8 @@ def run_many(cfgs: list[LabConfig], *, jobs: int = 1, cluster: str | None = None
         return {"progress": report, "should_stop": should_stop}
 
     def on_done(i: int, result: dict, done: int, elapsed: float) -> None:
+        if cache is not None:
+            jobcache.save(cache, job_key(*calls[i]), result)
         if progress is not None:
             steps = calls[i][0].steps
             progress({**info(i, steps, steps, result["final_loss"], done - 1), "done": done,
@@ -324,7 +335,12 @@ def run_many(cfgs: list[LabConfig], *, jobs: int = 1, cluster: str | None = None
     with Runner(jobs=jobs, cluster=cluster) as runner:
         results = runner.run(run_job, calls, labels=labels, hooks=hooks, remote={"threads": 1}, on_done=on_done, should_stop=should_stop,
                              stream=stream)
-    return [assemble(cfg, [results[index[job_key(*job)]] for job in jobs_of(cfg)]) for cfg in cfgs]
+
+    def result(job):
+        k = job_key(*job)
+        return cached[k] if k in cached else results[index[k]]
+
+    return [assemble(cfg, [result(job) for job in jobs_of(cfg)]) for cfg in cfgs]
 
 
 def run_experiment(
@@ -335,6 +351,7 @@ def run_experiment(
     progress: Callable[[dict], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     stream=None,
+    cache=None,
 ) -> tuple[dict, dict[str, dict[str, np.ndarray]]]:
     """Train and evaluate every (scheme, seed) of ``cfg``; returns (results, {scheme: first-seed weights}).
 
@@ -342,5 +359,6 @@ def run_experiment(
     (parallel.Runner); the numbers are the same bit for bit.  ``progress(info)`` gets {"task", "scheme", "name", "seed",
     "run", "runs", "step", "steps", "loss", "elapsed"} every 25 training steps in this process, and once per finished
     job with "done" and "eta" too; ``should_stop()`` may cancel (train.Cancelled propagates: no partial
-    result).  ``stream`` (e.g. sys.stderr) gets a progress line per finished job."""
-    return run_many([cfg], jobs=jobs, cluster=cluster, progress=progress, should_stop=should_stop, stream=stream)[0]
+    result).  ``stream`` (e.g. sys.stderr) gets a progress line per finished job; ``cache``: run_many's job directory."""
+    return run_many([cfg], jobs=jobs, cluster=cluster, progress=progress, should_stop=should_stop, stream=stream,
+                    cache=cache)[0]
