@@ -169,6 +169,10 @@ def main(argv=None) -> int:
                          list(results["lab"]["extensions"][0])))
         out.append(table("7a''. Lab: the whole shipped experiment, estimated from CPU seconds (goal <= 30 min)", [results["lab"]["full"]],
                          list(results["lab"]["full"])))
+        out.append(table("7c. Lab: one forward + backward by batch size B, one thread (B = 320: 10 seeds' batches)",
+                         results["lab"]["batches"], list(results["lab"]["batches"][0])))
+        out.append(table("7d. Lab: the shipped experiment's recorded CPU seconds on 2 processes (goal <= 30 min)",
+                         [results["lab"]["shipped"]], list(results["lab"]["shipped"])))
         out.append(table("7b. Lab: one forward + backward step, hand-written vs autograd", results["lab"]["autograd"],
                          list(results["lab"]["autograd"][0])))
         out.append(table("7c. Lab: a 1e-15 nudge of the initial weights, after a full default training run",

@@ -10,6 +10,9 @@ and how far a 1e-15 nudge of the initial weights moves the final numbers.
   (goal <= 30 min; dynamic NTK counted at 8L only, the experiment slices 4L from it; the induction task's V = 16
   output costs about the same as Markov's; not included: a retraining of a scheme at experiment.LONGER x the steps,
   and RoPE's fine-tune rows);
+- batches: ms per sequence of one forward + backward at B = 8, 32, 128, 320 (one thread): whether training several
+  seeds in one batched pass (a leading model axis) could be cheaper than one pass per seed;
+- shipped: the shipped experiment's recorded CPU seconds, summed over its jobs, on 2 processes (goal <= 30 min);
 - autograd: the same model's loss written with autograd.numpy (bench only; autograd is not a
   dependency of posenc), one forward + backward step timed against model.loss_and_grad, the
   gradients compared, and the installed size of each option;
@@ -107,6 +110,58 @@ def full_run(rows: list[dict]) -> dict:
     minutes = per_seed * SEEDS * TASKS / PROCESSES / 60
     return {"schemes": len(rows), "tasks": TASKS, "seeds": SEEDS, "processes": PROCESSES, "cpu_s_per_seed_all_schemes": per_seed,
             "estimate_min": minutes, "goal_min": GOAL_FULL_MIN, "goal_met": bool(minutes <= GOAL_FULL_MIN)}
+
+
+BATCHES = (8, 32, 128, 320)  # sequences per loss_and_grad call: 320 = the default batch x 10 seeds
+
+
+def batch_scaling(scheme: str = "alibi", repeats: int = 20) -> list[dict]:
+    """ms per forward + backward at B sequences of length L, one thread (model.loss_and_grad, BLAS held to one
+    thread): if the engine were bound by per-operation overhead, ms per sequence would fall as B grows, and training
+    S seeds in one batched pass (a leading model axis) would cost less than S passes.  Best of 5 medians."""
+    from threadpoolctl import threadpool_limits
+
+    cfg = LabConfig()
+    model = cfg.model()
+    p = M.init_params(model, scheme, cfg.train_len, 0)
+    pos = positions(scheme, cfg.train_len, d_model=cfg.d_model, n_heads=cfg.n_heads, train_len=cfg.train_len)
+    rng = np.random.default_rng(0)
+    rows = []
+    with threadpool_limits(1):
+        for B in BATCHES:
+            x = rng.integers(0, cfg.vocab + 1, (B, cfg.train_len))
+            y = rng.integers(0, cfg.vocab, (B, cfg.train_len))
+            t = min(median_time(lambda x=x, y=y: M.loss_and_grad(p, x, y, pos, model), repeats=repeats, warmup=2)
+                    for _ in range(5))
+            rows.append({"scheme": scheme, "batch": B, "ms_per_call": 1000 * t, "ms_per_sequence": 1000 * t / B})
+    base = next(r for r in rows if r["batch"] == cfg.batch)["ms_per_sequence"]
+    for r in rows:
+        r["vs_batch_32"] = r["ms_per_sequence"] / base
+    return rows
+
+
+SHIPPED_FILES = ("lab_results.json", "lab_longer.json", "lab_induction.json", "lab_induction_longer.json")
+
+
+def shipped_full_run() -> dict:
+    """The shipped experiment's own cost: the CPU seconds every job of the shipped files recorded (training and
+    evaluation, in its worker process), summed, and that sum on PROCESSES processes, against the 30-minute goal."""
+    import json
+
+    from posenc.lab.provenance import ORDERS_FILE
+
+    data = ROOT / "posenc" / "lab" / "data"
+    cpu, jobs = 0.0, 0
+    docs = [json.loads((data / f).read_text(encoding="utf-8")) for f in SHIPPED_FILES if (data / f).exists()]
+    orders = json.loads((data / ORDERS_FILE).read_text(encoding="utf-8"))["orders"]
+    docs += [r for k, r in orders.items() if k != "2"]  # order 2 is the main run's seed 0 (the same job)
+    for doc in docs:
+        for t in doc["seconds"].values():
+            cpu += t["cpu"]
+            jobs += 1
+    minutes = cpu / PROCESSES / 60
+    return {"jobs": jobs, "cpu_s": cpu, "processes": PROCESSES, "minutes_if_evenly_shared": minutes,
+            "goal_min": GOAL_FULL_MIN, "goal_met": bool(minutes <= GOAL_FULL_MIN)}
 
 
 def _autograd_loss(anp):
@@ -215,6 +270,7 @@ def sensitivity(schemes=("rope", "t5"), steps: int | None = None) -> list[dict]:
 def lab() -> dict:
     load = os.getloadavg()
     rows, ext_rows = budget()
-    return {"steps": steps(), "budget": rows, "extensions": ext_rows, "full": full_run(rows),
+    return {"steps": steps(), "budget": rows, "extensions": ext_rows, "full": full_run(rows), "batches": batch_scaling(),
+            "shipped": shipped_full_run(),
             "autograd": autograd_vs_handwritten(), "sensitivity": sensitivity(),
             "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in os.getloadavg()]}}

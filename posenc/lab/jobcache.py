@@ -2,7 +2,7 @@
 resumes where it stopped instead of starting again: ``python -m posenc.lab --ship --cache DIR``.
 
 One finished job (experiment.run_job's result) is two files named by a hash of its ``experiment.job_key`` (the
-config but for its schemes and number of seeds, the scheme, the seed) and of ``FORMAT``: ``<name>.json`` (every
+config but for its schemes and number of seeds, the scheme and its seed) and of ``FORMAT``: ``<name>.json`` (every
 number; Python writes a float's shortest repr, which reads back to the same float) and, for a run's first seed,
 ``<name>.npz`` (its trained weights).  A job is written when it finishes, JSON last and by an atomic rename, so a
 half-written job is never read.  ``run_many`` reads a job back instead of running it; the results are therefore the

@@ -11,7 +11,8 @@ import time
 import numpy as np
 
 from posenc.lab.experiment import EXTENSION_ROWS, FINETUNES, LONGER
-from posenc.lab.positions import KIND, LAB, NAMES
+from posenc.lab import results as R
+from posenc.lab.positions import KIND, LAB, NAMES, unseen_share
 from posenc.lab.results import RESULTS_FILE, extended_scheme, gaps, learned_check, spread_text
 from posenc.lab.task import TASK_NAMES
 
@@ -59,6 +60,42 @@ def _table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _percent(x: float) -> str:
+    return f"{100 * x:.0f} %" if x >= 0.1 else f"{100 * x:.1f} %"
+
+
+def band_table(results: dict) -> str:
+    """The verdict table of docs/lab.md: each scheme's gap by band of positions ([0, L), [L, 2L), ...; mean over seeds
+    with its 95 % bootstrap interval), the uniform guess's gap per band, the gap past L as a share of the uniform
+    guess's (``results.beyond_fraction``) with its verdict, and ``positions.unseen_share`` at 2L and 8L."""
+    cfg = results["config"]
+    L = cfg["train_len"]
+    uniform = R.uniform_band_gaps(results)
+    bl = list(uniform)
+    lines = ["| scheme | " + " | ".join(R.band_label(b, L) for b in bl) + " | past L ÷ uniform (95 %) | verdict | unseen at 2L / 8L |",
+             "|" + "---|" * (len(bl) + 4),
+             "| *uniform guess* | " + " | ".join(f"{uniform[b]:.3f}" for b in bl) + " | 100 % | | |"]
+    for s in results["runs"]:
+        per_band = R.band_gaps(results, s)
+        cells = []
+        for b in bl:
+            v = per_band.get(b)
+            lo, hi = R.bootstrap_interval(v) if v else (None, None)
+            cells.append(f"{np.mean(v):.3f} ({lo:.3f}–{hi:.3f})" if v else "no row")
+        f = R.beyond_fraction(results, s)
+        share = "—" if f["verdict"] is None else f"{_percent(f['fraction'])} ({_percent(f['lo'])}–{_percent(f['hi'])})"
+        unseen = " / ".join(f"{unseen_share(s, m * L, train_len=L, d_model=cfg['d_model'], n_heads=cfg['n_heads']):.2f}"
+                            for m in (2, 8))
+        lines.append(f"| {NAMES[s]} | " + " | ".join(cells) + f" | {share} | {f['verdict'] or f['reason']} | {unseen} |")
+    return "\n".join(lines)
+
+
+def not_learned(results: dict) -> str:
+    """The (scheme, seed) models that did not learn the task at L, with their gap there ("none")."""
+    return ", ".join(f"{NAMES[r['scheme']]} seed {r['seed']} ({r['gap_at_L']:.3f})" for r in learned_check(results)
+                     if not r["learned"]) or "none"
+
+
 def _longer_section(longer: dict | None, results: dict) -> str:
     if longer is None:
         return "Every model learned the task: there is no follow-up run."
@@ -66,9 +103,13 @@ def _longer_section(longer: dict | None, results: dict) -> str:
     names = ", ".join(NAMES[s] for s in longer["runs"])
     return f"""Follow-up (same format): {names}, which did not learn the task at some seed, trained again with
 {LONGER} x the steps ({longer["config"]["steps"]}; every other setting equal, by `experiment.longer_config`).
-Learned the task there: {sum(c["learned"] for c in checks)} of {len(checks)} models.
+Learned the task there: {sum(c["learned"] for c in checks)} of {len(checks)} models (not learned: {not_learned(longer)}).
 
-{_table(longer)}"""
+{_table(longer)}
+
+By band, with the verdict:
+
+{band_table(longer)}"""
 
 
 def _task_section(results: dict, longer: dict | None, name: str) -> str:
@@ -85,9 +126,16 @@ sequences from `numpy.random.default_rng([10000, 3])`; {source}.
 Floor (the source's conditional entropy): {results["floor"]:.6f} nats; uniform guess: {results["uniform"]:.6f} nats.
 Learned the task (gap at L ≤ 10 % of the uniform-to-floor gap): {sum(c["learned"] for c in checks)} of {len(checks)} models.
 
+Not learned: {not_learned(results)}.
+
 Gap = loss − Bayes loss on the same contexts (nats), mean (min–max) over seeds:
 
 {_table(results)}
+
+By band of positions, mean over seeds (95 % bootstrap interval), with the verdict (the gap past L as a share of the
+uniform guess's; holds ≤ {_percent(R.HOLDS)}, degrades ≤ {_percent(R.DEGRADES)}, else worse than a uniform guess):
+
+{band_table(results)}
 
 {_longer_section(longer, results)}
 """
