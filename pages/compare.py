@@ -14,9 +14,10 @@ from posenc.ui import controls, uploads
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, chart_grid, exercise, header, show_code, table, wrap_up
 from posenc.ui.pages import PAGE_BY_PATH, SCHEME_PAGE
-from posenc.ui.quiz import quiz_figure
+from posenc.ui.quiz import ask_first, quiz_figure, quiz_table
 from posenc.views.claims import article_table
 from posenc.views.compare import LENGTH_TOL, WISHLIST, comparison, lab_tasks, marks_frame, wishlist_names, with_rows
+from posenc.views.lab_predict import claims_quiz, without_verdicts
 from posenc.views.takeaways import compare_takeaway
 
 PATH = "pages/compare.py"
@@ -32,8 +33,8 @@ header(
     PATH,
     "The classic comparison table (Scheme · Learned or fixed? · Extrapolates beyond training length? · Used "
     "in) as the article prints it, with a **measured** verdict beside each cell; below it every scheme with every "
-    "column measured rather than typed in. **Look at the Extrapolates column** of the article's table: the lab's "
-    "tiny models qualify “Yes, in principle” and contradict “Good with scaling tricks”.",
+    "column measured rather than typed in. **Look at the Extrapolates column** of the article's table, once you have "
+    "predicted which of its four claims the lab's tiny models confirm.",
 )
 c1, c2, c3, c4 = st.columns(4)
 n = controls.select_slider("sequence length n", "n", LENGTHS, default=512, container=c1,
@@ -47,8 +48,10 @@ train_len = controls.select_slider("training length L", "L", LENGTHS, default=51
 article = safe(article_table, n, d, n_heads, train_len)
 if article is not None:
     st.subheader("The article's table, measured", anchor=False)
-    table(article["frame"], labels={"measured: learned or fixed": "↳ measured", "measured: extrapolates": "↳ measured ",
-                                    "measured: used in": "↳ in this dashboard's registry"})
+    told = ask_first(ask := claims_quiz(article["frame"]))  # its verdicts, in the table and the lab columns below, wait for it
+    table(quiz_table(ask["key"], article["frame"], ask["cells"]),
+          labels={"measured: learned or fixed": "↳ measured", "measured: extrapolates": "↳ measured ",
+                  "measured: used in": "↳ in this dashboard's registry"})
     st.caption(f"The four rows as *Positional Encoding in Transformers* prints them, with a measured verdict beside each cell "
                f"({article['setting']}). Every claim of the three articles is on the claims page.")
     st.page_link("pages/claims.py", label="The articles' claims, one by one", icon=":material/fact_check:")
@@ -71,6 +74,7 @@ if view is not None:
              answer=len(names), explanation=f"{', '.join(names) or 'no scheme'}: bounded values, defined between integers, "
              "and a score that depends only on the offset.")
     shown = frame if wished else frame.drop(columns=[*WISHLIST, "wishlist"])
+    shown = shown if article is None or told else without_verdicts(shown)
     Num, Check, Text = st.column_config.NumberColumn, st.column_config.CheckboxColumn, st.column_config.TextColumn
     st.dataframe(
         shown,

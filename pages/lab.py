@@ -14,9 +14,11 @@ from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
 from posenc.ui.frame import chart, header, show_code, table, wrap_up
+from posenc.ui.quiz import ask_first
 from posenc.ui.section import section
 from posenc.ui.spine import headline
 from posenc.views import lab as views
+from posenc.views import lab_predict as predict
 from posenc.views.takeaways import lab_takeaway
 
 PATH = "pages/lab.py"
@@ -51,7 +53,7 @@ tasks = list(cached(load_tasks))
 task = tasks[0] if len(tasks) == 1 else controls.choice("task", "task", tasks, default=tasks[0], format_func=views.task_title,
                                                         container=results_box, help="Each task's shipped results")
 shipped = cached(load_task, task)
-headline(views.top_sentence([_view("finding", (t,), (), _run=cached(load_task, t)) for t in tasks]))
+headline((views.top_sentence([_view("finding", (t,), (), _run=cached(load_task, t)) for t in tasks]), predict.KEY))  # it ranks them
 
 with custom_box:
     st.subheader("Train a custom configuration", anchor=False)
@@ -107,7 +109,10 @@ else:
                          "Showing the shipped default run meanwhile.", icon=":material/info:")
 key = key if run is not shipped else ("shipped", task)
 
-with results_box:
+with results_box:  # the prediction first; until it is revealed the schemes it asks about stop at L in every figure below
+    full = (run, key)  # the attention maps below carry no gap: the same run before and after the reveal
+    if not ask_first(ask := predict.ranking(run)):
+        run, shipped, key, ask = predict.hidden(run, shipped, key, ask)
     ov = _view("overview", key, (), _run=run)
     L, k = ov["train_len"], ov["order"]
     settings = (f"V = {ov['vocab']}, k = {k}, L = {L}, {ov['seeds']} seeds, {ov['steps']} Adam steps"
@@ -130,7 +135,7 @@ with results_box:
           caption=f"Results of {label}: {settings}. Line: mean over seeds; band: min–max. Trained at the first point; "
                   "a flat line after it means the scheme carries the task past L. Falsified by a run (other seeds, below) "
                   "whose band leaves this one's.")
-    table(ov["table"])
+    table(predict.blank(ov["table"], ask))
     for name, seeds in ov["not_learned"].items():
         st.caption(f":material/warning: {name} did not learn the task at L (gap over {ov['learned_fraction']:.0%} of uniform − floor) at "
                    f"{len(seeds)} of {ov['seeds']} training seeds ({', '.join(map(str, seeds))}): its longer lengths measure a "
@@ -139,7 +144,7 @@ with results_box:
         st.caption(f":material/block: {name}: {why}.")
     with st.expander("Registry schemes the lab does not train, and why"):
         st.markdown("\n".join(f"- **{name}**: {why}." for name, why in views.not_trained()))
-    if not (sweep := cached(views.order_sweep)).empty:
+    if not (sweep := predict.hidden_sweep(cached(views.order_sweep), ask)).empty:
         with st.expander(views.ORDERS_TITLE):
             sv = views.order_view(sweep)
             chart(style(order_chart(sv)), key="lab_orders", data=sweep, caption=sv["sentence"] + " " + views.ORDERS_CAPTION)
@@ -206,9 +211,9 @@ def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
 
 with why_box:
     if run["weights"] is not None:
-        why_section(run, key, L, k, settings)
+        why_section(*full, L, k, settings)
     else:
         st.caption(f":material/block: No weights ship for the {views.task_title(task)} task, so its attention is not drawn.")
 
 show_code(run_experiment, position_losses, positions, MarkovSource.from_table, mass_on_context, views.attention_stack)
-wrap_up(PATH, lab_takeaway(ov))
+wrap_up(PATH, predict.takeaway(lab_takeaway(ov), ask))

@@ -127,6 +127,23 @@ def quiz(spec: Mapping) -> None:
              options=spec.get("options"), tolerance=spec.get("tolerance", 0.0))
 
 
+def ask_first(spec: Mapping | None) -> bool:
+    """A ``quiz`` asked before the figures (``spec["figures"]``: (chart key, field)) and table columns
+    (``spec["columns"]``) that carry its answer, declared here (``quiz_figure``, ``quiz_column``) so
+    tests/app/test_quizzes.py searches them; True once it is revealed (the page then draws them whole), and
+    True without drawing anything when ``spec`` is None (nothing to ask)."""
+    if spec is None:
+        return True
+    key = spec["key"]
+    for chart, field in spec.get("figures", ()):
+        quiz_figure(key, chart, field)
+    for column in spec.get("columns", ()):
+        quiz_column(key, column)
+    _shown_elsewhere(key)  # its answer shows elsewhere on the page: the exercise is drawn with it, a reveal redraws both
+    quiz(spec)
+    return revealed(key)
+
+
 def exercise(
     key: str,
     question: str,

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
-from apphelpers import assert_clean, chart, chart_frame, chart_places, charts, metrics, open_page, text_of
+from apphelpers import assert_clean, chart, chart_frame, chart_places, charts, metrics, text_of
+from apphelpers import open_page as _open
 
 from posenc.lab.positions import NAMES
 from posenc.lab.results import VERDICT_RULE, band_gaps, bootstrap_interval, learned_check, load_shipped, load_task, load_tasks, spread
 from posenc.views.lab import attention_stack, attention_view, finding, top_sentence
 
 PAGE = "pages/lab.py"
+
+
+def open_page(path: str, query: dict | None = None):
+    """The page with its prediction (rank the schemes at 4L) revealed, when it asks one: these tests read the results
+    drawn whole (tests/app/test_page_lab_prediction.py reads them before the reveal)."""
+    return reveal(_open(path, query))
+
+
+def reveal(at):
+    """Reveal the prediction again: a bound control that moved (the task, the Why section's scheme: a full rerun here,
+    the section's own in the browser) turned it off."""
+    if any(t.key == "ex_lab_rank_reveal" for t in at.toggle):
+        at.toggle(key="ex_lab_rank_reveal").set_value(True).run()
+    return at
 SHIPPED = load_shipped()
 MAPS = ("lab_attn_L", "lab_attn_4")  # the attention maps at L and at 4L (the default long length)
 WHY = (*MAPS, "lab_mass")  # the charts of the "why" section: they follow its layer and head buttons
@@ -65,7 +80,7 @@ def test_attention_maps_hold_every_layer_and_head_and_the_link_picks_one():
     at = open_page(PAGE, {"layer": "2", "head": "3"})
     assert_clean(at)
     assert all(_params(chart(at, key)["spec"]) == {"url_layer": 2, "url_head": 3} for key in WHY)
-    at.selectbox(key="scheme").set_value("learned").run()
+    reveal(at.selectbox(key="scheme").set_value("learned").run())
     assert_clean(at)
     drawn = charts(at)
     assert "the maps and the mass stop at L" in text_of(at)
@@ -159,7 +174,7 @@ def test_two_shipped_tasks_get_a_selector_and_one_sentence(tmp_path, monkeypatch
         assert list(load_tasks()) == ["markov", "induction"]
         want = top_sentence([finding(load_task(t)) for t in ("markov", "induction")])
         assert at.info[0].value == want and "on the Markov task past L" in want and "; on the induction task past L" in want
-        at.segmented_control(key="task").set_value("induction").run()
+        reveal(at.segmented_control(key="task").set_value("induction").run())
         assert_clean(at)
         bands = chart_frame(at, "lab_bands")
         rope = bands[(bands["scheme"] == "RoPE") & (bands["band"] == 3)].iloc[0]

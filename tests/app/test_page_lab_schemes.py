@@ -3,7 +3,8 @@ does not train say why, and randomized positions are a control of a custom run."
 
 from __future__ import annotations
 
-from apphelpers import assert_clean, chart, chart_frame, charts, metrics, open_page, text_of
+from apphelpers import assert_clean, chart, chart_frame, charts, metrics, text_of
+from apphelpers import open_page as _open
 
 from posenc.charts.base import SCHEME_COLORS
 from posenc.charts.lab import scheme_colors
@@ -12,6 +13,15 @@ from posenc.lab.results import load_shipped
 from posenc.registry import get_scheme
 
 PAGE = "pages/lab.py"
+
+
+def open_page(path: str, query: dict | None = None):
+    """The page with its prediction (rank the schemes at 4L) revealed, when it asks one: these tests read the results
+    drawn whole (tests/app/test_page_lab_prediction.py reads them before the reveal)."""
+    at = _open(path, query)
+    if any(t.key == "ex_lab_rank_reveal" for t in at.toggle):
+        at.toggle(key="ex_lab_rank_reveal").set_value(True).run()
+    return at
 
 
 def _color_scale(spec: dict) -> dict:

@@ -18,6 +18,7 @@ import pytest
 from apphelpers import chart_frame, charts, open_page
 from streamlit.testing.v1 import AppTest
 
+from posenc.lab.results import load_tasks
 from posenc.ui.pages import PAGES
 from posenc.ui.quiz import FIGURES, TABLES
 
@@ -188,11 +189,68 @@ def count_leaks(at: AppTest, answer: str, label: str, below: float) -> list[str]
     return [f"{count} of the metrics {label!r} {values} are below {below:g}"] if str(count) == answer else []
 
 
+PAST_L = {  # which rows of a lab figure lie past the training length L (the gap per length's first length is L)
+    "length": lambda f: f["length"] > f["length"].min(),
+    "unseen": lambda f: f["unseen"] > 0,  # the bands: the share of the band's positions not seen in training
+}
+RANK = " < "  # an ordering answer: the schemes, smallest gap first
+
+
+def rank_leaks(at: AppTest, key: str, answer: str) -> list[str]:
+    """What ranks the schemes of an ordering answer ("T5 buckets < Sinusoidal < RoPE") before its reveal: a value of one
+    of them past L in a figure the exercise declares (a point of the gap per length, a band, a position past L), a
+    number past L in a table column it declares, or a text that names them in that order."""
+    names = answer.split(RANK)
+    found = [t[:80] for t in _texts(at) if answer in t]
+    drawn = set(charts(at))
+    lengths = chart_frame(at, "lab_gap")["length"] if "lab_gap" in drawn else None
+    for chart_key, field in declared_figures(at, key):
+        if chart_key not in drawn:
+            continue
+        frame = chart_frame(at, chart_key)
+        if "position" in frame.columns:
+            past = frame["position"] >= lengths.min()
+        else:
+            past = next(rule(frame) for column, rule in PAST_L.items() if column in frame.columns)
+        rows = frame[past & frame["scheme"].isin(names) & frame[field].notna()]
+        found += [f"figure {chart_key!r} draws {s} past L" for s in dict.fromkeys(rows["scheme"])]
+    for column in declared_columns(at, key):
+        for df in [*at.dataframe, *at.table]:
+            v = df.value
+            if column in v.columns and "scheme" in v.columns:
+                cells = v.loc[v["scheme"].isin(names), column]
+                found += [f"table column {column!r} holds {x!r}" for x in cells if re.search(r"\d", str(x))]
+    return found
+
+
+CLAIM = "Extrapolates beyond training length?"  # the article's column (Compare: the article's table, measured)
+CLAIM_VERDICT = re.compile(r"^(confirmed|nuanced|contradicted) · ")
+LAB_VERDICT = re.compile(r"^(holds|degrades|worse than a uniform guess) · ")
+
+
+def claim_leaks(at: AppTest) -> list[str]:
+    """What tells which of the article's extrapolation claims the lab confirms before the reveal: a verdict in the
+    measured cell beside the article's claim, or a lab verdict (which the rule under the table reads as one) in any
+    table."""
+    found = []
+    for df in [*at.dataframe, *at.table]:
+        v = df.value
+        if CLAIM in v.columns:
+            measured = v.columns[list(v.columns).index(CLAIM) + 1]
+            found += [f"beside {claim!r}: {cell[:40]!r}" for claim, cell in zip(v[CLAIM], v[measured].astype(str)) if CLAIM_VERDICT.match(cell)]
+        for col in v.columns:
+            hits = [str(x) for x in v[col] if LAB_VERDICT.match(str(x))]
+            found += [f"column {col!r}: {hits[0][:40]!r}"] if hits else []
+    return found
+
+
 # Exercises whose answer is worked out from numbers the page prints (the issue: "8e+06 and 0.16 on screen", "the four
 # metrics at the top answer 'how many below 10⁻⁶'"): what the reader would compute, and how exactly.
 DERIVED = {
     "raw_ratio": lambda at, answer: quotient_leaks(at, answer, rel=0.05),  # the exercise's own tolerance: 5 %
     "similarity_relative": lambda at, answer: count_leaks(at, answer, "deviation from translation invariance", 1e-6),
+    "lab_rank": lambda at, answer: rank_leaks(at, "lab_rank", answer),  # "rank the schemes at 4L before the lab chart"
+    "claims_confirmed": lambda at, answer: claim_leaks(at),  # "say which of the article's four claims the lab will confirm"
 }
 
 
@@ -201,6 +259,7 @@ DERIVED = {
 CARRIERS = {
     "t5_rel": ((("t5_buckets", "bucket"), ("t5_matrix", "bucket")), ("bucket",)),
     "alibi_slope": ((("alibi_slopes", "slope"),), ("m",)),
+    "lab_rank": ((("lab_gap", "gap"), ("lab_bands", "gap"), ("lab_positions", "gap")), ("4L = 128",)),
 }
 
 
@@ -224,8 +283,17 @@ def _hide_all(at: AppTest, keys: list[str]) -> None:
     at.run()
 
 
-def move_a_control(at: AppTest) -> str | None:
-    """Change the first bound slider (else select slider, else number input) of the page."""
+# Pages whose first slider sits in a section that reruns alone in the browser and redraws only its own exercises: the
+# control the page's exercise depends on is moved instead (the lab's prediction: the task).
+MOVE = {"pages/lab.py": ("task", lambda: list(load_tasks()))}
+
+
+def move_a_control(at: AppTest, path: str | None = None) -> str | None:
+    """Change the first bound slider (else select slider, else number input) of the page, or its ``MOVE`` control."""
+    if path in MOVE and (picked := [s for s in at.segmented_control if s.key == MOVE[path][0]]):
+        s = picked[0]
+        s.set_value(next(o for o in MOVE[path][1]() if o != s.value)).run()
+        return s.key
     for s in at.slider:
         if s.key and not s.key.startswith("ex_") and s.max != s.min:
             s.set_value(s.max if s.value != s.max else s.min).run()
@@ -263,7 +331,7 @@ def test_no_answer_before_the_reveal_and_the_reveal_resets(info):
     for key in keys:
         at.toggle(key=f"ex_{key}_reveal").set_value(True)
     at.run()
-    moved = move_a_control(at)
+    moved = move_a_control(at, info.path)
     assert moved is not None, f"{info.path}: no control to move"
     assert not at.exception, [e.value for e in at.exception]
     for key in reveal_keys(at):
