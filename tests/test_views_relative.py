@@ -256,3 +256,14 @@ def test_every_head_is_its_slope_times_one_matrix():
     assert heads["head"].tolist() == list(range(1, 13)) and np.array_equal(heads["slope"], posenc.alibi_slopes(12))
     assert np.array_equal(heads["bias_at_train"], -posenc.alibi_slopes(12) * 32)
     assert np.array_equal(heads["bias_far"], -posenc.alibi_slopes(12) * 127)
+
+
+def test_t5_bucket_chart_fits_a_phone():
+    """At 390 px the chart is ~300 px wide: the legend is one column (its longest label, "last (everything further)",
+    ran past the edge in a row) and the x title is two lines of at most 40 characters (~6 px each at 11 px)."""
+    v = t5_view(True, 32, 128, 128)
+    bars = _spec(bucket_function_chart(v["segments"], max_exact=8, max_distance=128, bidirectional=True))["layer"][0]
+    legend = bars["encoding"]["color"]["legend"]
+    assert legend["direction"] == "vertical" and legend["orient"] == "top"
+    title = bars["encoding"]["x"]["title"]
+    assert isinstance(title, list) and all(len(line) <= 40 for line in title) and "symmetric log scale" in title[1]

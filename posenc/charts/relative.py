@@ -31,7 +31,8 @@ def bucket_function_chart(segments: pd.DataFrame, *, max_exact: int, max_distanc
     if len(powers) > 6:  # keep about six ticks a side, always including the largest
         powers = powers[::-1][:: max(1, len(powers) // 6)][::-1]
     ticks = [-p for p in reversed(powers)] + [0] + powers
-    x = alt.X("x_lo:Q", title="relative position rel = j − i (key − query; symmetric log scale)",
+    # two title lines and a legend of one column: at 390 px a single line of either ran past the chart's edge
+    x = alt.X("x_lo:Q", title=["relative position rel = j − i", "(key − query; symmetric log scale)"],
               scale=alt.Scale(type="symlog", constant=1, domain=[-far, far], nice=False),
               axis=alt.Axis(values=ticks, format="d"))
     top = int(segments["bucket"].max()) if len(segments) else 1
@@ -43,7 +44,7 @@ def bucket_function_chart(segments: pd.DataFrame, *, max_exact: int, max_distanc
             x2="x_hi:Q",
             y=alt.Y("bucket:Q", title="bucket id", scale=alt.Scale(domain=[0, top], nice=False)),
             color=alt.Color("kind:N", title="bucket", scale=alt.Scale(domain=KINDS, range=OKABE_ITO[:3]),
-                            legend=alt.Legend(orient="top", labelLimit=300)),
+                            legend=alt.Legend(orient="top", direction="vertical", labelLimit=300)),
             tooltip=[
                 alt.Tooltip("bucket:Q", title="bucket"),
                 alt.Tooltip("covers:N", title="covers"),
