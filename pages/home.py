@@ -43,7 +43,8 @@ for section, pages in sections().items():
         continue
     st.markdown(f"**{section}**")
     for p in pages:
-        st.page_link(p.path, label=f"{p.title} — {p.summary}", icon=p.icon)
+        st.page_link(p.path, label=p.title, icon=p.icon)  # a link's label does not wrap: at 390 px "title — summary" was cut
+        st.caption(p.summary)
 
 show_code(wishlist_view, measure_scheme)
 if view is not None:
