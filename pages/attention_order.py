@@ -50,8 +50,8 @@ def pair(view, key: str, what: str, named: str = "", answers: str | None = None)
         return None
     left, right = st.columns(2)
     if answers is not None and not quiz_figure(answers, f"{key}_diff", "diff"):
-        left.caption(":material/visibility_off: The heatmap of B minus A re-ordered answers the exercise on the right: "
-                     "it is drawn when you reveal the answer.")
+        left.caption(":material/visibility_off: The heatmap of B minus A re-ordered answers the exercise beside it "
+                     "(below it on a phone): it is drawn when you reveal the answer.")
         return right
     with left:
         chart(style(token_heatmap(view["diff"], value="diff", vmax=view["vmax"], legend_title="difference",

@@ -54,7 +54,7 @@ with st.container(border=True):
     mv = safe(model_view, text, ()) if text else None
     other = cached(positional_scheme, text) if text and mv is None else None
     if other is not None:
-        st.page_link(other["page"], label="This model's positions are explained on another page: open it", icon=":material/arrow_forward:")
+        st.page_link(other["page"], label="This model's positions: open their page", icon=":material/arrow_forward:")
     if mv is not None:
         t1, t2 = st.columns([3, 2])
         t1.table(mv["table"].assign(value=mv["table"]["value"].map(lambda v: md.escape(v, limit=200))).set_index("field"))

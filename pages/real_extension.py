@@ -44,7 +44,7 @@ def draw() -> None:
     eight = [(i, "perplexity") for i in range(len(view["frame"])) if int(view["frame"]["factor"].iloc[i]) == 8]
     table(quiz_table("ext_worst", view["frame"].drop(columns="key"), eight + [(i, "change %") for i, _ in eight]),
           formats={"perplexity": ".3f", "change %": "+.1f"})
-    st.page_link("pages/context_extension.py", label="Context extension: the same methods, frequency by frequency",
+    st.page_link("pages/context_extension.py", label="Context extension, frequency by frequency",
                  icon=":material/open_in_full:")
     show_code(extension_view)
     wrap_up(PATH, view["takeaway"])

@@ -50,7 +50,7 @@ def draw() -> None:
     st.markdown("**Where the Precision page predicts it.** The first position at which some pair's cos or sin is off "
                 "float64 by more than 10⁻³, for this model's frequencies (base 100,000, 32 pairs):")
     table(view["onset_table"])
-    st.page_link("pages/precision.py", label="Precision at long context: the same rounding, pair by pair", icon=":material/speed:")
+    st.page_link("pages/precision.py", label="Precision: the same rounding, pair by pair", icon=":material/speed:")
     show_code(shift_view, positions.rotation)
     wrap_up(PATH, shift_takeaway(view))
 

@@ -146,7 +146,7 @@ st.markdown("**The next step: rotate q and k by M instead of adding PE.** M_k tu
             "reference to p. Rotary embeddings (RoPE) apply the same block rotations to the query and the key themselves, "
             "q at position m by M_m and k at position n by M_n, so their dot product sees only M_{n−m}:")
 st.latex(r"(M_m q)^\top (M_n k) = q^\top M_m^\top M_n k = q^\top M_{n-m}\, k")
-st.page_link("pages/rope.py", label="RoPE: the same rotation, applied to q and k (a d = 4 worked example)", icon=":material/rotate_right:")
+st.page_link("pages/rope.py", label="RoPE: this rotation on q and k (d = 4)", icon=":material/rotate_right:")
 
 st.subheader("Uniqueness, and why 10000")
 st.markdown("The same measurement for every base from 10 to 10⁸ at the chosen n and d: how fast the pairs turn, "
