@@ -37,7 +37,7 @@ header(
     "table. **Look at** the dark-blue band along the diagonal of the cosine-similarity matrix (right): the smoothness "
     "training left behind, and at what happens when you ask for row 512.",
 )
-st.latex(r"x_p = e_{t_p} + P[p],\qquad P \in \mathbb{R}^{512 \times 384},\qquad p \in \{0, \dots, 511\}")
+st.latex(r"\begin{gathered}x_p = e_{t_p} + P[p] \\ P \in \mathbb{R}^{512 \times 384},\qquad p \in \{0, \dots, 511\}\end{gathered}")  # 390 px
 prov = safe(provenance)
 if prov is not None:
     st.caption(
@@ -127,7 +127,7 @@ def row_section(label, source: str, seed: int, width: int) -> None:
     with right:
         if sine is not None:
             st.metric(f"‖sinusoid at {position}‖ = √(d/2)", f"{sine['norm']:.4f}")
-            chart(style(vector_chart(sine["frame"], title="the sinusoid at this position (defined everywhere)", color=OKABE_ITO[1])),
+            chart(style(vector_chart(sine["frame"], title="the sinusoid here (defined everywhere)", color=OKABE_ITO[1])),
                   key="learned_sinusoid_at", data=sine["frame"], export_title=(f"sinusoid at position {position}",))
 
 

@@ -22,8 +22,8 @@ header(
     "ulp of the angle is 2⁻⁶ rad. Here RoPE is computed in float32 (as transformers does), float32 rounded to bfloat16, float16 "
     "and bfloat16, against float64, out to 10⁶. **Look at** where each error curve crosses 10⁻³.",
 )
-st.latex(r"\hat\phi = \mathrm{fl}\big(\mathrm{fl}(p)\,\mathrm{fl}(\theta_k)\big),\qquad |\cos\hat\phi - \cos p\theta_k| \le "
-         r"|\hat\phi - p\theta_k| \approx p\,\theta_k\,2^{-t}\quad(t = 24,\ 11,\ 8)")
+st.latex(r"\begin{gathered}\hat\phi = \mathrm{fl}\big(\mathrm{fl}(p)\,\mathrm{fl}(\theta_k)\big) \\ |\cos\hat\phi - \cos p\theta_k| \le "
+         r"|\hat\phi - p\theta_k| \approx p\,\theta_k\,2^{-t} \\ (t = 24,\ 11,\ 8)\end{gathered}")  # 3 lines: 390 px
 
 c = st.columns(3)
 d = controls.select_slider("head_dim d", "d", list(range(4, 513, 2)), default=128, container=c[0])

@@ -32,7 +32,7 @@ header(
     "proportional to the position, so a query at m and a key at n meet at a relative rotation n − m: the "
     "score depends only on the offset. **Look at** the two scores in section 1: shifting both tokens changes neither.",
 )
-st.latex(get_scheme("rope").formula + r",\qquad \langle R_m q,\, R_n k\rangle = q^\top R_{n-m}\, k")
+st.latex(r"\begin{gathered}" + get_scheme("rope").formula + r" \\ \langle R_m q,\, R_n k\rangle = q^\top R_{n-m}\, k\end{gathered}")  # 390 px
 
 
 

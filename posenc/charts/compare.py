@@ -109,6 +109,9 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
         part = frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]]  # what the lines draw: no more is sent
         ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title="offset j − i (key − query)",
                    y_title=unit, domain=list(names), height=170, width=width)
+        # the legend above, one name a line: on the right it took half a phone's width and still cut the names
+        ch = ch.encode(color=alt.Color("scheme:N", title="scheme", scale=alt.Scale(range=OKABE_ITO, domain=list(names)),
+                                       legend=alt.Legend(orient="top", columns=1, labelLimit=300)))
         panels.append(ch.properties(title=unit))
     return alt.vconcat(*panels, spacing=16).resolve_scale(color="shared")
 

@@ -111,7 +111,7 @@ def _order(frame: pd.DataFrame) -> list[str]:
 
 def _table_colour(order: list[str]) -> alt.Color:
     return alt.Color("table:N", title="table", scale=alt.Scale(range=OKABE_ITO, domain=order),
-                     legend=alt.Legend(orient="top", labelLimit=260))
+                     legend=alt.Legend(orient="top", columns=2, labelLimit=260))  # one row ran past the edge at 390 px
 
 
 @memo
@@ -143,7 +143,7 @@ def spectrum_chart(frame: pd.DataFrame) -> alt.Chart:
         .transform_filter("datum.share > 0")
         .mark_line(clip=True)
         .encode(
-            x=alt.X("frequency:Q", title="frequency along positions (cycles per position, log)",
+            x=alt.X("frequency:Q", title=["frequency along positions", "(cycles per position, log)"],  # 390 px: two lines
                     scale=alt.Scale(type="log", domain=[f_min, 0.5], nice=False)),
             y=alt.Y("share:Q", title="share of variation (log)", scale=alt.Scale(type="log")),
             color=_table_colour(_order(frame)),

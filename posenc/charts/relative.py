@@ -60,7 +60,7 @@ def bucket_function_chart(segments: pd.DataFrame, *, max_exact: int, max_distanc
     lines = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="gray").encode(
         x="rel:Q", tooltip=[alt.Tooltip("what:N", title=""), alt.Tooltip("rel:Q", title="rel")]
     )
-    return alt.layer(bars, lines).properties(height=320, width="container")
+    return alt.layer(bars, lines).properties(height=380, width="container")  # the legend, one column, takes ~60 px of it
 
 
 @memo
@@ -86,7 +86,7 @@ def slopes_chart(frame: pd.DataFrame) -> alt.Chart:
             x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
             y=alt.Y("slope:Q", title="slope m"),
             color=alt.Color("group:N", title="slope from", scale=alt.Scale(domain=groups, range=OKABE_ITO[: len(groups)]),
-                            legend=alt.Legend(orient="top", labelLimit=400)),
+                            legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)),  # a row ran past 390 px
             tooltip=[
                 alt.Tooltip("head:O", title="head"),
                 alt.Tooltip("slope:Q", title="m", format=".6g"),

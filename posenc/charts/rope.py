@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, OKABE_ITO, envelope
+from posenc.charts.base import BASELINE_GREY, MAX_MARKS, OKABE_ITO, envelope
 from posenc.charts.memo import memo
 
 QK_COLORS = {"q": OKABE_ITO[0], "k": OKABE_ITO[3]}
@@ -35,15 +35,17 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
     data = arrows.assign(x0=0.0, y0=0.0)
     tips = [alt.Tooltip("vector:N"), alt.Tooltip("placement:N"), alt.Tooltip("position:Q", format=","),
             alt.Tooltip("x:Q", format=".4f"), alt.Tooltip("y:Q", format=".4f")]
+    # the placement legend's symbols in grey: the default (black) vanished on the dark theme's background
+    grey = {"symbolFillColor": BASELINE_GREY, "symbolStrokeColor": BASELINE_GREY}
     dash = alt.StrokeDash("placement:N", title="", scale=alt.Scale(domain=["at (m, n)", "shifted by s"], range=[[1, 0], [6, 4]]),
-                          legend=alt.Legend(orient="bottom"))
+                          legend=alt.Legend(orient="bottom", **grey))
     shaft = alt.Chart(data).mark_rule(strokeWidth=3).encode(
         x=alt.X("x0:Q", scale=dom), y=alt.Y("y0:Q", scale=dom), x2="x:Q", y2="y:Q", color=color, strokeDash=dash, tooltip=tips,
     )
     head = alt.Chart(data).mark_point(filled=True, size=110).encode(
         x=alt.X("x:Q", scale=dom), y=alt.Y("y:Q", scale=dom), color=color,
         shape=alt.Shape("placement:N", title="", scale=alt.Scale(domain=["at (m, n)", "shifted by s"], range=["circle", "triangle-up"]),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="bottom", **grey)),
         tooltip=tips,
     )
     corners = alt.Chart(pd.DataFrame({"x": [-r, r], "y": [-r, r]})).mark_point(opacity=0).encode(
@@ -80,7 +82,7 @@ def layout_chart(frame: pd.DataFrame, *, height: int = 300) -> alt.Chart:
         x=alt.X("offset:Q", title="offset n − m (positions)"),
         y=alt.Y("score:Q", title="score ⟨R_m q, R_n k⟩"),
         color=alt.Color("series:N", title="", scale=alt.Scale(domain=series, range=[OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[4]]),
-                        legend=alt.Legend(orient="top", labelLimit=400)),
+                        legend=alt.Legend(orient="top", labelLimit=400, columns=1)),  # stacked: one row ran past 390 px
         strokeDash=alt.StrokeDash("series:N", title="", scale=alt.Scale(domain=series, range=[[1, 0], [6, 4], [1, 0]]), legend=None),
         order=alt.Order("series:N"),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("offset:Q"), alt.Tooltip("score:Q", format=".6f")],
