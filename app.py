@@ -3,18 +3,23 @@
 Run with:  streamlit run app.py
 """
 
-from deploy.warm import warm  # stdlib only: before anything imports posenc
+from deploy.warm import warm_for  # stdlib only: before anything imports posenc
 
-warm()  # every module a page imports, once per process under a lock: concurrent first runs cannot deadlock (R2)
+# What this script and then its page can import, once per process under one lock: concurrent first runs cannot
+# deadlock (issue 41, R2).  Only what is opened is imported, so a plain `streamlit run` paints its first page without
+# importing every page first (issue 42); deploy workers import everything before their health check (deploy/worker.py).
+warm_for("app.py")
 
 import streamlit as st  # noqa: E402
 
 from posenc.ui import compat, controls, frame  # noqa: E402
+from posenc.ui.pages import HOME, PAGES  # noqa: E402
 
 page = st.navigation(frame.navigation(), position="sidebar", expanded=True)  # sets the page config first
 st.sidebar.caption("posenc: every number on these pages is computed by the `posenc` library, live.")
 controls.begin_run(page.url_path)
 compat.mark_routed(True)
+warm_for(*(p.path for p in PAGES if p.url_path == page.url_path or (p.path == HOME and not page.url_path)))  # its closure
 page.run()
 compat.mark_routed(False)
 frame.finish_run()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploy.cluster import Cluster, exclusive, nginx_path, run_coroutine
-from deploy.warm import ROOT, module_names
+from deploy.warm import ROOT, _fast_imports, _imports, closure, module_names
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
 
@@ -79,6 +79,64 @@ def test_concurrent_first_runs_in_threads_never_deadlock():
         print(len(errors), errors[:3])
     """
     for _ in range(3):  # three fresh processes (without warm(), most of them deadlock somewhere)
+        assert _python(code).startswith("0 []")
+
+
+def test_the_fast_reading_finds_every_import_the_parse_finds():
+    """A plain ``streamlit run`` reads a page's closure with a regular expression (issue 42): it must miss nothing."""
+    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "posenc").rglob("*.py"))]
+    missed = {f.name: _imports(f, ROOT) - _fast_imports(f, ROOT) for f in files}
+    assert not {k: v for k, v in missed.items() if v}
+
+
+def test_a_page_closure_holds_its_imports_and_leaves_other_pages_out():
+    app, home = set(closure(["app.py"])), set(closure(["pages/home.py"]))
+    assert {"posenc.ui.frame", "posenc.ui.compat", "streamlit"} <= app
+    assert "posenc.views.home" in home and "posenc.views.lab" not in app | home  # the lab is not the first page's
+    # every posenc module a posenc module in the closure imports is in it too (lazy imports inside functions included)
+    for name in [n for n in home if n.startswith("posenc")]:
+        src = ROOT.joinpath(*name.split(".")).with_suffix(".py")
+        if src.exists():
+            assert _imports(src, ROOT) <= home | app, name
+
+
+def test_a_plain_run_imports_only_what_its_first_page_needs_and_concurrent_first_runs_never_deadlock():
+    """app.py's ``warm_for``: the first page's closure only, and concurrent first runs of every page (each thread does
+    what a script thread does: app.py's warm_for, its imports, the page's warm_for, then the page's imports) never
+    deadlock."""
+    out = _python("""
+        import sys
+        from deploy.warm import warm_for
+        info = warm_for("app.py", "pages/home.py")
+        print(info["failed"], "posenc.views.lab" in sys.modules, "posenc.ui.frame" in sys.modules)
+    """)
+    assert out.split() == ["{}", "False", "True"], out
+    code = """
+        import ast, threading
+        from pathlib import Path
+        pages = sorted(Path("pages").glob("*.py"))
+        def imports(page):
+            tree = ast.parse(page.read_text())
+            body = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            return compile(ast.Module(body=body, type_ignores=[]), str(page), "exec")
+        codes = [(str(p), imports(p)) for p in pages]
+        barrier, errors = threading.Barrier(len(codes)), []
+        def first_run(path, code):
+            barrier.wait()
+            try:
+                from deploy.warm import warm_for
+                warm_for("app.py")
+                from posenc.ui import compat, controls, frame
+                warm_for(path)
+                exec(code, {"__name__": "__page__"})
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+        threads = [threading.Thread(target=first_run, args=c) for c in codes]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(len(errors), errors[:3])
+    """
+    for _ in range(3):
         assert _python(code).startswith("0 []")
 
 
