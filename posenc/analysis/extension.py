@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from posenc._trig import sincos_outer
+from posenc._trig import MIN_ROWS, evenly_spaced, sincos_outer
 from posenc._validate import check_float, check_int, check_positions
 from posenc.schemes.rotary import pair_views
 
@@ -70,6 +70,14 @@ def _coefficients(q, k, h: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
     first, second = pair_views(2 * h, layout)
     qa, qb, ka, kb = q[:, first], q[:, second], k[:, first], k[:, second]  # (S, h)
     return qa * ka + qb * kb, qb * ka - qa * kb
+
+
+def _cos_outer(pos: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """cos of outer(pos, w), bit for bit what ``sincos_outer`` returns as its second array, without the sines where it
+    computes them directly (positions not evenly spaced, or few): half the transcendental calls of ``long_range``."""
+    if w.size and pos.size >= MIN_ROWS and evenly_spaced(pos) is not None:
+        return sincos_outer(pos, w)[1]
+    return np.cos(np.multiply.outer(pos, w))
 
 
 def offset_scores(inv_freq, q, k, distances, *, logit_scale: float = 1.0, layout: str = "half_split") -> np.ndarray:
@@ -131,7 +139,7 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
     scale, noise = ls / math.sqrt(d), math.sqrt(max(0.0, 1 - r * r))
     dist = np.unique(np.round(np.geomspace(1, T, m))).astype(np.float64)
     dist = np.concatenate([[0.0], dist])
-    sin, cos = sincos_outer(dist, inv)  # (m, h)
+    cos = _cos_outer(dist, inv)  # (m, h)
     logit = scale * (r * (w @ cos.T) + noise * qn[:, None] * rng.standard_normal((q.shape[0], dist.size)))  # (S, m)
     # entropy at context lengths n_1 < n_2 < ...: keys 0 .. n_1 - 1 all taken; each later block
     # [n_i, n_{i+1}) stratified-sampled with at most BLOCK_KEYS keys, each weighted by block size / keys,
@@ -158,7 +166,7 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
         if time.monotonic() > stop:
             raise ValueError(f"the long-range analysis stopped after {TIME_BUDGET_S:g} s; lower the target length")
         sl = slice(start, start + CHUNK)
-        _, c = sincos_outer(pos[sl], inv)  # (c, h)
+        c = _cos_outer(pos[sl], inv)  # (c, h)
         lg = scale * (r * (c @ w[:S2].T) + noise * qn[:S2] * rng.standard_normal((c.shape[0], S2)))  # (c, S2)
         e = np.exp(lg - shift) * wts[sl, None]
         Z[sl], W[sl] = e, lg * e

@@ -19,6 +19,7 @@ import pandas as pd
 
 from posenc.charts.base import MAX_MARKS, MODEL_COLOR, MODEL_PREFIX, NAME_COLORS, NEUTRAL_TEXT, OKABE_ITO, is_model_series
 from posenc.charts.memo import memo
+from posenc.charts.template import templated
 
 WIDTH = 720  # exports render at this width; on the page the chart stretches to its column
 MODE_COLORS = {"float32": OKABE_ITO[0], "float32 → bfloat16": OKABE_ITO[2], "float16": OKABE_ITO[1], "bfloat16": OKABE_ITO[3]}
@@ -96,6 +97,11 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
 def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
     _check(frame, "ratio chart")
+    return _ratio_chart(frame, tuple(names), trained=trained, height=height)
+
+
+@templated("frame")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
+def _ratio_chart(frame: pd.DataFrame, names: tuple, *, trained: int, height: int) -> alt.LayerChart:
     base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH).encode(
         x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
         y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")), detail="name:N",
@@ -112,6 +118,11 @@ def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, heig
 def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 300) -> alt.Chart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window."""
     _check(frame, "fidelity chart")
+    return _fidelity_chart(frame, tuple(names), height=height)
+
+
+@templated("frame")
+def _fidelity_chart(frame: pd.DataFrame, names: tuple, *, height: int) -> alt.Chart:
     base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH).encode(
         x=alt.X("distance:Q", title="distance D (positions)"),
         y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
@@ -127,6 +138,13 @@ def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_tit
                      height: int = 320) -> alt.LayerChart:
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
     _check(frame, "percentile chart")
+    return _percentile_chart(frame, frame.drop_duplicates(x) if baseline else None, tuple(names), x=x, x_title=x_title,
+                             y_title=y_title, baseline=baseline, height=height)
+
+
+@templated("frame", "ref")
+def _percentile_chart(frame: pd.DataFrame, ref: pd.DataFrame | None, names: tuple, *, x: str, x_title: str, y_title: str,
+                      baseline: str | None, height: int) -> alt.LayerChart:
     base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH)
     xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
     bare = method_color(names)
@@ -140,7 +158,6 @@ def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_tit
     layers = [band_m.encode(color=bare), band_own.mark_area(opacity=0.12, color=MODEL_COLOR),
               line_m.mark_line(strokeWidth=1.6).encode(color=method_color(names)), _model(line_own, x)]
     if baseline:
-        ref = frame.drop_duplicates(x)
         layers.append(alt.Chart(ref).mark_line(color="#888888", strokeDash=[2, 3]).encode(x=xs, y=f"{baseline}:Q",
                       tooltip=[alt.Tooltip(f"{baseline}:Q", title="ln n (uniform)", format=".4g")]))
     # independent legends on the shared scale: the band's "no legend" must not drop the lines' legend
@@ -151,7 +168,14 @@ def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_tit
 def precision_chart(frame: pd.DataFrame, *, x: str, x_title: str, y_title: str, tol: float | None = None, height: int = 320) -> alt.LayerChart:
     """Error (log) against position (log) for each precision mode."""
     _check(frame, "precision chart")
-    modes = list(dict.fromkeys(frame["mode"]))
+    return _precision_chart(frame, tuple(dict.fromkeys(frame["mode"])), x=x, x_title=x_title, y_title=y_title, tol=tol,
+                            height=height)
+
+
+@templated("frame")
+def _precision_chart(frame: pd.DataFrame, modes: tuple, *, x: str, x_title: str, y_title: str, tol: float | None,
+                     height: int) -> alt.LayerChart:
+    modes = list(modes)
     line = alt.Chart(frame, height=tall(height, len(modes)), width=WIDTH).mark_line(strokeWidth=1.6, clip=True).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log")),
         y=alt.Y("error:Q", title=y_title, scale=alt.Scale(type="log")),

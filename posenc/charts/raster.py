@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.charts.base import narrow_ints
+from posenc.charts.template import templated
 
 # ColorBrewer RdBu (11 classes), red (low) -> blue (high): Vega's "redblue" scheme, colour-blind safe.
 REDBLUE = ("#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7",
@@ -229,19 +230,11 @@ def image_stack(
     step_c = float(col_step) if col_step is not None else float(cols[1] - cols[0]) if c > 1 else 1.0
     x_dom = [float(cols[0]), float(cols[-1]) + step_c]
     y_dom = [float(rows[0]), float(rows[-1]) + step_r]
-    axis = alt.Undefined
-    if x_labels is not None:  # a JS array lookup: integer ticks only, each printing its kept column's label
-        table = "[" + ",".join(f"'{lab}'" for lab in x_labels) + "]"
-        axis = alt.Axis(tickMinStep=1, labelExpr=f"isValid({table}[datum.value]) ? {table}[datum.value] : ''")
     # the scales' domains come from the data (the image spans exactly x_dom by y_dom; the hover cells lie inside
     # it), not from literals: a control that changes only the matrix's size leaves the spec as it was, so the
     # browser swaps the data of the chart it has (posenc.ui.compat, behaviour 5)
-    x = alt.X("x:Q", title=x_title, scale=alt.Scale(nice=False, zero=False), axis=axis)
-    y = alt.Y("y:Q", title=y_title, scale=alt.Scale(nice=False, zero=False, reverse=reverse_y))
     images = pd.DataFrame([dict(zip(fields, k)) | {"x": x_dom[0], "x2": x_dom[1], "y": y_dom[0], "y2": y_dom[1],
                                                    "url": image_url(A, domain, stops, blocks)} for k, A in mats.items()])
-    image = alt.Chart(images, title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False, smooth=False).encode(
-        x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
     grid = pd.concat([hover_grid(A, rows, cols, cells=hover_cells, row=row, col=col, value=value, steps=(step_r, step_c))
                       .assign(**dict(zip(fields, k)))
                       for k, A in mats.items()], ignore_index=True)
@@ -250,6 +243,26 @@ def image_stack(
         grid = grid.merge(hover_extra, on=[*fields, row, col], how="left")
     if legend is True:
         legend = alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, px_w - 40), gradientOpacity=1, titleLimit=px_w)
+    pins = _pins_frame(domain) if legend else None
+    return _image_layers(images, grid, pins, x_labels=None if x_labels is None else tuple(str(v) for v in x_labels), title=title, width=width, height=height, x_title=x_title,
+                         y_title=y_title, value_title=value_title, row=row, col=col, value=value, reverse_y=reverse_y,
+                         legend=legend, value_format=value_format,
+                         extra_tooltips=tuple(extra_tooltips), factor=factor, where=where, stops=tuple(stops))
+
+
+@templated("images", "grid", "pins")  # built once per setting; a new matrix swaps its rows in (posenc.charts.template)
+def _image_layers(images: pd.DataFrame, grid: pd.DataFrame, pins: pd.DataFrame | None, *, x_labels: tuple | None, title,
+                  width, height, x_title: str, y_title: str, value_title: str, row: str, col: str, value: str,
+                  reverse_y: bool, legend, value_format: str, extra_tooltips: tuple, factor: str | None, where: str | None,
+                  stops: tuple) -> alt.LayerChart:
+    axis = alt.Undefined
+    if x_labels is not None:  # a JS array lookup: integer ticks only, each printing its kept column's label
+        table = "[" + ",".join(f"'{lab}'" for lab in x_labels) + "]"
+        axis = alt.Axis(tickMinStep=1, labelExpr=f"isValid({table}[datum.value]) ? {table}[datum.value] : ''")
+    x = alt.X("x:Q", title=x_title, scale=alt.Scale(nice=False, zero=False), axis=axis)
+    y = alt.Y("y:Q", title=y_title, scale=alt.Scale(nice=False, zero=False, reverse=reverse_y))
+    image = alt.Chart(images, title=title or alt.Undefined, width=width, height=height).mark_image(aspect=False, aria=False, smooth=False).encode(
+        x=x, x2="x2:Q", y=y, y2="y2:Q", url="url:N")
     shown = value
     hover = alt.Chart(grid)
     if factor is not None:  # the hover values, times the factor, computed in the browser
@@ -264,7 +277,7 @@ def image_stack(
         image, hover = image.transform_filter(where), hover.transform_filter(where)
     if not legend:
         return alt.layer(image, hover)
-    return alt.layer(image, hover, legend_pins(domain, stops, value_title, legend, factor=factor))
+    return alt.layer(image, hover, _legend_pins(pins, list(stops), value_title, legend, factor=factor))
 
 
 def legend_pins(domain: tuple[float, float], stops: Sequence[str], title: str, legend: alt.Legend, *,
@@ -274,10 +287,20 @@ def legend_pins(domain: tuple[float, float], stops: Sequence[str], title: str, l
     the stops evenly over it (a piecewise domain, as many levels as stops: the image's colouring), so a control
     that changes only the range swaps the data and leaves the spec as it was (posenc.ui.compat, behaviour 5).
     ``factor`` (a Vega expression for a positive number) multiplies the ends in the browser."""
+    return _legend_pins(_pins_frame(domain), stops, title, legend, factor=factor)
+
+
+def _pins_frame(domain: tuple[float, float]) -> pd.DataFrame:
+    """The two ends of a legend's domain, checked, as ``legend_pins`` draws them."""
     lo, hi = float(domain[0]), float(domain[1])
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"domain must be two finite numbers lo < hi, got {domain!r}")
-    pins = alt.Chart(pd.DataFrame({LEVEL: [lo, hi]}))
+    return pd.DataFrame({LEVEL: [lo, hi]})
+
+
+def _legend_pins(frame: pd.DataFrame, stops: Sequence[str], title: str, legend: alt.Legend, *,
+                 factor: str | None = None) -> alt.Chart:
+    pins = alt.Chart(frame)
     field = LEVEL
     if factor is not None:
         field = f"{LEVEL}_scaled"

@@ -7,6 +7,7 @@ import pandas as pd
 
 from posenc.charts.base import BASELINE_GREY, MAX_MARKS, OKABE_ITO, envelope
 from posenc.charts.memo import memo
+from posenc.charts.template import templated
 
 QK_COLORS = {"q": OKABE_ITO[0], "k": OKABE_ITO[3]}
 
@@ -24,6 +25,11 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
     domain, so the spec is the same for every radius: a new d, base or probe swaps the data of the
     chart the browser already built instead of making it build a new one."""
     r = 1.15 * max(radius, 1e-12)
+    return _rotation_chart(orbits, arrows.assign(x0=0.0, y0=0.0), pd.DataFrame({"x": [-r, r], "y": [-r, r]}), size=size)
+
+
+@templated("orbits", "data", "corners")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
+def _rotation_chart(orbits: pd.DataFrame, data: pd.DataFrame, corners: pd.DataFrame, *, size: int) -> alt.LayerChart:
     dom = alt.Scale(nice=False, zero=False)
     color = alt.Color("vector:N", title="vector", scale=alt.Scale(domain=list(QK_COLORS), range=list(QK_COLORS.values())),
                       legend=alt.Legend(orient="bottom"))  # legends below keep the plot square in a half-width column
@@ -32,7 +38,6 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
         y=alt.Y("y:Q", scale=dom, title="second channel of the pair"),
         color=color, detail="vector:N", order="step:Q",
     )
-    data = arrows.assign(x0=0.0, y0=0.0)
     tips = [alt.Tooltip("vector:N"), alt.Tooltip("placement:N"), alt.Tooltip("position:Q", format=","),
             alt.Tooltip("x:Q", format=".4f"), alt.Tooltip("y:Q", format=".4f")]
     # the placement legend's symbols in grey: the default (black) vanished on the dark theme's background
@@ -48,7 +53,7 @@ def rotation_chart(arrows: pd.DataFrame, orbits: pd.DataFrame, *, radius: float,
                         legend=alt.Legend(orient="bottom", **grey)),
         tooltip=tips,
     )
-    corners = alt.Chart(pd.DataFrame({"x": [-r, r], "y": [-r, r]})).mark_point(opacity=0).encode(
+    corners = alt.Chart(corners).mark_point(opacity=0).encode(
         x=alt.X("x:Q", scale=dom), y=alt.Y("y:Q", scale=dom))
     # autosize "pad": width and height are the plot itself, so a circle stays a circle
     return alt.layer(orbit, shaft, head, corners).properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad"))
@@ -63,6 +68,12 @@ def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
     _check(frame, "decay chart")
     frame = envelope(frame, "distance", "relative", by="series")
     series = list(frame["series"].cat.categories) if hasattr(frame["series"], "cat") else sorted(frame["series"].unique())
+    return _decay_chart(frame, tuple(series), height=height)
+
+
+@templated("frame")
+def _decay_chart(frame: pd.DataFrame, series: tuple, *, height: int) -> alt.Chart:
+    series = list(series)
     return alt.Chart(frame, height=height, width="container").mark_line(clip=True, strokeWidth=1.2).encode(
         x=alt.X("distance:Q", title="relative distance n − m (positions)"),
         y=alt.Y("relative:Q", title="value / value at distance 0"),
@@ -77,7 +88,12 @@ def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
 def layout_chart(frame: pd.DataFrame, *, height: int = 300) -> alt.Chart:
     """Score against offset for the two pairings; the permuted one is dashed on top of half-split."""
     _check(frame, "layout chart")
-    series = list(frame["series"].cat.categories)
+    return _layout_chart(frame, tuple(frame["series"].cat.categories), height=height)
+
+
+@templated("frame")
+def _layout_chart(frame: pd.DataFrame, series: tuple, *, height: int) -> alt.Chart:
+    series = list(series)
     return alt.Chart(frame, height=height, width="container").mark_line(strokeWidth=2).encode(
         x=alt.X("offset:Q", title="offset n − m (positions)"),
         y=alt.Y("score:Q", title="score ⟨R_m q, R_n k⟩"),

@@ -12,6 +12,7 @@ import pandas as pd
 
 from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
 from posenc.charts.memo import memo
+from posenc.charts.template import templated
 from posenc.charts.raster import RASTER_CELLS, VIRIDIS, frame_heatmap
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
@@ -59,6 +60,14 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"spectrum has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
+    last = float(frame["pair"].max()) if len(frame) else 0.0
+    return _spectrum_chart(frame, marks, marks[marks["side"] == "left"], marks[marks["side"] != "left"].assign(last_pair=last),
+                           height=height)
+
+
+@templated("frame", "marks", "left", "right")  # built once per setting; a new value swaps its rows in (charts.template)
+def _spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, left: pd.DataFrame, right: pd.DataFrame, *,
+                    height: int) -> alt.LayerChart:
     y = alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log"))
     points = alt.Chart(frame, height=height, width="container").mark_circle(size=36, opacity=0.9).encode(
         x=alt.X("pair:Q", title=X_PAIR, scale=alt.Scale(zero=True)),
@@ -78,11 +87,10 @@ def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 34
         y=alt.Y("wavelength:Q"),
         tooltip=[alt.Tooltip("label:N", title="line"), alt.Tooltip("wavelength:Q", title="wavelength", format=",.2f")],
     )
-    last = float(frame["pair"].max()) if len(frame) else 0.0
-    left = alt.Chart(marks[marks["side"] == "left"]).mark_text(align="left", dx=4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
+    left = alt.Chart(left).mark_text(align="left", dx=4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
         x=alt.datum(0.0), y=alt.Y("wavelength:Q"), text="label:N")
     # the last pair's place as data, not as a literal: the spec stays the same when d changes (posenc.ui.compat, behaviour 5)
-    right = alt.Chart(marks[marks["side"] != "left"].assign(last_pair=last)).mark_text(
+    right = alt.Chart(right).mark_text(
         align="right", dx=-4, dy=-7, fontSize=13, color=NEUTRAL_TEXT).encode(
         x=alt.X("last_pair:Q", title=X_PAIR), y=alt.Y("wavelength:Q"), text="label:N")
     return alt.layer(points, rules, left, right).properties(autosize=FIT_X)
@@ -120,6 +128,12 @@ def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"wavelength chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
+    return _bases_chart(frame, n=n, order=tuple(order), height=height)
+
+
+@templated("frame")
+def _bases_chart(frame: pd.DataFrame, *, n: int, order: tuple, height: int) -> alt.LayerChart:
+    order = list(order)
     base_lines = alt.Chart(frame, height=height, width="container").mark_line().encode(
         x=alt.X("pair:Q", title="frequency pair i"),
         y=alt.Y("wavelength:Q", title="wavelength in positions (log)", scale=alt.Scale(type="log")),
@@ -138,6 +152,12 @@ def dot_chart(frame: pd.DataFrame, *, order: list[str], height: int = 320) -> al
     thicker, a dashed line at one half.  ``frame``: series, base, chosen, k, dot; ``order`` as for ``bases_chart``."""
     if len(frame) > MAX_MARKS:
         raise ValueError(f"dot-product chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
+    return _dot_chart(frame, order=tuple(order), height=height)
+
+
+@templated("frame")
+def _dot_chart(frame: pd.DataFrame, *, order: tuple, height: int) -> alt.LayerChart:
+    order = list(order)
     curves = alt.Chart(frame, height=height, width="container").mark_line(clip=True).encode(
         x=alt.X("k:Q", title="offset k = distance between the two positions"),
         y=alt.Y("dot:Q", title="PE(p)·PE(p+k) / (d/2)", scale=alt.Scale(domain=[-0.4, 1.0], nice=False)),
@@ -170,15 +190,20 @@ def shift_chart(frame: pd.DataFrame, *, size: int = 240) -> alt.Chart:
         autosize=alt.AutoSizeParams(type="pad"))  # width and height are the matrix itself: square, whatever the legend takes
 
 
+@memo
 def clock_chart(frame: pd.DataFrame, dial: pd.DataFrame, *, size: int = 300) -> alt.LayerChart:
     """A clock face (the unit circle) with one hand per (sin, cos) pair: a rule from the centre to (x, y), its name
     at the tip.  ``frame``: (hand, pair, columns, wavelength, angle_deg, turns, sin, cos, x, y); ``dial``: (x, y, order)."""
+    return _clock_chart(frame.assign(x0=0.0, y0=0.0), dial, tuple(frame["hand"]), size=size)
+
+
+@templated("hands", "dial")
+def _clock_chart(hands: pd.DataFrame, dial: pd.DataFrame, order: tuple, *, size: int) -> alt.LayerChart:
     scale = alt.Scale(domain=[-1.25, 1.25], nice=False)
     x = alt.X("x:Q", scale=scale, title="sin (even column)", axis=alt.Axis(grid=False, values=[-1, 0, 1]))
     y = alt.Y("y:Q", scale=scale, title="cos (odd column)", axis=alt.Axis(grid=False, values=[-1, 0, 1]))
     face = alt.Chart(dial).mark_line(color=NEUTRAL_TEXT).encode(x=x, y=y, order="order:Q")
-    hands = frame.assign(x0=0.0, y0=0.0)
-    colour = alt.Color("hand:N", sort=list(frame["hand"]), scale=alt.Scale(range=OKABE_ITO[:3]), title="hand",
+    colour = alt.Color("hand:N", sort=list(order), scale=alt.Scale(range=OKABE_ITO[:3]), title="hand",
                        legend=alt.Legend(orient="bottom", columns=1))  # one entry a line: never cut at 300 px
     tips = [alt.Tooltip("hand:N"), alt.Tooltip("pair:Q"), alt.Tooltip("columns:N"),
             alt.Tooltip("wavelength:Q", format=",.2f", title="wavelength (positions)"),

@@ -1,0 +1,127 @@
+"""posenc.charts.template: a chart built once per setting with each call's rows swapped in is the chart its builder
+builds from those rows -- the same Vega-Lite spec, datasets (Arrow bytes) included -- for every templated builder."""
+
+from __future__ import annotations
+
+import pytest
+
+from posenc.charts import base
+from posenc.charts import extension as ext
+from posenc.charts import template
+from posenc.ui import compat
+from posenc.views.measure import bands_view, fidelity_view, long_range_view
+from posenc.views.precision import precision_view
+
+SETTINGS = [(128, 500000.0, 8192, 4.0), (130, 10000.0, 4096, 8.0), (64, 1e6, 2048, 32.0)]
+
+
+def _same(fast, direct) -> None:
+    a, b = compat.chart_spec(fast), compat.chart_spec(direct)
+    assert a == b
+    # styled through the template (charts.base.style) as styled directly
+    assert compat.chart_spec(base.style(fast)) == compat.chart_spec(base._style(direct))
+
+
+def _cases():
+    for d, base, train, s in SETTINGS:
+        b = bands_view(d, base, train, s, "", "controls")
+        f = fidelity_view(d, base, train, s, "", "controls", 64)
+        lr = long_range_view(d, base, train, s, "", "controls", 0.5)
+        yield (ext._ratio_chart, (b["frame"], tuple(b["names"])), {"trained": b["trained"], "height": 340})
+        yield (ext._fidelity_chart, (f["frame"], tuple(f["names"])), {"height": 300})
+        yield (ext._percentile_chart, (lr["logits"], None, tuple(lr["names"])),
+               {"x": "distance", "x_title": "D", "y_title": "logit", "baseline": None, "height": 320})
+        yield (ext._percentile_chart, (lr["entropy"], lr["entropy"].drop_duplicates("length"), tuple(lr["names"])),
+               {"x": "length", "x_title": "n", "y_title": "H", "baseline": "uniform", "height": 320})
+
+
+@pytest.mark.parametrize("repeat", [0, 1])
+def test_every_templated_extension_chart_is_the_chart_its_builder_builds(repeat):
+    if repeat == 0:
+        template.clear()
+    for fn, args, kwargs in _cases():  # the first setting builds each template, the later ones swap rows into it
+        _same(fn(*args, **kwargs), fn.__wrapped__(*args, **kwargs))
+
+
+def test_the_precision_chart_too():
+    template.clear()
+    for d, base in [(128, 500000.0), (64, 10000.0), (256, 1e6)]:
+        v = precision_view(d, base)
+        for frame, x in ((v["cos"], "position"), (v["score"], "distance")):
+            args = (frame, tuple(dict.fromkeys(frame["mode"])))
+            kwargs = {"x": x, "x_title": "x", "y_title": "y", "tol": 1e-3, "height": 320}
+            _same(ext._precision_chart(*args, **kwargs), ext._precision_chart.__wrapped__(*args, **kwargs))
+
+
+def test_a_template_is_never_changed_by_a_swap():
+    template.clear()
+    (fn, args, kwargs), *_ = list(_cases())[:1]
+    first = compat.chart_spec(fn(*args, **kwargs))
+    fn(args[0].iloc[:5].copy(), *args[1:], **kwargs)  # other rows swapped in
+    assert compat.chart_spec(fn(*args, **kwargs)) == first
+
+
+def test_every_templated_sinusoid_chart_is_the_chart_its_builder_builds():
+    from posenc.charts import sinusoid as sc
+    from posenc.views.clock import clock_view
+    from posenc.views.sinusoid import spectrum_view
+    from posenc.views.why_base import why_base_view
+
+    template.clear()
+    for d, base, n in [(128, 10000.0, 128), (64, 500.0, 300), (130, 12345.0, 2048)]:
+        sp = spectrum_view(d, base, n, "interleaved")
+        frame, marks = sp["frame"], sp["marks"]
+        last = float(frame["pair"].max())
+        args = (frame, marks, marks[marks["side"] == "left"], marks[marks["side"] != "left"].assign(last_pair=last))
+        _same(sc._spectrum_chart(*args, height=340), sc._spectrum_chart.__wrapped__(*args, height=340))
+        wb = why_base_view(n, d, base, "interleaved")
+        kw = {"n": n, "order": tuple(wb["line_series"]), "height": 320}
+        _same(sc._bases_chart(wb["lines"], **kw), sc._bases_chart.__wrapped__(wb["lines"], **kw))
+        kw = {"order": tuple(wb["dot_series"]), "height": 320}
+        _same(sc._dot_chart(wb["dots"], **kw), sc._dot_chart.__wrapped__(wb["dots"], **kw))
+    for p in (100, 101, 5000):
+        ck = clock_view(p)
+        args = (ck["frame"].assign(x0=0.0, y0=0.0), ck["dial"], tuple(ck["frame"]["hand"]))
+        _same(sc._clock_chart(*args, size=300), sc._clock_chart.__wrapped__(*args, size=300))
+
+
+def _direct(build):
+    template.ENABLED[0] = False
+    try:
+        return build()
+    finally:
+        template.ENABLED[0] = True
+
+
+def test_image_heatmaps_too():
+    """``raster.image_stack`` (Similarity's matrices, T5 and ALiBi, the lab's maps): images, hover grid and legend
+    pins swapped into one template per setting."""
+    import numpy as np
+
+    from posenc.charts import raster
+
+    template.clear()
+    rng = np.random.default_rng(0)
+    for n in (64, 65, 100, 128):
+        for kw in ({}, {"x_labels": [f"c{i}" for i in range(n)], "legend": False},
+                   {"factor": "2", "fields": ("head",), "where": "datum.head == 1"}):
+            fields = kw.get("fields", ())
+            stack = {tuple(range(len(fields))) or (): rng.standard_normal((n, n))} if not fields else \
+                {(1,): rng.standard_normal((n, n)), (2,): rng.standard_normal((n, n))}
+            args = dict(domain=(-3.0, 3.0), x_title="j", y_title="i", value_title="v", **kw)
+            fast = raster.image_stack(stack, **args)
+            _same(fast, _direct(lambda: raster.image_stack(stack, **args)))
+
+
+def test_the_rope_charts_too():
+    from posenc.charts import rope as rc
+    from posenc.views import rope as rv
+
+    template.clear()
+    for d, base in [(128, 10000.0), (64, 500000.0), (130, 12000.0)]:
+        rot = rv.rotation_view(d, base, "half_split", "random", 0, 0, 5, 2, 100)
+        dec = rv.decay_view(d, base, "random", 0, 5000)
+        lay = rv.layout_view(d, base, "random", 0, 5)
+        for build in (lambda: rc.rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"]),
+                      lambda: rc.decay_chart(dec["frame"]), lambda: rc.layout_chart(lay["frame"])):
+            _same(build(), _direct(build))
