@@ -85,6 +85,10 @@ def main(argv=None) -> int:
     ap.add_argument("--room-seconds", type=float, default=90.0, help="room: how long they move controls")
     ap.add_argument("--security-puts", type=int, default=12, help="security: raw upload PUTs of 45 MB (issue 41: 12)")
     ap.add_argument("--no-security-tests", action="store_true", help="security: skip running the issue's tests")
+    ap.add_argument("--interact-pages", default="", help="interact: only pages whose file, url path or title contains "
+                    "one of these comma-separated words (default: every page)")
+    ap.add_argument("--interact-runs", type=int, default=1, help="interact: whole runs in a row (the goals hold on two "
+                    "runs in a row: 2), each saved and printed, then side by side")
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS + SERVING)
@@ -134,21 +138,34 @@ def main(argv=None) -> int:
         from bench.interact import interact
         from bench.report import cold_tries, paint_tries
 
-        results["interact"] = interact()
-        flat = [{**{k: r[k] for k in ("page", "first_paint_s")},
-                 "first_paints_s": paint_tries(r),
-                 **{k: r[k] for k in ("controls", "median_step_s", "median_first_step_s", "median_repeat_step_s",
-                                      "worst_step_s", "worst_control", "driver_lead_s")}}
-                for r in results["interact"]["pages"]]
-        out.append(table("8. What a person feels: first paint and one step of each control (headless Chromium, median)",
-                         flat, list(flat[0]) if flat else []))
-        summary = {k: v for k, v in results["interact"].items() if k not in ("pages", "floor", "cold_tries")}
-        if results["interact"].get("cold_tries"):  # every cold start, beside their median
-            summary["cold_tries_s"] = cold_tries(results["interact"])
-        for k, v in results["interact"].get("floor", {}).items():
-            if k != "tries":  # the floor page (bench/floor_app.py): Streamlit's own cost for a one-chart step
-                summary[f"floor_{k}"] = v
-        out.append(table("8b. Cold server, the floor (one slider, one chart) and the goals", [summary], list(summary)))
+        from bench.report import runs_side_by_side
+
+        wanted = [w for w in args.interact_pages.split(",") if w.strip()] or None
+        runs = []
+        for n in range(max(1, args.interact_runs)):
+            results["interact"] = interact(pages=wanted)
+            runs.append(results["interact"])
+            kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}  # each run kept as soon as it ends
+            RESULTS.write_text(json.dumps({**kept, "interact": results["interact"]}, indent=1, default=float))
+            flat = [{**{k: r[k] for k in ("page", "first_paint_s")},
+                     "first_paints_s": paint_tries(r),
+                     **{k: r.get(k) for k in ("controls", "median_new_step_s", "worst_new_step_s", "worst_new_control",
+                                              "median_repeat_step_s", "new_steps_timed", "driver_lead_s", "page_wall_s")}}
+                    for r in results["interact"]["pages"]]
+            name = f" (run {n + 1} of {args.interact_runs})" if args.interact_runs > 1 else ""
+            out.append(table(f"8. What a person feels{name}: first paint, then each control's steps to new values and its "
+                             "repeats (headless Chromium, medians)", flat, list(flat[0]) if flat else []))
+            summary = {k: v for k, v in results["interact"].items() if k not in ("pages", "floor", "cold_tries")}
+            if results["interact"].get("cold_tries"):  # every cold start, beside their median
+                summary["cold_tries_s"] = cold_tries(results["interact"])
+            for k, v in results["interact"].get("floor", {}).items():
+                if k != "tries":  # the floor page (bench/floor_app.py): Streamlit's own cost for a one-chart step
+                    summary[f"floor_{k}"] = v
+            out.append(table(f"8b. Cold server, the floor (one slider, one chart) and the goals{name}", [summary], list(summary)))
+        if len(runs) > 1:
+            results["interact_runs"] = [{k: v for k, v in r.items() if k != "pages"} | {"pages": [
+                {k: v for k, v in pg.items() if k != "steps"} for pg in r.get("pages", [])]} for r in runs]
+            out.append(runs_side_by_side(runs))
     if "motion" in only:
         from bench.motion import motion
 
@@ -258,7 +275,8 @@ def main(argv=None) -> int:
                          [k for k in s if k not in ("series_mb", "error_samples")]))
     # merge into the file as it is now: a long soak may run beside another bench run
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    saved.update({k: v for k, v in results.items() if k in ("machine", "serving_commit", *only)})
+    extra = ("interact_runs",) if "interact" in only and results.get("interact_runs") else ()
+    saved.update({k: v for k, v in results.items() if k in ("machine", "serving_commit", *only, *extra)})
     RESULTS.write_text(json.dumps(saved, indent=1, default=float))
     m = results["machine"]
     print(f"# posenc benchmark — {m['date']}\nmachine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "

@@ -5,11 +5,15 @@ and every chart has painted and stopped changing; (b) one step of each slider (a
 each select box, segmented control, radio, toggle and number input -- from the input until the
 script is idle and every chart and element has repainted -- and of each in-chart control (a chart
 parameter's radio buttons, which repaint in the browser): from the click to the last change
-before the page tells the server (``SYNC_MS`` later).  Each figure is the median of
-``repeats`` tries, which go forward and back (a slider or number one step on, one step back, on
-again; a select or toggle alternates): the first try reaches a value no run has computed yet
-(``first_s``, a cache miss), the later ones return to values already computed (``repeat_s``, what
-dragging back and forth costs).  The worst control of each page is reported with its name.
+before the page tells the server (``SYNC_MS`` later).
+
+What a hand does (issue 42): a hand on a slider mostly reaches values nothing has computed.  So each control first
+takes a run of ``new_steps`` steps onward, each to a value of that control not visited before in this server process
+(a slider or number keeps one direction, turning only at its end; a choice picks an option it has not picked yet),
+then ``repeats`` steps back and forth over values it has visited (what dragging back costs: cache hits).  Every
+try is filed by the value it reached, read from the control after the step: new (``new_s``, ``new_tries``) or
+seen (``repeat_s``, ``repeat_tries``); a toggle or a two-option choice has one new value only.  The goals are judged
+on the new values: each page's median new step (``median_new_step_s``) and its worst control's (``worst_new_step_s``).
 
 The floor (``bench/floor_app.py``, on its own server, timed the same way): one slider, one metric and
 one 500-point line chart -- what Streamlit itself costs on this machine for a step that redraws one
@@ -132,19 +136,32 @@ def controls(page) -> list[tuple[str, str, int]]:
 
 
 IN_CHART = "form.vega-bindings .vega-bind"  # a chart parameter's buttons (posenc.charts.base.url_param)
+SELECTORS = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
+             "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
+             "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART}
 SYNC_MS = 900  # an in-chart choice tells the server this long after the hand stops (posenc.ui.assets.CLIENT_PARAMS)
 
 _FORWARD: dict = {}  # (page, kind, index) -> the key its last forward step pressed
 
 
+_ENDS = """e => {
+  const v = Number(e.value ?? e.getAttribute('aria-valuenow'));
+  return [v >= Number(e.max ?? e.getAttribute('aria-valuemax')), v <= Number(e.min ?? e.getAttribute('aria-valuemin'))];
+}"""
+
+
 def _arrow(page, thumb, which: tuple, back: bool) -> None:
-    """One arrow key on a slider's thumb: forward away from its end, ``back`` the other way from the last forward."""
+    """One arrow key on a slider's thumb: forward in the direction of the last forward step (right at first), turning
+    only at an end, so that a run of forward steps keeps reaching values not visited; ``back`` the other way."""
     where = (page.url.split("?")[0], *which)
     if back:
         key = "ArrowRight" if _FORWARD.get(where) == "ArrowLeft" else "ArrowLeft"
     else:
-        at_max = thumb.evaluate("e => Number(e.value ?? e.getAttribute('aria-valuenow')) >= Number(e.max ?? e.getAttribute('aria-valuemax'))")
-        key = _FORWARD[where] = "ArrowLeft" if at_max else "ArrowRight"
+        at_max, at_min = thumb.evaluate(_ENDS)
+        key = _FORWARD.get(where, "ArrowRight")
+        if (key == "ArrowRight" and at_max) or (key == "ArrowLeft" and at_min):
+            key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+        _FORWARD[where] = key
     thumb.focus()
     thumb.press(key)
 
@@ -152,33 +169,70 @@ def _arrow(page, thumb, which: tuple, back: bool) -> None:
 _ORIGIN: dict = {}  # (page, kind, index) -> the option a choice's last forward step moved away from
 
 
-def _choose(page, which: tuple, now, options: list, back: bool):
-    """The option one step of a choice picks: forward, the first option other than ``now`` (remembering ``now``);
-    ``back``, the option the last forward step left -- so a choice of three or more options returns to a value seen
-    before, as a slider's step back does (forward, back, forward: a new value, then two seen).  None: nothing to pick."""
+_PICKED: dict = {}  # (page, kind, index) -> every option a choice has shown or been given in this server process
+_SEEN: dict = {}  # (page, kind, index) -> every value (``value_of``) the control has shown in this server process
+
+
+def _choose(page, which: tuple, now, options: list, back: bool, fresh: bool = False):
+    """The option one step of a choice picks: forward, the first option other than ``now`` (remembering ``now``) --
+    with ``fresh``, the first one not picked before in this server process if there is one; ``back``, the option the
+    last forward step left -- so a choice of three or more options returns to a value seen before, as a slider's step
+    back does (forward, back, forward: one new value, then two seen).  None: nothing to pick."""
     where = (page.url.split("?")[0], *which)
+    picked = _PICKED.setdefault(where, set())
+    picked.add(str(now))
     if back and _ORIGIN.get(where) in options and _ORIGIN[where] != now:
         return _ORIGIN[where]
     others = [o for o in options if o != now]
     if not others:
         return None
     _ORIGIN[where] = now
-    return others[0]
+    unpicked = [o for o in others if str(o) not in picked] if fresh else []
+    target = (unpicked or others)[0]
+    picked.add(str(target))
+    return target
 
 
-def _choose_nth(page, which: tuple, items, is_on: Callable, back: bool) -> int | None:
+def value_of(page, kind: str, i: int) -> str | None:
+    """The value control i of ``kind`` shows now, as text (None if it cannot be read): what files a step as new or seen."""
+    box = page.locator(f"[data-testid='stMain'] {SELECTORS[kind]}").nth(i)
+    try:
+        if kind == "slider":
+            thumb = box.locator("input[type='range'], [role='slider']").first
+            return thumb.evaluate("e => String(e.getAttribute('aria-valuetext') ?? e.getAttribute('aria-valuenow') ?? e.value)")
+        if kind == "select":  # the chosen option: the combobox input's value where it has one, else the box's text
+            field = box.locator("input, [role='combobox']").first
+            shown = field.evaluate("e => e.value || e.getAttribute('aria-label') || ''") if field.count() else ""
+            return f"{shown}|{box.inner_text().strip()}"
+        if kind == "segmented":
+            items = box.locator("[role='radiogroup'] button[role='radio']")
+            return str([items.nth(j).get_attribute("aria-checked") for j in range(items.count())])
+        if kind == "radio":
+            items = box.locator("[role='radiogroup'] input")
+            return str([items.nth(j).is_checked() for j in range(items.count())])
+        if kind == "toggle":
+            return str(box.locator("input").first.is_checked())
+        if kind == "number":
+            return box.locator("input").first.input_value()
+        inputs = box.locator("input[type='radio']")
+        if inputs.count():
+            return str([inputs.nth(j).is_checked() for j in range(inputs.count())])
+        return box.locator("input, select").first.input_value()
+    except Exception:  # noqa: BLE001 -- an unreadable control: its tries are filed by position (see control_steps)
+        return None
+
+
+def _choose_nth(page, which: tuple, items, is_on: Callable, back: bool, fresh: bool = False) -> int | None:
     """``_choose`` among a locator's items (radio buttons, segmented buttons) by index; ``is_on`` tells the chosen one."""
     ids = list(range(items.count()))
-    return _choose(page, which, next((j for j in ids if is_on(items.nth(j))), None), ids, back)
+    return _choose(page, which, next((j for j in ids if is_on(items.nth(j))), None), ids, back, fresh)
 
 
-def _step(page, kind: str, i: int, back: bool = False) -> bool:
+def _step(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> bool:
     """Move control i of ``kind`` by one step (``back``: a slider or number one step the other way, a choice back
-    to the option it came from; either way a value seen before); False if it cannot move."""
-    sel = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
-           "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
-           "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART}[kind]
-    box = page.locator(f"[data-testid='stMain'] {sel}").nth(i)
+    to the option it came from; either way a value seen before; ``fresh``: a choice picks an option it has not picked
+    yet where it can); False if it cannot move."""
+    box = page.locator(f"[data-testid='stMain'] {SELECTORS[kind]}").nth(i)
     box.scroll_into_view_if_needed()
     if kind == "slider":
         _arrow(page, box.locator("input[type='range'], [role='slider']").first, (kind, i), back)
@@ -188,27 +242,27 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
         options.first.wait_for(timeout=5000)
         texts = [options.nth(j).inner_text() for j in range(options.count())]
         now = next((texts[j] for j in range(len(texts)) if options.nth(j).get_attribute("aria-selected") == "true"), None)
-        target = _choose(page, (kind, i), now, texts, back)
+        target = _choose(page, (kind, i), now, texts, back, fresh)
         if target is None:
             page.keyboard.press("Escape")
             return False
         options.nth(texts.index(target)).click()
     elif kind == "segmented":  # the option buttons (not the widget's label or its help icon)
         items = box.locator("[role='radiogroup'] button[role='radio']")
-        target = _choose_nth(page, (kind, i), items, lambda e: e.get_attribute("aria-checked") == "true", back)
+        target = _choose_nth(page, (kind, i), items, lambda e: e.get_attribute("aria-checked") == "true", back, fresh)
         if target is None:
             return False
         items.nth(target).click()
     elif kind == "radio":  # the options of the radio group (not the widget's label)
         items = box.locator("[role='radiogroup'] label")
-        target = _choose_nth(page, (kind, i), items, lambda e: e.locator("input").first.is_checked(), back)
+        target = _choose_nth(page, (kind, i), items, lambda e: e.locator("input").first.is_checked(), back, fresh)
         if target is None:
             return False
         items.nth(target).click()
     elif kind == "in-chart":  # radio buttons, a slider (input range: one arrow key, like a slider) or a select
         radios, rng, sel = box.locator("input[type='radio']"), box.locator("input[type='range']"), box.locator("select")
         if radios.count():
-            target = _choose_nth(page, (kind, i), radios, lambda e: e.is_checked(), back)
+            target = _choose_nth(page, (kind, i), radios, lambda e: e.is_checked(), back, fresh)
             if target is None:
                 return False
             radios.nth(target).check()
@@ -216,7 +270,7 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
             _arrow(page, rng.first, (kind, i), back)
         elif sel.count():
             values = sel.first.evaluate("e => [...e.options].map(o => o.value)")
-            target = _choose(page, (kind, i), sel.first.input_value(), values, back)
+            target = _choose(page, (kind, i), sel.first.input_value(), values, back, fresh)
             if target is None:
                 return False
             sel.first.select_option(target)
@@ -224,25 +278,35 @@ def _step(page, kind: str, i: int, back: bool = False) -> bool:
             return False
     elif kind == "toggle":
         box.locator("label").first.click()
-    else:
-        up = box.locator("[data-testid='stNumberInputStepDown']" if back else "[data-testid='stNumberInputStepUp']")
-        if not up.count() or up.first.is_disabled():
+    else:  # forward up (down once the top is reached, and on), back the other way
+        where = (page.url.split("?")[0], kind, i)
+        ids = {"up": "[data-testid='stNumberInputStepUp']", "down": "[data-testid='stNumberInputStepDown']"}
+        way = _FORWARD.get(where, "up")
+        if back:
+            way = "down" if way == "up" else "up"
+        else:
+            there = box.locator(ids[way])
+            if not there.count() or there.first.is_disabled():
+                way = "down" if way == "up" else "up"
+            _FORWARD[where] = way
+        button = box.locator(ids[way])
+        if not button.count() or button.first.is_disabled():
             return False
-        up.first.click()
+        button.first.click()
     return True
 
 
 LEADS: list[float] = []  # seconds from the driver's start of each step to the input itself (what the figures leave out)
 
 
-def step_time(page, kind: str, i: int, back: bool = False) -> float | None:
+def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> float | None:
     """Seconds from the input of one step of control i (the key or pointer press, in the page's clock) to the
     settled repaint (None if it cannot move).  The driver's own time before the press -- finding the control,
     scrolling it into view, opening a select -- is kept in ``LEADS``, not in the figure."""
     page.evaluate(WATCHER)
     wait_for_app(page, timeout_ms=TIMEOUT_MS)
     t0 = page.evaluate("() => { window.__posenc_input = null; return performance.now(); }")
-    if not _step(page, kind, i, back):
+    if not _step(page, kind, i, back, fresh):
         return None
     if kind == "in-chart":  # repainted in the browser: the last change before the page tells the server
         page.wait_for_timeout(SYNC_MS - 100 - (page.evaluate("() => performance.now()") - t0))
@@ -290,15 +354,77 @@ def floor(browser, repeats: int = 6) -> dict:
     return {"first_paint_s": statistics.median(paints), "step_s": statistics.median(tries), "tries": tries}
 
 
-def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True) -> dict:
-    """First paint and every control's step time per page (medians), the worst control per page,
-    and a cold server's first painted page (the median of ``repeats`` new servers, each try kept in ``cold_tries``)."""
+NEW_STEPS = 3  # steps onward to values a control has not shown in this server process (what a hand does)
+REPEATS = 2  # then steps back and forth over values it has shown (cache hits)
+
+
+def control_steps(page, kind: str, label: str, i: int, new_steps: int = NEW_STEPS, repeats: int = REPEATS) -> dict:
+    """A run of up to ``new_steps`` steps of control i onward to values it has not shown (stopping early when a step
+    can reach none: a toggle has one), then ``repeats`` steps back and forth; each try filed by the value it reached
+    (``value_of``; unreadable: by its phase) as new or seen.  Returns the control's row of the report."""
+    where = (page.url.split("?")[0], kind, i)
+    seen = _SEEN.setdefault(where, set())
+    now = value_of(page, kind, i)
+    if now is not None:
+        seen.add(now)
+    new, old, order = [], [], []
+    plan = [(False, True)] * new_steps + [(r % 2 == 0, False) for r in range(repeats)]  # onward; then back, on, back
+    phase_new = True
+    for back, fresh in plan:
+        if fresh and not phase_new:
+            continue
+        try:
+            t = step_time(page, kind, i, back=back, fresh=fresh)
+        except Exception as exc:  # noqa: BLE001 -- a control that cannot be driven is reported, not fatal
+            return {"control": f"{kind}: {label}", "median_s": None, "error": f"error: {type(exc).__name__}"}
+        if t is None:
+            break
+        value = value_of(page, kind, i)
+        is_new = fresh if value is None else value not in seen
+        if value is not None:
+            seen.add(value)
+        (new if is_new else old).append(t)
+        order.append(("new" if is_new else "seen", t))
+        if fresh and not is_new:
+            phase_new = False  # nothing new left to reach: on to the repeats
+    tries = [t for _, t in order]
+    if not tries:
+        return {"control": f"{kind}: {label}", "median_s": None, "error": "cannot move"}
+    return {"control": f"{kind}: {label}", "median_s": statistics.median(tries), "tries": tries, "order": order,
+            "first_s": tries[0], "new_s": statistics.median(new) if new else None, "new_tries": new,
+            "repeat_s": statistics.median(old) if old else None, "repeat_tries": old}
+
+
+def _wanted(info, pages: list[str] | None) -> bool:
+    """Whether a page is timed: every page without ``pages``; else a page whose file, url path or title contains one
+    of them (case-insensitive): ``--interact-pages rope,context`` times RoPE and Context extension."""
+    if not pages:
+        return True
+    names = (info.path.lower(), info.url_path.lower(), info.title.lower())
+    return any(w.strip().lower() in n for w in pages if w.strip() for n in names)
+
+
+def _median(xs: list) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True, new_steps: int = NEW_STEPS,
+             step_repeats: int = REPEATS) -> dict:
+    """First paint and every control's steps per page -- a run of new values, then repeats (``control_steps``) --,
+    the worst control per page on new values, and a cold server's first painted page (the median of ``repeats`` new
+    servers, each try kept in ``cold_tries``).  ``pages`` limits the pages timed (``_wanted``)."""
     if chromium_path() is None:
         return {"skipped": "no Chromium on this machine"}
-    out: dict = {"repeats": repeats, "poll_ms": POLL_MS, "quiet_ms": QUIET_MS, "pages": []}
+    out: dict = {"repeats": repeats, "new_steps": new_steps, "step_repeats": step_repeats, "poll_ms": POLL_MS,
+                 "quiet_ms": QUIET_MS, "pages": []}
+    if pages:
+        out["only_pages"] = list(pages)
     # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile
     probe0, steal0, t0 = cpu_probe(), stolen_seconds(), time.perf_counter()
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
+    waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
+    _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear()  # a new server: nothing shown yet
     with sync_playwright() as p:
         browser = launch_chromium(p)
         if cold:  # like every other figure, the median of ``repeats`` tries: here each a new server and a new tab
@@ -311,50 +437,50 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         proc, base, _ = start_server()
         try:
             for info in PAGES:
-                if pages and info.path not in pages:
+                if not _wanted(info, pages):
                     continue
                 url = f"{base}/{info.url_path}"
                 reading, waited = wait_for_idle()  # a burst of other guests is waited out (at most 60 s), not timed
                 probes.append(reading)
-                first_paint(page, url)  # warm the caches once
+                waits.append(waited)
+                t_page = time.perf_counter()
+                first_paint(page, url)  # the page's first run at its defaults on this server (its caches)
                 paints = [first_paint(page, url) for _ in range(repeats)]
                 steps, leads = [], len(LEADS)
-                for kind, label, i in controls(page):
-                    times = []
-                    for r in range(repeats):  # forward (a new value: cold), back (seen: warm), forward (warm), ...
-                        try:
-                            t = step_time(page, kind, i, back=bool(r % 2))
-                        except Exception as exc:  # noqa: BLE001 -- a control that cannot be driven is reported, not fatal
-                            times = [f"error: {type(exc).__name__}"]
-                            break
-                        if t is None:
-                            break
-                        times.append(t)
-                    if times and isinstance(times[0], float):
-                        steps.append({"control": f"{kind}: {label}", "median_s": statistics.median(times), "tries": times,
-                                      "first_s": times[0], "repeat_s": statistics.median(times[1:]) if len(times) > 1 else None})
-                    elif times:
-                        steps.append({"control": f"{kind}: {label}", "median_s": None, "error": times[0]})
+                found = controls(page)
+                if not found:  # a page still settling its layout: look once more before calling it control-free
+                    wait_for_app(page, timeout_ms=TIMEOUT_MS)
+                    page.wait_for_timeout(1000)
+                    found = controls(page)
+                for kind, label, i in found:
+                    steps.append(control_steps(page, kind, label, i, new_steps, step_repeats))
                 timed = [s for s in steps if s["median_s"] is not None]
+                news = [s for s in timed if s.get("new_s") is not None]
                 worst = max(timed, key=lambda s: s["median_s"]) if timed else None
+                worst_new = max(news, key=lambda s: s["new_s"]) if news else None
                 out["pages"].append({
                     "page": info.title, "path": info.path, "cpu_probe_s": round(probes[-1], 4), "waited_for_idle_s": waited,
                     "first_paint_s": statistics.median(paints),
                     "first_paint_tries": paints,  # the spread: one page's paints differ by up to ~0.3-0.5 s here
                     "controls": len(steps),
-                    "median_step_s": statistics.median([s["median_s"] for s in timed]) if timed else None,
-                    "median_first_step_s": statistics.median([s["first_s"] for s in timed]) if timed else None,
-                    "median_repeat_step_s": statistics.median([s["repeat_s"] for s in timed if s["repeat_s"] is not None])
-                    if any(s["repeat_s"] is not None for s in timed) else None,
+                    "median_new_step_s": _median([s["new_s"] for s in news]),
+                    "worst_new_step_s": worst_new["new_s"] if worst_new else None,
+                    "worst_new_control": worst_new["control"] if worst_new else None,
+                    "new_steps_timed": sum(len(s["new_tries"]) for s in news),
+                    "median_repeat_step_s": _median([s.get("repeat_s") for s in timed]),
+                    "median_step_s": _median([s["median_s"] for s in timed]),
+                    "median_first_step_s": _median([s["first_s"] for s in timed]),
                     "worst_step_s": worst["median_s"] if worst else None,
-                    "driver_lead_s": statistics.median(LEADS[leads:]) if LEADS[leads:] else None,
                     "worst_control": worst["control"] if worst else None,
+                    "driver_lead_s": statistics.median(LEADS[leads:]) if LEADS[leads:] else None,
+                    "page_wall_s": round(time.perf_counter() - t_page, 1),
                     "steps": steps,
                 })
         finally:
             stop_server(proc)
         try:
             reading, waited = wait_for_idle()  # the floor, too, on a calm host where it can be
+            waits.append(waited)
             out["floor"] = {**floor(browser, repeats=2 * repeats), "cpu_probe_s": round(reading, 4), "waited_for_idle_s": waited}
         finally:
             browser.close()
@@ -362,13 +488,20 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     probes.append(cpu_probe())
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
     busy = busy_pages(out["pages"], probes[-1])
+    out["wall_s"] = round(wall, 1)
     out["host"] = {"cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
-                   **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"])), "busy_pages": busy}
+                   **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"]), waited_s=sum(waits), wall_s=wall),
+                   "busy_pages": busy, "waited_s": round(sum(waits), 1)}
     rows = out["pages"]
-    out["goals"] = {
+    out["median_new_step_over_pages_s"] = _median([r["median_new_step_s"] for r in rows])
+    worst_page = max((r for r in rows if r["worst_new_step_s"] is not None), key=lambda r: r["worst_new_step_s"], default=None)
+    out["worst_new_step_s"] = worst_page["worst_new_step_s"] if worst_page else None
+    out["worst_new_step_at"] = f"{worst_page['page']}: {worst_page['worst_new_control']}" if worst_page else None
+    out["worst_first_paint_s"] = max((r["first_paint_s"] for r in rows), default=None)
+    out["goals"] = {  # judged on new values (issue 42): what a hand on a control mostly reaches
         "first_paint_within_1_5_s": all(r["first_paint_s"] <= 1.5 for r in rows),
-        "median_step_within_0_25_s": all(r["median_step_s"] is None or r["median_step_s"] <= 0.25 for r in rows),
-        "worst_step_within_0_5_s": all(r["worst_step_s"] is None or r["worst_step_s"] <= 0.5 for r in rows),
+        "median_new_step_within_0_25_s": all(r["median_new_step_s"] is None or r["median_new_step_s"] <= 0.25 for r in rows),
+        "worst_new_step_within_0_5_s": all(r["worst_new_step_s"] is None or r["worst_new_step_s"] <= 0.5 for r in rows),
         "cold_within_3_s": out.get("cold_server_to_first_paint_s", 0) <= 3.0,
     }
     out["verdict"] = verdict(out["goals"], out["host"])
@@ -377,9 +510,11 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
 
 def busy_pages(pages: list[dict], last_probe: float) -> list[str]:
     """Pages timed while the host was busy: the probe before them (after waiting) or the one after them (the next
-    page's, or the run's last) above IDLE_PROBE_S.  Their figures say more about the host than about the page."""
+    page's, or the run's last) above IDLE_PROBE_S, or the run had to wait for the host to calm before them (a host
+    busy enough to wait for is busy around the page too).  Their figures say more about the host than about the page."""
     after = [p["cpu_probe_s"] for p in pages[1:]] + [last_probe]
-    return [p["page"] for p, a in zip(pages, after) if max(p["cpu_probe_s"], a) > IDLE_PROBE_S]
+    return [p["page"] for p, a in zip(pages, after)
+            if max(p["cpu_probe_s"], a) > IDLE_PROBE_S or p.get("waited_for_idle_s", 0) > 0]
 
 
 def verdict(goals: dict, host: dict) -> str:

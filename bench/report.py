@@ -55,17 +55,41 @@ def cold_tries(res: dict) -> str:
 
 
 def interact_table(res: dict) -> str:
-    """Per page: first paint, then the median over its controls of one step (all tries, the first try to a
-    new value, the repeats to values already computed), the worst control, and the driver's median time
-    before each input (left out of the steps)."""
-    lines = ["| page | first paint (its tries) | controls | step, median | first step (new value) | repeated step | worst control | driver lead |",
-             "|---|---|---|---|---|---|---|---|"]
+    """Per page: first paint, then the median over its controls of a step to a new value (the goals' figure), the
+    worst control on new values, the repeats to values already computed, all tries together, and the driver's median
+    time before each input (left out of the steps)."""
+    lines = ["| page | first paint (its tries) | controls | step to a new value, median | worst new step | repeated step | "
+             "step, median (all tries) | driver lead |", "|---|---|---|---|---|---|---|---|"]
     for p in res["pages"]:
-        worst = f"{_s(p['worst_step_s'])} ({p['worst_control']})" if p["worst_step_s"] is not None else "—"
+        worst = (f"{_s(p['worst_new_step_s'])} ({p['worst_new_control']})" if p.get("worst_new_step_s") is not None
+                 else f"{_s(p['worst_step_s'])} ({p['worst_control']}, all tries)" if p.get("worst_step_s") is not None else "—")
+        new = p.get("median_new_step_s", p.get("median_first_step_s"))  # results saved before new values were timed
         tries = paint_tries(p)
-        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(p['median_step_s'])} | "
-                     f"{_s(p.get('median_first_step_s'))} | {_s(p.get('median_repeat_step_s'))} | {worst} | {_s(p.get('driver_lead_s'))} |")
+        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(new)} | "
+                     f"{worst} | {_s(p.get('median_repeat_step_s'))} | {_s(p['median_step_s'])} | {_s(p.get('driver_lead_s'))} |")
     return "\n".join(lines)
+
+
+def runs_side_by_side(runs: list[dict]) -> str:
+    """Whole ``--only interact`` runs beside each other (``--interact-runs 2``): per page its first paint, median new
+    step and worst new step in each run, then the cold start, the host and the verdict of each."""
+    head = " | ".join(f"run {i + 1}: paint / new median / worst new" for i in range(len(runs)))
+    lines = [f"| page | {head} |", "|---|" + "---|" * len(runs)]
+    for title in [p["page"] for p in runs[0].get("pages", [])]:
+        cells = []
+        for r in runs:
+            p = next((q for q in r.get("pages", []) if q["page"] == title), None)
+            cells.append("—" if p is None else f"{_s(p['first_paint_s'])} / {_s(p.get('median_new_step_s'))} / "
+                                               f"{_s(p.get('worst_new_step_s'))} ({p.get('worst_new_control') or '—'})")
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    for label, key in (("median new step over pages", "median_new_step_over_pages_s"), ("worst new step", "worst_new_step_s"),
+                       ("worst first paint", "worst_first_paint_s"), ("cold start", "cold_server_to_first_paint_s")):
+        lines.append(f"| {label} | " + " | ".join(_s(r.get(key)) for r in runs) + " |")
+    lines.append("| host | " + " | ".join(
+        f"probe median {_s((r.get('host') or {}).get('probe_median_s'))}, waited {_s((r.get('host') or {}).get('waited_s'))} s, "
+        f"{'nearly idle' if (r.get('host') or {}).get('nearly_idle') else 'busy'}" for r in runs) + " |")
+    lines.append("| verdict | " + " | ".join(str(r.get("verdict")) for r in runs) + " |")
+    return "Interact runs side by side (seconds)\n\n" + "\n".join(lines)
 
 
 def main() -> int:

@@ -61,10 +61,16 @@ IDLE_STEAL = 0.005
 MAX_BUSY_SHARE = 4  # at most a quarter of the pages timed next to a slow probe (run T: 8 of 15 at a median of 0.0949 s)
 
 
-def host_verdict(probes: list[float], steal_fraction: float | None, busy: int = 0, timed: int = 0) -> dict:
+MAX_WAIT_SHARE = 0.05  # at most this share of a run spent waiting for the host to calm (``wait_for_idle``)
+
+
+def host_verdict(probes: list[float], steal_fraction: float | None, busy: int = 0, timed: int = 0,
+                 waited_s: float = 0.0, wall_s: float = 0.0) -> dict:
     """Whether a run's host was nearly idle: the median of its ``cpu_probe`` readings at most IDLE_PROBE_S and the
-    stolen share at most IDLE_STEAL (unknown steal does not disqualify).  Keeps the median and the slowest reading and
-    says which test failed, so that a run on a busy host is read as what it is: not a test of the goals."""
+    stolen share at most IDLE_STEAL (unknown steal does not disqualify), and the run's own waits for the host to calm
+    (``waited_s`` of ``wall_s``; readings taken after a wait look idle by construction) at most MAX_WAIT_SHARE of it.
+    Keeps the median and the slowest reading and says which test failed, so that a run on a busy host is read as
+    what it is: not a test of the goals."""
     if not probes:
         raise ValueError("probes: at least one cpu_probe reading is needed")
     typical, slowest = statistics.median(probes), max(probes)
@@ -74,6 +80,9 @@ def host_verdict(probes: list[float], steal_fraction: float | None, busy: int = 
     if timed and busy > timed // MAX_BUSY_SHARE:  # a median under the bound, yet many pages timed next to a slow probe
         reasons.append(f"{busy} of {timed} pages were timed next to a probe above {IDLE_PROBE_S:.3f} s "
                        f"(idle: at most {timed // MAX_BUSY_SHARE})")
+    if wall_s > 0 and waited_s > MAX_WAIT_SHARE * wall_s:
+        reasons.append(f"the run waited {waited_s:.0f} s of {wall_s:.0f} s for the host to calm "
+                       f"(idle: at most {MAX_WAIT_SHARE:.0%})")
     if steal_fraction is not None and steal_fraction > IDLE_STEAL:
         reasons.append(f"{steal_fraction:.1%} of the CPU was stolen (idle: at most {IDLE_STEAL:.1%})")
     return {"nearly_idle": not reasons, "probe_median_s": round(typical, 4), "probe_max_s": round(slowest, 4),
