@@ -1,7 +1,5 @@
 """Extrapolation lab: tiny transformers trained at L on a Markov task with an exact floor, measured to 8L."""
 
-import time
-
 import streamlit as st
 
 from posenc.charts.base import style
@@ -14,6 +12,7 @@ from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
 from posenc.ui.frame import chart, header, show_code, table, wrap_up
+from posenc.ui.lab_train import train_section
 from posenc.ui.quiz import ask_first
 from posenc.ui.section import section
 from posenc.ui.spine import headline
@@ -23,8 +22,6 @@ from posenc.views.takeaways import lab_takeaway
 
 PATH = "pages/lab.py"
 DEFAULT = LabConfig()
-RUNNING = "_lab_running"  # session slot: the configuration being trained (cleared when it completes)
-TRAIN = "_lab_train"  # session slot set by the Train button's callback
 
 
 @st.cache_resource(max_entries=1)
@@ -74,30 +71,8 @@ with custom_box:
     if blind:
         st.caption(f":material/block: {', '.join(NAMES[s] for s in blind)} reads no positions (causal mask only): randomized "
                    "positions would change nothing, so it is left out of this run.")
-    st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", on_click=st.session_state.update,
-              kwargs={TRAIN: True})  # a callback survives the router's rerun, a button's return value does not
     per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
-    st.caption(f"{len(cfg.schemes)} schemes × {cfg.n_seeds} seeds; the shipped run took {per_run:.0f} s per scheme and seed "
-               "at the defaults. Runs are kept (4 at most) for every visitor of this server; **Cancel** stops a run and keeps nothing.")
-    if st.session_state.pop(RUNNING, None) is not None:
-        st.warning("The last run was stopped before it finished; nothing was kept.", icon=":material/cancel:")
-    if st.session_state.pop(TRAIN, False):
-        st.session_state[RUNNING] = cfg.key()
-        bar, t0 = st.progress(0.0, text="starting"), time.monotonic()
-        st.button("Cancel", key="lab_cancel", icon=":material/cancel:")
-
-        def _tick(info):
-            done = (info["run"] + info["step"] / info["steps"]) / info["runs"]
-            bar.progress(done, text=f"{info['name']} · seed {info['seed']} · step {info['step']} / {info['steps']} "
-                                    f"· run {info['run'] + 1} of {info['runs']} · {views.eta_text(done, time.monotonic() - t0)}")
-
-        res, weights = run_experiment(cfg, progress=_tick)
-        store = _store()
-        store[cfg.key()] = {"results": res, "weights": weights}
-        while len(store) > 4:
-            store.pop(next(iter(store)))
-        st.session_state.pop(RUNNING, None)
-        bar.empty()
+    train_section(cfg, per_run, _store(), DEFAULT)  # its price, then the training in this worker's queue (issue 41)
 
 key = cfg.key()
 if key in _store():
