@@ -98,7 +98,7 @@ def hidden(run: dict, shipped: dict, key: tuple, ask: dict) -> tuple[dict, dict,
     the run is the shipped one), a cache key of their own, and ``ask`` marked hidden."""
     run_h = hide_run(run, ask["schemes"])
     shipped_h = run_h if run is shipped else hide_run(shipped, ask["schemes"])
-    return run_h, shipped_h, (*key, "hidden"), {**ask, "hidden": True}
+    return run_h, shipped_h, (*key, "hidden"), {**ask, "hidden": True, "run": run}
 
 
 def blank(table: pd.DataFrame, ask: dict | None) -> pd.DataFrame:
@@ -123,12 +123,20 @@ def hidden_sweep(sweep: pd.DataFrame, ask: dict | None) -> pd.DataFrame:
 
 
 def takeaway(t: dict, ask: dict | None) -> dict:
-    """The lab's takeaway, its headline saying while hidden that it ranks only the schemes drawn."""
-    if ask is None or not ask["hidden"] or "headline" not in t:
+    """The lab's takeaway (``posenc.views.takeaways.lab_takeaway`` of the overview drawn): while hidden, what it shows and
+    what is still open are those of the whole run (the count of schemes read at 4L, the models that learned), and its
+    headline (the handout's) ranks only the schemes drawn, and says so."""
+    if ask is None or not ask["hidden"]:
         return t
+    from posenc.views.lab import overview
+    from posenc.views.takeaways import lab_takeaway
+
+    whole = lab_takeaway(overview(ask["run"]))
+    if "headline" not in t:
+        return whole
     names = ask["names"]
-    return {**t, "headline": t["headline"].rstrip(".") + f", of the schemes drawn ({', '.join(names[:-1])} and {names[-1]} wait "
-                                                           "for the prediction above)."}
+    return {**whole, "headline": t["headline"].rstrip(".") + f", of the schemes drawn ({', '.join(names[:-1])} and {names[-1]} "
+                                                              "wait for the prediction above)."}
 
 
 # ----------------------------------------------------------------------------- Compare: the article's four claims

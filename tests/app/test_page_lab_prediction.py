@@ -13,7 +13,8 @@ from test_quizzes import RANK, rank_leaks
 from posenc.lab.positions import NAMES
 from posenc.lab.results import load_task, load_tasks
 from posenc.views import lab_predict as predict
-from posenc.views.lab import finding, top_sentence
+from posenc.views.lab import finding, overview, top_sentence
+from posenc.views.takeaways import lab_takeaway
 
 PAGE = "pages/lab.py"
 KEY = predict.KEY
@@ -65,6 +66,7 @@ def test_until_the_reveal_nothing_ranks_them_and_after_it_everything_is_drawn():
     table = at.table[0].value
     assert set(table[table["scheme"].isin(names)]["4L = 128"]) == {"?"}
     assert all(f"{n}: its gaps past L are hidden" in text_of(at) for n in names)
+    assert lab_takeaway(overview(load_task("markov")))["shows"][0] in text_of(at)  # the wrap-up counts every scheme
     at = _reveal(at)
     assert at.info[0].value == full
     leaks = rank_leaks(at, KEY, answer)  # the same search finds them once they are drawn
@@ -106,7 +108,11 @@ def test_the_helpers_leave_a_revealed_page_alone():
     sweep = pd.DataFrame({"scheme": ["RoPE", "ALiBi"], "order": [1, 1]})
     assert list(predict.hidden_sweep(sweep, ask)["scheme"]) == ["ALiBi"] and predict.hidden_sweep(sweep, None) is sweep
     t = {"headline": "X stays closest.", "shows": []}
-    assert predict.takeaway(t, None) is t and "wait for the prediction above" in predict.takeaway(t, {**ask, "names": ["A", "B"]})["headline"]
+    assert predict.takeaway(t, None) is t and predict.takeaway(t, {**ask, "hidden": False}) is t
+    whole = lab_takeaway(overview(load_task("markov")))
+    hid = predict.takeaway(t, {**ask, "names": ["A", "B"], "run": load_task("markov")})
+    assert hid["headline"] == "X stays closest, of the schemes drawn (A and B wait for the prediction above)."
+    assert hid["shows"] == whole["shows"] and hid["wrong"] == whole["wrong"]  # counted over the whole run, not the drawn part
     one = load_task("markov")
     only = {**one, "results": {**one["results"], "runs": {"rope": one["results"]["runs"]["rope"]}}}
     assert predict.ranking(only) is None  # one scheme: nothing to rank
