@@ -106,17 +106,20 @@ def test_gap_is_loss_minus_bayes_and_nonnegative():
 
 def test_the_follow_up_trains_exactly_the_unlearned_schemes_longer_with_every_other_setting_equal():
     cfg = LabConfig.from_dict(LONGER_RUN["config"])
-    assert cfg == longer_config(LabConfig(), SHIPPED) == replace(LabConfig(), schemes=("raw_index", "rope_randomized"),
-                                                                 steps=LONGER * 1000)
+    shipped = LabConfig.from_dict(SHIPPED["config"])
+    assert cfg == longer_config(shipped, SHIPPED) == replace(shipped, schemes=("raw_index", "rope_randomized"),
+                                                             steps=LONGER * 1000)
     assert LONGER_RUN["floor"] == SHIPPED["floor"] and LONGER_RUN["lengths"] == SHIPPED["lengths"]
-    assert all(set(r) == {"0", "1", "2"} for r in LONGER_RUN["runs"].values())
+    assert all(set(r) == {str(s) for s in range(shipped.n_seeds)} for r in LONGER_RUN["runs"].values())
 
 
-def test_trained_longer_the_raw_index_and_the_randomized_rope_learn_the_task():
-    """Measured, not assumed: if a regenerated follow-up has a seed over the 10 % line, this fails."""
+def test_trained_longer_every_model_learns_the_task_but_the_raw_index_at_seed_6():
+    """Measured, not assumed (10 seeds, 2026-12-05): if a regenerated follow-up moves a seed across the 10 % line, this
+    fails.  The raw index at seed 6 stays over it at 4,000 steps (gap 0.057 nats at L)."""
     rows = learned_check(LONGER_RUN)
-    assert [r["scheme"] for r in rows] == ["raw_index"] * 3 + ["rope_randomized"] * 3
-    assert all(r["learned"] for r in rows), rows
+    n = SHIPPED["config"]["n_seeds"]
+    assert [r["scheme"] for r in rows] == ["raw_index"] * n + ["rope_randomized"] * n
+    assert [(r["scheme"], r["seed"]) for r in rows if not r["learned"]] == [("raw_index", 6)], rows
 
 
 def test_longer_config_is_none_when_every_model_learned():
@@ -128,10 +131,8 @@ def test_longer_config_is_none_when_every_model_learned():
 
 def test_the_compare_row_of_an_unlearned_scheme_comes_from_the_follow_up():
     rows = compare_rows()
-    raw = rows["raw_index"]
-    want = ratio(LONGER_RUN, "raw_index")
-    assert raw["reason"] is None and raw["ratio"] == pytest.approx(want["ratio"], rel=1e-12)
-    assert "4,000 steps" in raw["measured_as"] and "did not learn" in raw["measured_as"]
+    raw = rows["raw_index"]  # not learned at 1,000 steps, and at 4,000 still not at seed 6: no verdict, and why
+    assert raw["extrapolates"] is None and "did not learn the task" in raw["reason"] and raw["measured_as"] == "Raw index"
     assert rows["rope"]["measured_as"] == "RoPE"
     randomized = rows["rope_randomized"]  # the registry's entry, measured as RoPE trained with randomized positions
     assert randomized["ratio"] == pytest.approx(ratio(LONGER_RUN, "rope_randomized")["ratio"], rel=1e-12)
@@ -149,7 +150,7 @@ def test_the_provenance_file_carries_the_follow_up(tmp_path):
     from posenc.lab.results import DATA, LONGER_FILE, save
 
     shipped = (DATA / "README.md").read_text(encoding="utf-8")
-    assert _table(SHIPPED) in shipped and _table(LONGER_RUN) in shipped and "Learned the task there: 6 of 6 models." in shipped
+    assert _table(SHIPPED) in shipped and _table(LONGER_RUN) in shipped and "Learned the task there: 19 of 20 models" in shipped
     text = provenance(SHIPPED, "python -m posenc.lab", 1.0, None)
     assert "there is no follow-up run" in text
     # save writes the follow-up file, and removes a stale one when there is none

@@ -248,6 +248,7 @@ def _command(args, default: LabConfig) -> str:
     parts += [f"--randomize {args.randomize}"] if args.randomize else []
     parts += [f"--jobs {args.jobs}"] if args.jobs else []
     parts += [f"--cluster {args.cluster}"] if args.cluster else []
+    parts += [f"--cache {args.cache}"] if args.cache else []
     return " ".join(parts)
 
 

@@ -292,10 +292,13 @@ def bands_view(run: dict, custom: dict | None = None) -> dict:
     lo = float(min(frame["lo"].min(), frame["gap"].min(), uniform["gap"].min()))
     hi = float(max(frame["hi"].max(), frame["gap"].max(), uniform["gap"].max()))
     domain = [lo, hi]
-    for _ in range(3):  # the labels' spacing in decades depends on the axis's range, which the labels may widen
-        decades = np.log10(domain[1] / domain[0])
-        ends["y"] = spread_labels(ends["gap"].to_numpy(), gap=decades * LABEL_PX / BAND_PLOT_PX)
-        domain = [min(lo, float(ends["y"].min())) / 10 ** 0.05, max(hi, float(ends["y"].max())) * 10 ** 0.05]
+    for _ in range(50):  # the labels' spacing in decades depends on the axis's range, which the labels may widen: until
+        decades = np.log10(domain[1] / domain[0])  # the range they were spaced for is the range they widen it to
+        ends["y"] = spread_labels(ends["gap"].to_numpy(), gap=decades * LABEL_PX / BAND_PLOT_PX * 1.001)
+        wider = [min(lo, float(ends["y"].min())) / 10 ** 0.05, max(hi, float(ends["y"].max())) * 10 ** 0.05]
+        done, domain = np.log10(wider[1] / wider[0]) <= decades * 1.001, wider
+        if done:
+            break
     names = [NAMES[s] for s in res["runs"]]
     return {"frame": frame, "uniform": uniform, "labels": ends[["label", "scheme", "key", "run", "band", "gap", "y"]],
             "names": names, "keys": [REGISTRY_KEY[s] for s in res["runs"]], "band_labels": list(uniform["band_label"]), "domain": domain,
