@@ -18,6 +18,8 @@ from posenc.ui.section import section
 from posenc.ui.spine import headline
 from posenc.views import lab as views
 from posenc.views import lab_predict as predict
+from posenc.views.lab_papers import CAPTION as PAPERS_CAPTION
+from posenc.views.lab_papers import papers_frame
 from posenc.views.takeaways import lab_takeaway
 
 PATH = "pages/lab.py"
@@ -123,6 +125,10 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
         with st.expander(views.ORDERS_TITLE):
             sv = views.order_view(sweep)
             chart(style(order_chart(sv)), key="lab_orders", data=sweep, caption=sv["sentence"] + " " + views.ORDERS_CAPTION)
+    if not (ask and ask.get("hidden")):  # it ranks the asked schemes: after the reveal
+        with st.expander("Against the papers: what each measured, beside the shipped runs"):
+            table(cached(papers_frame))
+            st.caption(PAPERS_CAPTION)
     if (more := ov["longer"]) is not None:
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
                     f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "
