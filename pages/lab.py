@@ -19,7 +19,7 @@ from posenc.ui.spine import headline
 from posenc.views import lab as views
 from posenc.views import lab_predict as predict
 from posenc.views.lab_papers import CAPTION as PAPERS_CAPTION
-from posenc.views.lab_papers import papers_frame
+from posenc.views.lab_papers import papers_markdown
 from posenc.views.takeaways import lab_takeaway
 
 PATH = "pages/lab.py"
@@ -127,7 +127,7 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
             chart(style(order_chart(sv)), key="lab_orders", data=sweep, caption=sv["sentence"] + " " + views.ORDERS_CAPTION)
     if not (ask and ask.get("hidden")):  # it ranks the asked schemes: after the reveal
         with st.expander("Against the papers: what each measured, beside the shipped runs"):
-            table(cached(papers_frame))
+            st.markdown(cached(papers_markdown))
             st.caption(PAPERS_CAPTION)
     if (more := ov["longer"]) is not None:
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "

@@ -1,4 +1,5 @@
-"""The lab page's "Against the papers" table: ``posenc.lab.papers.rows`` of the shipped results, one row per claim."""
+"""The lab page's "Against the papers" list: ``posenc.lab.papers.rows`` of the shipped results, one item per claim (an
+item per claim, not a five-column table: at 390 px such a table is a column of single words)."""
 
 from __future__ import annotations
 
@@ -15,5 +16,13 @@ CAPTION = ("Each reading is computed from the shipped runs by a rule in `posenc.
 
 
 def papers_frame() -> pd.DataFrame:
-    """The table of the page: one row per claim, the columns of COLUMNS."""
+    """The rows as a table: one row per claim, the columns of COLUMNS."""
     return pd.DataFrame(papers.rows())[list(COLUMNS)].rename(columns=COLUMNS)
+
+
+def papers_markdown() -> str:
+    """The rows as a Markdown list: the paper and its claim, then what it measured, the lab's numbers and the reading.
+    Every string is the dashboard's own (posenc.lab.papers), none from outside; none holds a "$" (Streamlit's math)."""
+    items = [f"- **{r['paper']}**: {r['claim']}. **Reading: {r['reading']}.**  \n"
+             f"  *Measured there:* {r['measured']}.  \n  *The lab:* {r['lab']}." for r in papers.rows()]
+    return "\n".join(items)
