@@ -355,7 +355,7 @@ def floor(browser, repeats: int = 6) -> dict:
 
 
 NEW_STEPS = 3  # steps onward to values a control has not shown in this server process (what a hand does)
-REPEATS = 2  # then steps back and forth over values it has shown (cache hits)
+REPEATS = 1  # then a step back to a value it has shown (a cache hit): 4 steps a control keep a run near 10 minutes
 
 
 def control_steps(page, kind: str, label: str, i: int, new_steps: int = NEW_STEPS, repeats: int = REPEATS) -> dict:
