@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from posenc.lab.experiment import EXTENSION_ROWS, FINETUNES, LONGER
 from posenc.lab import results as R
+from posenc.lab.experiment import EXTENSION_ROWS, FINETUNES, LONGER
 from posenc.lab.positions import KIND, LAB, NAMES, unseen_share
 from posenc.lab.results import RESULTS_FILE, extended_scheme, gaps, learned_check, spread_text
 from posenc.lab.task import TASK_NAMES
