@@ -186,9 +186,9 @@ def main(argv=None) -> int:
                          list(results["lab"]["extensions"][0])))
         out.append(table("7a''. Lab: the whole shipped experiment, estimated from CPU seconds (goal <= 30 min)", [results["lab"]["full"]],
                          list(results["lab"]["full"])))
-        out.append(table("7c. Lab: one forward + backward by batch size B, one thread (B = 320: 10 seeds' batches)",
+        out.append(table("7e. Lab: one forward + backward by batch size B, one thread (B = 320: 10 seeds' batches)",
                          results["lab"]["batches"], list(results["lab"]["batches"][0])))
-        out.append(table("7d. Lab: the shipped experiment's recorded CPU seconds on 2 processes (goal <= 30 min)",
+        out.append(table("7f. Lab: the shipped experiment's recorded CPU seconds on 2 processes (goal <= 30 min)",
                          [results["lab"]["shipped"]], list(results["lab"]["shipped"])))
         out.append(table("7b. Lab: one forward + backward step, hand-written vs autograd", results["lab"]["autograd"],
                          list(results["lab"]["autograd"][0])))
