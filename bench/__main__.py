@@ -136,9 +136,7 @@ def main(argv=None) -> int:
         out.append(table("5-6. Cold start and server memory (real server, headless Chromium)", [results["browser"]], list(results["browser"])))
     if "interact" in only:
         from bench.interact import interact
-        from bench.report import cold_tries, paint_tries
-
-        from bench.report import runs_side_by_side
+        from bench.report import cold_tries, paint_tries, runs_side_by_side
 
         wanted = [w for w in args.interact_pages.split(",") if w.strip()] or None
         runs = []

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from posenc.charts import base
+from posenc.charts import base, template
 from posenc.charts import extension as ext
-from posenc.charts import template
 from posenc.ui import compat
 from posenc.views.measure import bands_view, fidelity_view, long_range_view
 from posenc.views.precision import precision_view
@@ -23,10 +22,10 @@ def _same(fast, direct) -> None:
 
 
 def _cases():
-    for d, base, train, s in SETTINGS:
-        b = bands_view(d, base, train, s, "", "controls")
-        f = fidelity_view(d, base, train, s, "", "controls", 64)
-        lr = long_range_view(d, base, train, s, "", "controls", 0.5)
+    for d, theta, train, s in SETTINGS:
+        b = bands_view(d, theta, train, s, "", "controls")
+        f = fidelity_view(d, theta, train, s, "", "controls", 64)
+        lr = long_range_view(d, theta, train, s, "", "controls", 0.5)
         yield (ext._ratio_chart, (b["frame"], tuple(b["names"])), {"trained": b["trained"], "height": 340})
         yield (ext._fidelity_chart, (f["frame"], tuple(f["names"])), {"height": 300})
         yield (ext._percentile_chart, (lr["logits"], None, tuple(lr["names"])),
@@ -45,8 +44,8 @@ def test_every_templated_extension_chart_is_the_chart_its_builder_builds(repeat)
 
 def test_the_precision_chart_too():
     template.clear()
-    for d, base in [(128, 500000.0), (64, 10000.0), (256, 1e6)]:
-        v = precision_view(d, base)
+    for d, theta in [(128, 500000.0), (64, 10000.0), (256, 1e6)]:
+        v = precision_view(d, theta)
         for frame, x in ((v["cos"], "position"), (v["score"], "distance")):
             args = (frame, tuple(dict.fromkeys(frame["mode"])))
             kwargs = {"x": x, "x_title": "x", "y_title": "y", "tol": 1e-3, "height": 320}
@@ -68,13 +67,13 @@ def test_every_templated_sinusoid_chart_is_the_chart_its_builder_builds():
     from posenc.views.why_base import why_base_view
 
     template.clear()
-    for d, base, n in [(128, 10000.0, 128), (64, 500.0, 300), (130, 12345.0, 2048)]:
-        sp = spectrum_view(d, base, n, "interleaved")
+    for d, theta, n in [(128, 10000.0, 128), (64, 500.0, 300), (130, 12345.0, 2048)]:
+        sp = spectrum_view(d, theta, n, "interleaved")
         frame, marks = sp["frame"], sp["marks"]
         last = float(frame["pair"].max())
         args = (frame, marks, marks[marks["side"] == "left"], marks[marks["side"] != "left"].assign(last_pair=last))
         _same(sc._spectrum_chart(*args, height=340), sc._spectrum_chart.__wrapped__(*args, height=340))
-        wb = why_base_view(n, d, base, "interleaved")
+        wb = why_base_view(n, d, theta, "interleaved")
         kw = {"n": n, "order": tuple(wb["line_series"]), "height": 320}
         _same(sc._bases_chart(wb["lines"], **kw), sc._bases_chart.__wrapped__(wb["lines"], **kw))
         kw = {"order": tuple(wb["dot_series"]), "height": 320}
@@ -110,7 +109,7 @@ def test_image_heatmaps_too():
                 {(1,): rng.standard_normal((n, n)), (2,): rng.standard_normal((n, n))}
             args = dict(domain=(-3.0, 3.0), x_title="j", y_title="i", value_title="v", **kw)
             fast = raster.image_stack(stack, **args)
-            _same(fast, _direct(lambda: raster.image_stack(stack, **args)))
+            _same(fast, _direct(lambda stack=stack, args=args: raster.image_stack(stack, **args)))
 
 
 def test_the_rope_charts_too():
@@ -118,10 +117,10 @@ def test_the_rope_charts_too():
     from posenc.views import rope as rv
 
     template.clear()
-    for d, base in [(128, 10000.0), (64, 500000.0), (130, 12000.0)]:
-        rot = rv.rotation_view(d, base, "half_split", "random", 0, 0, 5, 2, 100)
-        dec = rv.decay_view(d, base, "random", 0, 5000)
-        lay = rv.layout_view(d, base, "random", 0, 5)
-        for build in (lambda: rc.rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"]),
-                      lambda: rc.decay_chart(dec["frame"]), lambda: rc.layout_chart(lay["frame"])):
+    for d, theta in [(128, 10000.0), (64, 500000.0), (130, 12000.0)]:
+        rot = rv.rotation_view(d, theta, "half_split", "random", 0, 0, 5, 2, 100)
+        dec = rv.decay_view(d, theta, "random", 0, 5000)
+        lay = rv.layout_view(d, theta, "random", 0, 5)
+        for build in (lambda rot=rot: rc.rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"]),
+                      lambda dec=dec: rc.decay_chart(dec["frame"]), lambda lay=lay: rc.layout_chart(lay["frame"])):
             _same(build(), _direct(build))

@@ -244,7 +244,8 @@ def image_stack(
     if legend is True:
         legend = alt.Legend(type="gradient", orient="bottom", gradientLength=max(120, px_w - 40), gradientOpacity=1, titleLimit=px_w)
     pins = _pins_frame(domain) if legend else None
-    return _image_layers(images, grid, pins, x_labels=None if x_labels is None else tuple(str(v) for v in x_labels), title=title, width=width, height=height, x_title=x_title,
+    return _image_layers(images, grid, pins, x_labels=None if x_labels is None else tuple(str(v) for v in x_labels),
+                         title=title, width=width, height=height, x_title=x_title,
                          y_title=y_title, value_title=value_title, row=row, col=col, value=value, reverse_y=reverse_y,
                          legend=legend, value_format=value_format,
                          extra_tooltips=tuple(extra_tooltips), factor=factor, where=where, stops=tuple(stops))

@@ -12,8 +12,8 @@ import pandas as pd
 
 from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, heatmap
 from posenc.charts.memo import memo
-from posenc.charts.template import templated
 from posenc.charts.raster import RASTER_CELLS, VIRIDIS, frame_heatmap
+from posenc.charts.template import templated
 
 TURN_COLOURS = {"yes": OKABE_ITO[3], "no": OKABE_ITO[0]}  # vermillion = repeats within n, blue = does not
 
