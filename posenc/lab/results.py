@@ -343,7 +343,13 @@ def verdict_rows(results: dict | None = None, *, longer: dict | None = None) -> 
         row = beyond_fraction(src, scheme)
         if src is res and scheme in unlearned and row["reason"] is None:
             bad = unlearned[scheme]
-            row.update(verdict=None, reason=f"it did not learn the task at L (gap {bad['gap_at_L']:.3f} nats at seed {bad['seed']})")
+            why = f"it did not learn the task at L (gap {bad['gap_at_L']:.3f} nats at seed {bad['seed']})"
+            again = [r for r in learned_check(longer) if r["scheme"] == scheme and not r["learned"]] if longer else []
+            if again:  # trained longer, and still not learned at some seed
+                worst = max(again, key=lambda r: r["gap_at_L"])
+                why += (f", nor with {longer['config']['steps']:,} steps (gap {worst['gap_at_L']:.3f} nats at seed "
+                        f"{worst['seed']})")
+            row.update(verdict=None, reason=why)
         for key in tables if ENGINE[scheme].table else [REGISTRY_KEY[scheme]]:
             new = {**row, "measured_as": measured_as, "task": task}
             if key in out:  # two lab schemes of one entry (T5 at HF's buckets and scaled to L): the one set from L
