@@ -62,10 +62,6 @@ def _at4(res: dict, row: str | None) -> float:
     return float(np.mean([r["extensions"][row][str(n)]["gap"] for r in res["runs"][scheme].values()]))
 
 
-def _title(task: str) -> str:
-    return R.task_title(task)
-
-
 def _combine(per_task: list[bool]) -> str:
     return AGREES if all(per_task) else DISAGREES if not any(per_task) else PART
 
@@ -76,13 +72,13 @@ def _press(tasks):
         alibi = _share(res, "alibi")
         others = {s: _share(res, s) for s in PRESS_DEGRADE}
         ok.append(R.verdict_word(alibi) == R.VERDICTS[0] and all(v > alibi for v in others.values()))
-        parts.append(f"{_title(task)}: " + ", ".join(f"{NAMES[s]} {_pct(v)}" for s, v in others.items())
+        parts.append(f"{R.task_title(task)}: " + ", ".join(f"{NAMES[s]} {_pct(v)}" for s, v in others.items())
                      + f"; ALiBi {_pct(alibi)} ({R.verdict_word(alibi)})")
     return "; ".join(parts), _combine(ok)
 
 
 def _press_tables(tasks):
-    parts = [f"{_title(t)}: RoPE {_pct(_share(r, 'rope'))} vs sinusoid {_pct(_share(r, 'sinusoidal'))}; T5 (HF buckets) "
+    parts = [f"{R.task_title(t)}: RoPE {_pct(_share(r, 'rope'))} vs sinusoid {_pct(_share(r, 'sinusoidal'))}; T5 (HF buckets) "
              f"{_pct(_share(r, 't5'))}, scaled to L {_pct(_share(r, 't5_scaled'))}" for t, r in tasks.items()]
     return "; ".join(parts), NOT_COMPARED
 
@@ -92,7 +88,7 @@ def _chen(tasks):
     for task, res in tasks.items():
         plain, tuned, direct, zero = _at4(res, None), _at4(res, "pi_ft"), _at4(res, "ft"), _at4(res, "pi")
         ok.append(tuned < plain and tuned < direct)
-        parts.append(f"{_title(task)}, gap at 4L: PI + fine-tune {tuned:.3f}, plain fine-tune {direct:.3f}, no "
+        parts.append(f"{R.task_title(task)}, gap at 4L: PI + fine-tune {tuned:.3f}, plain fine-tune {direct:.3f}, no "
                      f"fine-tune {plain:.3f} (PI at 0 steps {zero:.3f})")
     return "; ".join(parts), _combine(ok)
 
@@ -107,7 +103,7 @@ def _peng(tasks):
             v = _at4(res, e)
             helped[e].append(v < plain)
             cells.append(f"{name} {v:.3f}")
-        parts.append(f"{_title(task)}, gap at 4L without fine-tuning: " + ", ".join(cells) + f" vs plain {plain:.3f}")
+        parts.append(f"{R.task_title(task)}, gap at 4L without fine-tuning: " + ", ".join(cells) + f" vs plain {plain:.3f}")
     per = [all(v) for v in helped.values()]
     return "; ".join(parts), _combine(per)
 
@@ -121,7 +117,7 @@ def _best(scheme: str):
             ranked = [s for v, s in sorted((v, s) for s, v in shares.items() if np.isfinite(v))]
             learned = _learned(res, scheme)
             ok.append(learned and ranked[0] == scheme)
-            parts.append(f"{_title(task)}: {NAMES[scheme]} {_pct(shares[scheme])}"
+            parts.append(f"{R.task_title(task)}: {NAMES[scheme]} {_pct(shares[scheme])}"
                          + ("" if learned else " (did not learn the task at L)")
                          + f", rank {ranked.index(scheme) + 1} of {len(ranked)}; best {NAMES[ranked[0]]} "
                          f"{_pct(shares[ranked[0]])}")
@@ -134,7 +130,7 @@ def _ruoss(tasks):
     for task, res in tasks.items():
         rand, plain = _share(res, "rope_randomized"), _share(res, "rope")
         ok.append(rand < plain)
-        parts.append(f"{_title(task)}: RoPE + randomized {_pct(rand)} vs RoPE {_pct(plain)}")
+        parts.append(f"{R.task_title(task)}: RoPE + randomized {_pct(rand)} vs RoPE {_pct(plain)}")
     return "; ".join(parts), _combine(ok)
 
 
@@ -158,7 +154,7 @@ def _zhou(tasks):
         wider = [s for s, (inside, past) in cv.items() if past > inside]
         ok.append(2 * len(wider) > len(cv))
         worst = max(cv, key=lambda s: cv[s][1])
-        parts.append(f"{_title(task)}: the spread over seeds is wider past L than in [0, L) for {len(wider)} of {len(cv)} "
+        parts.append(f"{R.task_title(task)}: the spread over seeds is wider past L than in [0, L) for {len(wider)} of {len(cv)} "
                      f"schemes; widest past L: {NAMES[worst]} (coefficient of variation {cv[worst][1]:.2f})")
     return "; ".join(parts), _combine(ok)
 
@@ -166,7 +162,7 @@ def _zhou(tasks):
 def _holds(scheme: str):
     def rule(tasks):
         shares = {t: _share(r, scheme) for t, r in tasks.items()}
-        text = "; ".join(f"{_title(t)}: {_pct(v)} ({R.verdict_word(v)})" for t, v in shares.items())
+        text = "; ".join(f"{R.task_title(t)}: {_pct(v)} ({R.verdict_word(v)})" for t, v in shares.items())
         return text, _combine([R.verdict_word(v) == R.VERDICTS[0] for v in shares.values()])
     return rule
 
@@ -179,7 +175,7 @@ def _fire(tasks):
         better = [s for s, v in rivals.items() if fire < v]
         ok.append(len(better) / len(rivals))
         worse = [f"{NAMES[s]} {_pct(v)}" for s, v in rivals.items() if s not in better]
-        parts.append(f"{_title(task)}: FIRE {_pct(fire)}, better than {', '.join(NAMES[s] for s in better) or 'none'}"
+        parts.append(f"{R.task_title(task)}: FIRE {_pct(fire)}, better than {', '.join(NAMES[s] for s in better) or 'none'}"
                      + (f"; worse than {', '.join(worse)}" if worse else ""))
     reading = AGREES if all(x == 1 for x in ok) else DISAGREES if not any(ok) else PART
     return "; ".join(parts), reading
