@@ -202,12 +202,15 @@ def test_freeze_long_lived_freezes_only_after_a_new_import():
     try:
         compat.freeze_long_lived()
         frozen = gc.get_freeze_count()
-        assert compat.freeze_long_lived() is False and gc.get_freeze_count() == frozen
+        # no new freeze: the count does not grow (it may shrink: a frozen object freed by another thread leaves it;
+        # a CI run saw 506,572 -> 506,570 while an earlier test's distributed threads were still alive)
+        assert compat.freeze_long_lived() is False and gc.get_freeze_count() <= frozen
         sys.modules["_posenc_probe_module"] = types.ModuleType("_posenc_probe_module")
         held = [[i] for i in range(2000)]  # 2,000 tracked objects made since the last freeze
         assert all(gc.is_tracked(x) for x in held[:3])
+        before = gc.get_freeze_count()
         assert compat.freeze_long_lived() is True
-        assert gc.get_freeze_count() >= frozen + len(held)
+        assert gc.get_freeze_count() >= before + len(held)
         assert not any(x is held[0] for x in gc.get_objects())  # a full collection no longer walks them
     finally:
         sys.modules.pop("_posenc_probe_module", None)
