@@ -6,7 +6,7 @@ import streamlit as st
 
 from posenc.charts.base import style
 from posenc.charts.compare import offset_profiles, score_matrices, score_panels
-from posenc.charts.rope import decay_chart, layout_chart, rotation_chart
+from posenc.charts.rope import decay_chart, layout_chart, rotation_chart, rounding_chart
 from posenc.registry import get_scheme
 from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound, rope_offset_scores
 from posenc.schemes.scaling import default_inv_freq
@@ -17,7 +17,7 @@ from posenc.ui.quiz import quiz_figure
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
-from posenc.views.rope import decay_view, hello_rope, layout_view, rotation_view, xpos_view
+from posenc.views.rope import decay_view, hello_rope, layout_view, rotation_view, shift_rounding_view, xpos_view
 from posenc.views.similarity import side_by_side
 from posenc.views.takeaways import rope_takeaway
 
@@ -33,7 +33,6 @@ header(
     "score depends only on the offset. **Look at** the two scores in section 1: shifting both tokens changes neither.",
 )
 st.latex(r"\begin{gathered}" + get_scheme("rope").formula + r" \\ \langle R_m q,\, R_n k\rangle = q^\top R_{n-m}\, k\end{gathered}")  # 390 px
-
 
 
 @section(PATH)
@@ -77,41 +76,42 @@ layout = controls.choice("pairing", "layout", ["half_split", "interleaved"], def
 
 rot = safe(rotation_view, d, base, layout, probe, seed, pair, m, n, shift)
 if rot is not None:
-    # the shifted score, its arrows and the spin answer the exercise: asked first, shown once it is revealed
-    shown = quiz_figure("rope_shift", "rope_rotation", "placement")
-    yes, no = "Yes, to float64 rounding", "No, it changes"
-    exercise("rope_shift", f"With this q and k, does the score between positions {m:,} and {n:,} equal the one "
-             f"between {m + shift:,} and {n + shift:,}?", options=[yes, no],
-             answer=yes if rot["shift_invariant"] else no,
-             explanation=f"Computed: {rot['score']:.12g} and {rot['score_shifted']:.12g}. R_mᵀR_n = R_(n−m) for "
-                         "rotations, so only the offset enters the score.")
-    arrows = rot["arrows"] if shown else rot["arrows"][rot["arrows"]["placement"] == "at (m, n)"]
     left, right = st.columns([1, 1])
     with left:
-        a, b = rot["channels"]
-        chart(style(rotation_chart(arrows, rot["orbits"], radius=rot["radius"])), key="rope_rotation",
-              data=arrows, width="content",
-              caption=f"Pair {pair} = channels {a} and {b}; it turns θ = {rot['theta']:.6g} rad per position "
+        chart(style(rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"])), key="rope_rotation",
+              data=rot["arrows"], width="content",
+              caption=f"Pair {pair} = channels {' and '.join(map(str, rot['channels']))}; it turns θ = {rot['theta']:.6g} rad per position "
                       f"(wavelength {rot['wavelength']:,.5g}). Faint circles: one full turn of q and of k.")
     with right:
         st.metric("score at (m, n)", f"{rot['score']:.12g}", help="⟨R_m q, R_n k⟩ over all d channels (apply_rope, then the dot product)")
-        st.metric("score at (m + s, n + s)", quiz_value("rope_shift", f"{rot['score_shifted']:.12g}"))
-        st.metric("|difference|", quiz_value("rope_shift", f"{rot['difference']:.2g}"),
-                  help="float64 rounding; it grows slowly with the positions")
-        st.metric("angle q → k in this pair", f"{rot['angle']:.10f} rad",
-                  help=f"after the shift: {rot['angle_shifted']:.10f} rad" if shown else "after the shift: revealed with the answer")
-        if shown:
-            st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to "
-                       f"{rot['difference']:.1e}: the pair's contribution {rot['pair_score']:.6g} and the angle between "
-                       "the arrows (solid → dashed) are unchanged, because only n − m enters.")
-        else:
-            st.caption(":material/visibility_off: The shifted arrows, their score and the moving figure appear when you "
-                       "reveal the exercise above.")
-    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n) if shown else None
+        st.metric("score at (m + s, n + s)", f"{rot['score_shifted']:.12g}")
+        st.metric("|difference|", f"{rot['difference']:.2g}", help="float64 rounding: the rotation itself is exact")
+        st.metric("angle q → k in this pair", f"{rot['angle']:.10f} rad", help=f"after the shift: {rot['angle_shifted']:.10f} rad")
+        st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to {rot['difference']:.1e}: the "
+                   f"pair's contribution {rot['pair_score']:.6g} and the angle between the arrows (solid → dashed) are "
+                   "unchanged, because only n − m enters.")
+    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n)
     if spin is not None:  # section 1, moving: shift both tokens by s = 0 .. one turn of the pair, in the browser
         motion.play(spin, label="the query and key arrows of one RoPE pair turning together",
                     caption=f"Drag the slider or press play: q at m + s and k at n + s for s over one turn of pair {pair}. "
                             "Both arrows turn, the angle between them stays, and so does the full score in the readout.")
+
+rnd = safe(shift_rounding_view, d, base, layout, probe, seed, m, n)
+if rnd is not None:  # the rounding left in the shifted score, as the shift grows: asked, then drawn
+    grows, stays = "It grows: over 100× larger at s = 10⁷", "It stays within 100× of the change at s = 1"
+    exercise("rope_rounding", f"The rotation is exact; only float64 rounding changes the shifted score. Shift both tokens "
+             f"(from m = {m:,}, n = {n:,}) by s = 1 and by s = 10⁷: does that rounding change grow with the shift?",
+             options=[grows, stays], answer=grows if rnd["grows"] else stays,
+             explanation=f"Computed (RMS over 16 shifts each): {rnd['first']:.2g} at s = 1 and {rnd['last']:.2g} at s = 10⁷, "
+                         f"{rnd['ratio']:,.3g}×. The angle (m + s)·θ is rounded to 2⁻⁵³ of itself, so its error grows with the position; "
+                         "with m = n both angles round alike and cancel, and a large m or n starts large. In float32, as models "
+                         "compute it, the error is about 2²⁹ (5·10⁸) times larger: see Precision.")
+    if quiz_figure("rope_rounding", "rope_rounding", "rms"):
+        chart(style(rounding_chart(rnd["frame"])), key="rope_rounding", data=rnd["frame"],
+              caption=f"d = {d}, base {base:g}, {probe} q and k, m = {m:,}, n = {n:,}: the RMS |score change| over the "
+                      "shifts s .. s + 15 in each decade. Zeros (an exact match) are not drawn on the log axis.")
+    else:
+        st.caption(":material/visibility_off: The chart of the change against the shift appears when you reveal the exercise above.")
 
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
 @section(PATH)
@@ -217,4 +217,4 @@ randomized_section(d)
 
 show_code(hello_rope, rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))
-wrap_up(PATH, rope_takeaway(rot, d, base))
+wrap_up(PATH, rope_takeaway(rot, d, base, rnd))

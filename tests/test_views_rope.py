@@ -96,6 +96,36 @@ def test_rotation_rejects_bad_arguments():
         views.rotation_view(64, 10000.0, "half_split", "gaussian", 0, 0, 5, 2, 100)
 
 
+def test_shift_rounding_is_the_score_change_of_each_shift_and_grows_with_the_position():
+    v = views.shift_rounding_view(64, 10000.0, "half_split", "random", 3, 5, 2)
+    q, k = probe_vector(64, "random", seed=3), probe_vector(64, "random", seed=4)
+    inv = default_inv_freq(64, 10000.0)
+    base = rope_offset_scores([2 - 5], inv, q, k)[0]  # the exact score (closed form), which no shift changes
+    frame = v["frame"]
+    assert list(frame["shift"]) == [10**j for j in range(8)]
+    # each decade's RMS from apply_rope at the 16 shifts, one at a time.  At s = 1 the change is itself summation-order
+    # rounding (~1e-15), so a different dot product agrees only in size; at 10^7 the angle's rounding (~1e-10) dominates
+    for j, rel in ((0, 0.5), (7, 1e-4)):
+        s = 10**j + np.arange(16)
+        got = [float(apply_rope(q[None], [5 + x], inv)[0] @ apply_rope(k[None], [2 + x], inv)[0]) for x in s]
+        want = math.sqrt(np.mean((np.array(got) - v["score"]) ** 2))
+        assert frame["rms"].iloc[j] == pytest.approx(want, rel=rel)
+    assert v["score"] == pytest.approx(base, abs=1e-12)
+    assert v["last"] <= 1e-6 * abs(base)  # still rounding, not a change of the score
+    assert v["grows"] and v["ratio"] >= 1e4 and v["last"] > 100 * v["first"]
+
+
+@pytest.mark.parametrize("probe", ["random", "ones"])
+def test_shift_rounding_cancels_when_query_and_key_share_a_position_and_starts_large_far_out(probe):
+    # m = n: q and k turn by the same rounded angle, so their relative angle is exactly 0 at every shift
+    assert not views.shift_rounding_view(64, 10000.0, "interleaved", probe, 0, 7, 7)["grows"]
+    far = views.shift_rounding_view(64, 10000.0, "half_split", probe, 0, 10**7, 2)  # a large m: large from the start
+    near = views.shift_rounding_view(64, 10000.0, "half_split", probe, 0, 5, 2)
+    assert far["first"] > 100 * near["first"] and not far["grows"]
+    with pytest.raises(ValueError, match="m"):
+        views.shift_rounding_view(64, 10000.0, "half_split", probe, 0, -1, 2)
+
+
 # RoFormer, arXiv:2104.09864 §3.4.3: the relative upper bound for d = 128, computed from its definition
 SCHEMES_BOUND_D128 = {0: 32.5, 1: 31.538, 2: 28.956, 5: 20.845, 10: 17.954, 20: 15.242, 50: 12.629, 100: 10.227,
                       200: 7.245, 500: 6.190, 1000: 4.471, 2000: 5.047, 5000: 7.596}

@@ -60,6 +60,19 @@ def _rotation_chart(orbits: pd.DataFrame, data: pd.DataFrame, corners: pd.DataFr
 
 
 @memo
+def rounding_chart(frame: pd.DataFrame, *, height: int = 260) -> alt.Chart:
+    """RMS |score change| against the shift of both tokens, both axes logarithmic (zeros are left out)."""
+    frame = frame[frame["rms"] > 0]
+    return alt.Chart(frame, height=height, width="container").mark_line(point=True, color=OKABE_ITO[0]).encode(
+        x=alt.X("shift:Q", scale=alt.Scale(type="log"), title="shift s of both tokens (positions)",
+                axis=alt.Axis(format="~e", values=[10**j for j in range(8)])),
+        y=alt.Y("rms:Q", scale=alt.Scale(type="log"), title="|score change| (RMS of 16 shifts)", axis=alt.Axis(format="~e")),
+        tooltip=[alt.Tooltip("shift:Q", format=","), alt.Tooltip("rms:Q", title="RMS |change|", format=".2e"),
+                 alt.Tooltip("largest:Q", title="largest |change|", format=".2e")],
+    )
+
+
+@memo
 def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
     """Probe score and RoFormer bound, each relative to its value at distance 0, against distance.
 

@@ -156,6 +156,39 @@ def rotation_view(head_dim: int, base: float, layout: str, probe: str, seed: int
     }
 
 
+ROUNDING_DECADES = 8  # shifts 1 .. 10^7
+ROUNDING_SAMPLES = 16  # shifts s, s + 1, .. s + 15 in each decade
+ROUNDING_GROWTH = 100.0  # "grows": the RMS change at 10^7 is at least this many times the one at shift 1
+
+
+def shift_rounding_view(head_dim: int, base: float, layout: str, probe: str, seed: int, m: int, n: int) -> dict:
+    """How far float64 rounding moves the score when both tokens are shifted, as the shift grows.
+
+    For each decade s = 10^j (j = 0 .. 7) the score at (m + s', n + s') for the 16 shifts s' = s .. s + 15 is compared
+    with the one at (m, n).  The rotation is exact in real numbers, so every change is rounding: the angle (m + s')·θ
+    is rounded to a relative 2^-53 of itself, an absolute error that grows with the position.
+    Returns {"frame": DataFrame(shift, rms, largest): the RMS and largest |change| per decade; "first", "last": the RMS
+    at shift 1 and at 10^7; "ratio": last / first (first floored at 2^-53·|score| so a run of exact zeros still
+    compares); "grows": ratio >= ROUNDING_GROWTH; "score": the score at (m, n)}.
+    """
+    d = check_head_dim(head_dim, lo=4)
+    layout = check_choice("layout", layout, LAYOUTS)
+    m, n = (check_int(nm, v, lo=0, hi=MAX_POSITION) for nm, v in (("m", m), ("n", n)))
+    inv = default_inv_freq(d, base)  # (h,)
+    q, k = _probes(d, probe, seed)
+    shifts = (10 ** np.arange(ROUNDING_DECADES))[:, None] + np.arange(ROUNDING_SAMPLES)  # (8, 16)
+    Q = apply_rope(np.broadcast_to(q, (shifts.size + 1, d)), np.concatenate([[m], m + shifts.ravel()]), inv, layout=layout)
+    K = apply_rope(np.broadcast_to(k, (shifts.size + 1, d)), np.concatenate([[n], n + shifts.ravel()]), inv, layout=layout)
+    scores = np.einsum("pd,pd->p", Q, K)  # (129,): at (m, n), then every shift
+    change = np.abs(scores[1:] - scores[0]).reshape(shifts.shape)  # (8, 16)
+    rms = np.sqrt((change**2).mean(axis=1))  # (8,)
+    floor = 2.0**-53 * max(abs(float(scores[0])), 1e-300)
+    ratio = float(rms[-1] / max(rms[0], floor))
+    frame = pd.DataFrame({"shift": shifts[:, 0], "rms": rms, "largest": change.max(axis=1)})
+    return {"frame": frame, "first": float(rms[0]), "last": float(rms[-1]), "ratio": ratio,
+            "grows": bool(ratio >= ROUNDING_GROWTH), "score": float(scores[0])}
+
+
 def decay_view(head_dim: int, base: float, probe: str, seed: int, max_distance: int) -> DecayView:
     """Score of a probe with itself against distance, next to RoFormer's relative decay bound.
 

@@ -33,10 +33,11 @@ def test_defaults():
     at = open_page(PAGE)
     assert_clean(at)
     assert metrics(at)["bound at distance 0"] == "?"  # the exercise asks for it
-    assert metrics(at)["score at (m + s, n + s)"] == "?"  # the shift exercise asks whether it equals the first
-    assert set(chart_frame(at, "rope_rotation")["placement"].dropna()) == {"at (m, n)"}  # and its shifted arrows wait too
-    m = metrics(reveal(reveal(at, "rope_bound0"), "rope_shift"))
     assert set(chart_frame(at, "rope_rotation")["placement"].dropna()) == {"at (m, n)", "shifted by s"}
+    assert "rope_rounding" not in charts(at)  # the rounding exercise asks how the change grows: its chart waits
+    m = metrics(reveal(reveal(at, "rope_bound0"), "rope_rounding"))
+    grown = chart_frame(at, "rope_rounding")
+    assert list(grown["shift"]) == [10**j for j in range(8)] and grown["rms"].iloc[-1] > 100 * grown["rms"].iloc[0]
     want = score(128, 10000.0, 5, 2)
     assert m["score at (m, n)"] == f"{want:.12g}"
     assert m["score at (m + s, n + s)"] == f"{score(128, 10000.0, 105, 102):.12g}" == f"{want:.12g}"
@@ -104,10 +105,13 @@ def test_link_values_are_taken_and_bad_ones_noted():
 def test_exercises_reveal_computed_answers():
     at = open_page(PAGE)
     at.toggle(key="ex_rope_bound0_reveal").set_value(True).run()
-    at.toggle(key="ex_rope_shift_reveal").set_value(True).run()
+    at.toggle(key="ex_rope_rounding_reveal").set_value(True).run()
     text = text_of(at)
     assert "Answer: 32.5." in text
-    assert "Answer: Yes, to float64 rounding." in text
+    assert "Answer: It grows: over 100× larger at s = 10⁷." in text
+    same = open_page(PAGE, {"m": "7", "n": "7"})  # m = n: both angles round alike, the change does not grow
+    same.toggle(key="ex_rope_rounding_reveal").set_value(True).run()
+    assert "Answer: It stays within 100× of the change at s = 1." in text_of(same)
 
 
 def test_payload_budgets():
