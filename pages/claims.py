@@ -1,5 +1,6 @@
 """The claims ledger: every checkable claim of the three articles, measured at this page's settings."""
 
+import pandas as pd
 import streamlit as st
 
 from posenc.analysis.attention import permutation_equivariance
@@ -35,13 +36,11 @@ train_len = controls.select_slider("training length L", "L", LENGTHS, default=51
 view = safe(claims_ledger, n, d, train_len)
 if view is not None:
     headline(view["headline"])
-    frame = view["frame"].drop(columns="label").assign(
-        verdict=[f"{v} in this setting" for v in view["frame"]["verdict"]],
-        page=[f"/{PAGE_BY_PATH[p].url_path}" for p in view["frame"]["page"]],
-    )
-    table(frame, labels={"claim": "The article says", "source": "Source (article)", "measured": "Measured here",
-                         "verdict": "Verdict", "setting": "Setting", "page": "Measured on"},
-          links={"page": "open ↗"})
+    f = view["frame"]  # four columns, so that a phone shows the verdict and its page without scrolling sideways
+    frame = pd.DataFrame({"claim": f["claim"] + " (" + f["source"] + ")", "measured": f["measured"] + "; at " + f["setting"],
+                          "verdict": f["verdict"] + " in this setting", "page": [f"/{PAGE_BY_PATH[p].url_path}" for p in f["page"]]})
+    table(frame, labels={"claim": "The article says (article)", "measured": "Measured here, and at what setting",
+                         "verdict": "Verdict", "page": "Measured on"}, links={"page": "open ↗"})
     st.caption(f"The claims about training beyond the length seen are checked on {view['lab']}. {view['rule']}")
     chart(style(verdict_grid(view["frame"])), key="claims_verdicts", data=view["frame"],
           caption="One row per claim, in the column of its verdict (hover for the quote, the source and the number).")

@@ -78,7 +78,7 @@ rot = safe(rotation_view, d, base, layout, probe, seed, pair, m, n, shift)
 if rot is not None:
     left, right = st.columns([1, 1])
     with left:
-        chart(style(rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"])), key="rope_rotation",
+        chart(style(rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"], size=280)), key="rope_rotation",
               data=rot["arrows"], width="content",
               caption=f"Pair {pair} = channels {' and '.join(map(str, rot['channels']))}; it turns θ = {rot['theta']:.6g} rad per position "
                       f"(wavelength {rot['wavelength']:,.5g}). Faint circles: one full turn of q and of k.")

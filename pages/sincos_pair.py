@@ -54,7 +54,7 @@ if view is not None:
     left, right = st.columns([1, 1])
     with left:
         labels = ", ".join(str(p) for p in view["labelled"])
-        chart(style(circle_chart(view["points"], view["outline"], size=300)), key="unit_circle", data=view["points"], width="content",
+        chart(style(circle_chart(view["points"], view["outline"], size=280)), key="unit_circle", data=view["points"], width="content",
               caption=f"Labelled: positions {labels} (the first turn, at most 16 of it, and the closest pair); "
                       "hover any point for its position. Colour = which turn the point is on.")
     with right:

@@ -44,9 +44,9 @@ st.markdown("Red is −1, blue is +1. Moving down one row advances every column'
 hm = safe(v.heatmap_view, n, d, base, layout)
 if hm is not None:
     m1, m2, m3 = st.columns(3)
-    m1.metric(f"cells drawn (of n × d = {hm['total']:,})", f"{hm['cells']:,}",
-              help="The heatmap has one cell per position and channel, n × d in all; beyond the drawing budget only every k-th "
-                   "row and column is drawn (the caption says which), each cell an exact value.")
+    m1.metric("values drawn in the heatmap", f"{hm['cells']:,} of {hm['total']:,}",
+              help="One value per position and channel, n × d in all. Above the drawing budget only every k-th row and column "
+                   "is drawn (the caption says which); each drawn value is exact, none is averaged.")
     m2.metric("max |PE| over all n × d", f"{hm['max_abs']:.4f}")
     m3.metric("‖PE(p)‖ at every position", f"{hm['norm_max']:.4f}",
               help=f"min {hm['norm_min']:.12f}, max {hm['norm_max']:.12f}; √(d/2) = {hm['sqrt_half_d']:.12f}")

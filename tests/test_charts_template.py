@@ -3,6 +3,8 @@ builds from those rows -- the same Vega-Lite spec, datasets (Arrow bytes) includ
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from posenc.charts import base, template
@@ -26,11 +28,14 @@ def _cases():
         b = bands_view(d, theta, train, s, "", "controls")
         f = fidelity_view(d, theta, train, s, "", "controls", 64)
         lr = long_range_view(d, theta, train, s, "", "controls", 0.5)
-        yield (ext._ratio_chart, (b["frame"], tuple(b["names"])), {"trained": b["trained"], "height": 340})
-        yield (ext._fidelity_chart, (f["frame"], tuple(f["names"])), {"height": 300})
-        yield (ext._percentile_chart, (lr["logits"], None, tuple(lr["names"])),
+        ends = partial(ext.line_ends, log_y=False)
+        yield (ext._ratio_chart, (b["frame"], ext.line_ends(b["frame"], "wavelength", "ratio", plot_px=340, log_y=True),
+                                  tuple(b["names"])), {"trained": b["trained"], "height": 340})
+        yield (ext._fidelity_chart, (f["frame"], ends(f["frame"], "distance", "max", plot_px=300), tuple(f["names"])), {"height": 300})
+        yield (ext._percentile_chart, (lr["logits"], None, ends(lr["logits"], "distance", "p50", plot_px=320), tuple(lr["names"])),
                {"x": "distance", "x_title": "D", "y_title": "logit", "baseline": None, "height": 320})
-        yield (ext._percentile_chart, (lr["entropy"], lr["entropy"].drop_duplicates("length"), tuple(lr["names"])),
+        yield (ext._percentile_chart, (lr["entropy"], lr["entropy"].drop_duplicates("length"),
+                                       ends(lr["entropy"], "length", "p50", plot_px=320), tuple(lr["names"])),
                {"x": "length", "x_title": "n", "y_title": "H", "baseline": "uniform", "height": 320})
 
 

@@ -212,6 +212,18 @@ def test_spread_labels():
         views.spread_labels([0.0, 1.0])
     with pytest.raises(ValueError, match="gap"):
         views.spread_labels([1.0], gap=0)
+    # a two-line label needs 1.5 gaps to a one-line neighbour (half its own height plus half the neighbour's)
+    np.testing.assert_allclose(np.log10(views.spread_labels([1.0, 1.0], gap=0.2, lines=[1, 2])), [-0.15, 0.15])
+    np.testing.assert_allclose(views.spread_labels([2.0, 5.0], gap=1.0, log=False), [2.0, 5.0])  # linear: 3 units apart, unmoved
+    np.testing.assert_allclose(views.spread_labels([2.0, 2.5], gap=1.0, log=False), [1.75, 2.75])
+
+
+def test_long_end_labels_wrap_at_the_space_nearest_their_middle():
+    assert views.wrap_label("T5 buckets scaled to L") == "T5 buckets\nscaled to L"
+    assert views.wrap_label("RoPE + randomized") == "RoPE + randomized"  # 17 characters: one line
+    assert views.wrap_label("x" * 30) == "x" * 30  # no space: as is
+    labels = views.bands_view(RUN)["labels"]
+    assert (labels["text"].str.replace("\n", " ") == labels["label"]).all()
 
 
 def test_eta_text():

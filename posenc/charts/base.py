@@ -300,3 +300,36 @@ def lines(
         enc["tooltip"] = [alt.Tooltip(f"{color}:N", title=color_title or color)] + enc["tooltip"]
     mark = alt.Chart(df, title=title or alt.Undefined, height=height, width=width).mark_line(point=points, clip=True)
     return mark.encode(**enc)
+
+
+LABEL_GAP = 0.075  # decades between two end labels on a log axis, by default
+
+
+def spread_labels(values, gap: float = LABEL_GAP, *, log: bool = True, lines=None) -> np.ndarray:
+    """Heights for end labels at ``values`` no two closer than ``gap`` (decades on a log axis, ``log``; else the axis's
+    own units), each as near its value as the others allow: sorted, pushed up from below, then the whole run of pushed
+    labels centred on its values.  ``lines``: each label's number of text lines (default 1), centred on its height, so
+    two neighbours keep ``gap`` times the mean of their line counts apart."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size and (not np.all(np.isfinite(v)) or (log and np.any(v <= 0))):
+        raise ValueError("values must be finite" + (" and > 0 (a log axis)" if log else ""))
+    if not gap > 0:
+        raise ValueError(f"gap must be > 0 decades, got {gap!r}")
+    order = np.argsort(v, kind="stable")
+    logv = np.log10(v[order]) if log else v[order]
+    h = np.ones(v.size) if lines is None else np.asarray(lines, dtype=np.float64)[order]
+    need = gap * (h[:-1] + h[1:]) / 2  # (n - 1,) the distance between neighbours i - 1 and i
+    y = logv.copy()
+    for i in range(1, y.size):
+        y[i] = max(y[i], y[i - 1] + need[i - 1])
+    # centre each cluster (labels pushed against each other) on the mean of its values, keeping clusters apart
+    start = 0
+    for i in range(1, y.size + 1):
+        if i == y.size or y[i] - y[i - 1] > need[i - 1] + 1e-12:
+            shift = float(np.mean(logv[start:i] - y[start:i]))
+            low = y[start - 1] + need[start - 1] if start else -np.inf
+            y[start:i] += max(shift, low - y[start])
+            start = i
+    out = np.empty_like(y)
+    out[order] = 10.0**y if log else y
+    return out

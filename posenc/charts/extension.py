@@ -15,9 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
-from posenc.charts.base import MAX_MARKS, MODEL_COLOR, MODEL_PREFIX, NAME_COLORS, NEUTRAL_TEXT, OKABE_ITO, is_model_series
+from posenc.charts.base import (
+    MAX_MARKS,
+    MODEL_COLOR,
+    MODEL_PREFIX,
+    NAME_COLORS,
+    NEUTRAL_TEXT,
+    OKABE_ITO,
+    is_model_series,
+    spread_labels,
+)
 from posenc.charts.memo import memo
 from posenc.charts.template import templated
 
@@ -82,6 +92,44 @@ def _model(model: alt.Chart, x: str, line: dict | None = None) -> alt.LayerChart
 
 
 METHOD_TIP = alt.Tooltip("method:N", title="method · settings")
+END_PX = 14  # px between two end labels' baselines (font 11)
+
+
+def line_ends(frame: pd.DataFrame, x: str, y: str, *, plot_px: int, log_y: bool) -> pd.DataFrame:
+    """Each method's last point (its largest ``x``; a loaded model is labelled by its own layer), with ``label_y``: a
+    height for its name no two closer than END_PX px on a plot ``plot_px`` tall (``spread_labels``), so lines that end
+    together get a stack of names beside their common end instead of a legend to match colours against."""
+    rows = frame[~frame["name"].astype(str).map(is_model_series) & frame[y].notna() & frame[x].notna()]
+    if log_y:
+        rows = rows[rows[y] > 0]
+    if rows.empty:
+        return pd.DataFrame({"name": pd.Series(dtype=str), x: pd.Series(dtype=float), y: pd.Series(dtype=float),
+                             "label_y": pd.Series(dtype=float)})
+    last = rows.loc[rows.groupby("name", observed=True, sort=False)[x].idxmax(), ["name", x, y]].reset_index(drop=True)
+    vals = rows[y].to_numpy(dtype=float)
+    lo, hi = float(vals.min()), float(vals.max())
+    # the axis spans at least the data (a linear one from 0, Vega-Lite's default) and rounds outwards, and other layers
+    # (a band, a baseline) widen it: 1.25 x the span leaves room for that, so labels meant END_PX apart never touch
+    span = 1.25 * ((np.log10(hi / lo) if log_y else max(hi, 0.0) - min(lo, 0.0)) or 1.0)
+    last["name"] = last["name"].astype(str)
+    last["label_y"] = spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / plot_px, log=log_y)
+    return last
+
+
+def unlabelled(names: Sequence[str]) -> alt.Color:
+    """``method_color`` without a legend: the lines are named at their ends (``end_labels``)."""
+    color = method_color(names)
+    color.legend = None
+    return color
+
+
+def end_labels(ends: pd.DataFrame, names: Sequence[str], x: alt.X, y: alt.Y, value: str) -> alt.Chart:
+    """The methods' names beside their lines' right ends (``line_ends``), in each line's colour; ``y`` is the lines'
+    own y encoding (its title and scale, shared), here on ``label_y``."""
+    y = alt.Y("label_y:Q", **{k: y._kwds[k] for k in ("title", "scale")})
+    return alt.Chart(ends).mark_text(align="left", baseline="middle", dx=7, fontSize=11, fontWeight="bold").encode(
+        x=x, y=y, text="name:N", color=unlabelled(names),
+        tooltip=[alt.Tooltip("name:N", title="method"), alt.Tooltip(f"{value}:Q", title="value at the end", format=".4g")])
 
 
 def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
@@ -95,73 +143,76 @@ def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
 
 @memo
 def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, height: int = 340) -> alt.LayerChart:
-    """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked."""
+    """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked, each method named at its end."""
     _check(frame, "ratio chart")
-    return _ratio_chart(frame, tuple(names), trained=trained, height=height)
+    ends = line_ends(frame, "wavelength", "ratio", plot_px=height, log_y=True)
+    return _ratio_chart(frame, ends, tuple(names), trained=trained, height=height)
 
 
-@templated("frame")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
-def _ratio_chart(frame: pd.DataFrame, names: tuple, *, trained: int, height: int) -> alt.LayerChart:
-    base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH).encode(
-        x=alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log")),
-        y=alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log")), detail="name:N",
+@templated("frame", "ends")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
+def _ratio_chart(frame: pd.DataFrame, ends: pd.DataFrame, names: tuple, *, trained: int, height: int) -> alt.LayerChart:
+    xs = alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log"))
+    ys = alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log"))
+    base = alt.Chart(frame, height=height, width=WIDTH).encode(
+        x=xs, y=ys, detail="name:N",
         tooltip=[METHOD_TIP, alt.Tooltip("pair:Q"), alt.Tooltip("band:N"),
                  alt.Tooltip("wavelength:Q", format=",.6g"), alt.Tooltip("ratio:Q", title="θ′/θ", format=".6g")],
     )
     methods, model = _layers(base)
-    pts = methods.mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(color=method_color(names))
+    pts = methods.mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(color=unlabelled(names))
     own = _model(model, "wavelength", {"point": alt.OverlayMarkDef(size=16, color=MODEL_COLOR)})
-    return slide(alt.layer(pts, own, _rule(trained, f"L = {trained:,}")), height)
+    return alt.layer(pts, own, _rule(trained, f"L = {trained:,}"), end_labels(ends, names, xs, ys, "ratio"))
 
 
 @memo
-def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 300) -> alt.Chart:
-    """max |Δscore| / (|q||k|) against distance, 0 .. window."""
+def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 300) -> alt.LayerChart:
+    """max |Δscore| / (|q||k|) against distance, 0 .. window, each method named at its end."""
     _check(frame, "fidelity chart")
-    return _fidelity_chart(frame, tuple(names), height=height)
+    return _fidelity_chart(frame, line_ends(frame, "distance", "max", plot_px=height, log_y=False), tuple(names), height=height)
 
 
-@templated("frame")
-def _fidelity_chart(frame: pd.DataFrame, names: tuple, *, height: int) -> alt.Chart:
-    base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH).encode(
-        x=alt.X("distance:Q", title="distance D (positions)"),
-        y=alt.Y("max:Q", title="max |Δscore| / (|q||k|) vs plain RoPE"),
+@templated("frame", "ends")
+def _fidelity_chart(frame: pd.DataFrame, ends: pd.DataFrame, names: tuple, *, height: int) -> alt.LayerChart:
+    xs = alt.X("distance:Q", title="distance D (positions)")
+    ys = alt.Y("max:Q", title="largest score change vs plain RoPE, / (|q||k|)")
+    base = alt.Chart(frame, height=height, width=WIDTH).encode(
+        x=xs, y=ys,
         tooltip=[METHOD_TIP, alt.Tooltip("distance:Q"), alt.Tooltip("max:Q", format=".4g"), alt.Tooltip("mean:Q", format=".4g")],
     )
     methods, model = _layers(base)
-    return slide(alt.layer(methods.mark_line(strokeWidth=1.6).encode(color=method_color(names)),
-                           _model(model, "distance")), height)
+    return alt.layer(methods.mark_line(strokeWidth=1.6).encode(color=unlabelled(names)), _model(model, "distance"),
+                     end_labels(ends, names, xs, ys, "max"))
 
 
 @memo
 def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_title: str, y_title: str, baseline: str | None = None,
                      height: int = 320) -> alt.LayerChart:
-    """Median (line) and 5th-95th percentile (band) of every method against a log x axis."""
+    """Median (line) and 5th-95th percentile (band) of every method against a log x axis, each median named at its end."""
     _check(frame, "percentile chart")
-    return _percentile_chart(frame, frame.drop_duplicates(x) if baseline else None, tuple(names), x=x, x_title=x_title,
+    ends = line_ends(frame, x, "p50", plot_px=height, log_y=False)
+    return _percentile_chart(frame, frame.drop_duplicates(x) if baseline else None, ends, tuple(names), x=x, x_title=x_title,
                              y_title=y_title, baseline=baseline, height=height)
 
 
-@templated("frame", "ref")
-def _percentile_chart(frame: pd.DataFrame, ref: pd.DataFrame | None, names: tuple, *, x: str, x_title: str, y_title: str,
-                      baseline: str | None, height: int) -> alt.LayerChart:
-    base = alt.Chart(frame, height=tall(height, len(methods_only(names))), width=WIDTH)
+@templated("frame", "ref", "ends")
+def _percentile_chart(frame: pd.DataFrame, ref: pd.DataFrame | None, ends: pd.DataFrame, names: tuple, *, x: str, x_title: str,
+                      y_title: str, baseline: str | None, height: int) -> alt.LayerChart:
+    base = alt.Chart(frame, height=height, width=WIDTH)
     xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
-    bare = method_color(names)
-    bare.legend = None  # the legend comes from the lines (the pale band would make pale symbols)
+    ys = alt.Y("p50:Q", title=y_title)
     band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q")
     line = base.encode(
-        x=xs, y="p50:Q",
+        x=xs, y=ys,
         tooltip=[METHOD_TIP, alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("p5:Q", format=".4g"),
                  alt.Tooltip("p50:Q", title="median", format=".4g"), alt.Tooltip("p95:Q", format=".4g")])
     (band_m, band_own), (line_m, line_own) = _layers(band), _layers(line)
-    layers = [band_m.encode(color=bare), band_own.mark_area(opacity=0.12, color=MODEL_COLOR),
-              line_m.mark_line(strokeWidth=1.6).encode(color=method_color(names)), _model(line_own, x)]
+    layers = [band_m.encode(color=unlabelled(names)), band_own.mark_area(opacity=0.12, color=MODEL_COLOR),
+              line_m.mark_line(strokeWidth=1.6).encode(color=unlabelled(names)), _model(line_own, x),
+              end_labels(ends, names, xs, ys, "p50")]
     if baseline:
         layers.append(alt.Chart(ref).mark_line(color="#888888", strokeDash=[2, 3]).encode(x=xs, y=f"{baseline}:Q",
                       tooltip=[alt.Tooltip(f"{baseline}:Q", title="ln n (uniform)", format=".4g")]))
-    # independent legends on the shared scale: the band's "no legend" must not drop the lines' legend
-    return slide(alt.layer(*layers).resolve_legend(color="independent"), height)
+    return alt.layer(*layers)
 
 
 @memo
@@ -178,7 +229,7 @@ def _precision_chart(frame: pd.DataFrame, modes: tuple, *, x: str, x_title: str,
     modes = list(modes)
     line = alt.Chart(frame, height=tall(height, len(modes)), width=WIDTH).mark_line(strokeWidth=1.6, clip=True).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log")),
-        y=alt.Y("error:Q", title=y_title, scale=alt.Scale(type="log")),
+        y=alt.Y("error:Q", title=y_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~e")),  # 1e-6, 1e-7: one notation
         color=alt.Color("mode:N", scale=alt.Scale(domain=modes, range=[MODE_COLORS.get(m, "#777777") for m in modes]), legend=legend("computed in")),
         tooltip=[alt.Tooltip("mode:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("error:Q", format=".3g")],
     )

@@ -14,8 +14,9 @@ from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
 # Paul Tol's muted and dark colours, for a second scheme whose registry colour is already drawn in the same chart (the
-# naive schemes share theirs with later ones; the default run's schemes all have colours of their own)
-SPARE_COLORS = ("#332288", "#88CCEE", "#DDCC77", "#661100", "#6699CC", "#AA4466", "#117777", "#777711")
+# naive schemes share theirs with later ones; T5 with its buckets scaled to L shares T5's).  The first ones read on white and
+# on the dark theme alike (indigo #332288, first before, was dim on dark)
+SPARE_COLORS = ("#6699CC", "#AA4466", "#117777", "#777711", "#88CCEE", "#DDCC77", "#332288", "#661100")
 
 
 def scheme_colors(keys: Sequence[str]) -> list[str]:
@@ -228,8 +229,8 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
     # each label in the neutral grey (readable on both themes), tied to its line's end by a leader in the line's colour
     ends = alt.Chart(labels).transform_calculate(at=alt.datum.band + 0.14)
     leaders = ends.mark_rule(strokeWidth=1.5).encode(x="band:Q", x2="at:Q", y=alt.Y("gap:Q", scale=ys), y2="y:Q", color=color)
-    text = ends.mark_text(align="left", dx=3, fontSize=11, color=NEUTRAL_TEXT).encode(
-        x="at:Q", y=alt.Y("y:Q", scale=ys), text="label:N")
+    text = ends.mark_text(align="left", baseline="middle", dx=3, fontSize=11, lineBreak="\n", color=NEUTRAL_TEXT).encode(
+        x="at:Q", y=alt.Y("y:Q", scale=ys), text="text:N")  # "text": the label, a long one on two lines
     u = alt.Chart(uniform)
     ubase = u.mark_line(strokeDash=[5, 4], color=UNIFORM_COLOR, strokeWidth=1.5).encode(
         x=x, y=y, tooltip=[alt.Tooltip("band_label:N", title="positions"), alt.Tooltip("gap:Q", title="uniform guess", format=".4f")])

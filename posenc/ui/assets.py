@@ -7,6 +7,9 @@ CSS = """<style>
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 2px 4px; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 [class*="st-key-nobind_"] form.vega-bindings { display: none !important; }
+/* a metric's label wraps instead of ending in "…": a long label (scheme and setting) is read whole on a phone */
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; height: auto !important; }
 @media (max-width: 640px) {
   .katex-display > .katex { font-size: 0.9em; }
   [data-testid="stMetricValue"] { font-size: 1.6rem; }

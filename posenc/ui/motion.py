@@ -125,7 +125,7 @@ function drawSweep(i, w, h) {
   read.textContent = "position p = " + F.rows[i] + "  ·  bars: PE(p), one per column (blue > 0, vermillion < 0)";
 }
 function drawSpin(i, w, h) {
-  const R = Math.min(w, h) / 2 - 24, cx = w / 2, cy = h / 2, s = R / F.radius;
+  const R = Math.min(h / 2 - 24, w / 2 - 84), cx = w / 2, cy = h / 2, s = R / F.radius;  // 84 px: a label beside a tip (390 px)
   ring(cx, cy, R);
   arrow(cx, cy, cx + s * F.qx[i], cy - s * F.qy[i], OI[0]);
   arrow(cx, cy, cx + s * F.kx[i], cy - s * F.ky[i], OI[1]);

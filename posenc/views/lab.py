@@ -255,6 +255,18 @@ def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int)
             "train_len": st["train_len"], "length": st["length"], "order": st["order"], "name": st["name"]}
 
 
+END_LABEL_CHARS = 18  # an end label longer than this is wrapped onto two lines
+
+
+def wrap_label(text: str, width: int = END_LABEL_CHARS) -> str:
+    """``text`` on two lines, split at the space nearest its middle, when longer than ``width`` characters (no space: as is)."""
+    if len(text) <= width or " " not in text:
+        return text
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return text[:cut] + "\n" + text[cut + 1:]
+
+
 def bands_view(run: dict, custom: dict | None = None) -> dict:
     """Gap per band of positions ([0, L), [L, 2L), [2L, 4L), [4L, 8L)) per scheme: mean over seeds with its bootstrap
     interval (``results.bootstrap_interval``), and the uniform guess's gap per band; a ``custom`` run's bands drawn over
@@ -292,15 +304,22 @@ def bands_view(run: dict, custom: dict | None = None) -> dict:
     lo = float(min(frame["lo"].min(), frame["gap"].min(), uniform["gap"].min()))
     hi = float(max(frame["hi"].max(), frame["gap"].max(), uniform["gap"].max()))
     domain = [lo, hi]
+    # a long name on two lines (at 390 px the plot leaves ~110 px right of the last band: "T5 buckets scaled to L" was cut)
+    # -- unless the stack of labels would then outgrow the plot (a custom run's 24 labels): spacing them would widen the
+    # axis without end, as the spacing grows with the axis's range
+    ends["text"] = [wrap_label(t) for t in ends["label"]]
+    lines = ends["text"].str.count("\n").to_numpy() + 1
+    if lines.sum() * LABEL_PX > 0.8 * BAND_PLOT_PX:
+        ends["text"], lines = ends["label"], np.ones(len(ends), dtype=int)
     for _ in range(50):  # the labels' spacing in decades depends on the axis's range, which the labels may widen: until
         decades = np.log10(domain[1] / domain[0])  # the range they were spaced for is the range they widen it to
-        ends["y"] = spread_labels(ends["gap"].to_numpy(), gap=decades * LABEL_PX / BAND_PLOT_PX * 1.001)
+        ends["y"] = spread_labels(ends["gap"].to_numpy(), gap=decades * LABEL_PX / BAND_PLOT_PX * 1.001, lines=lines)
         wider = [min(lo, float(ends["y"].min())) / 10 ** 0.05, max(hi, float(ends["y"].max())) * 10 ** 0.05]
         done, domain = np.log10(wider[1] / wider[0]) <= decades * 1.001, wider
         if done:
             break
     names = [NAMES[s] for s in res["runs"]]
-    return {"frame": frame, "uniform": uniform, "labels": ends[["label", "scheme", "key", "run", "band", "gap", "y"]],
+    return {"frame": frame, "uniform": uniform, "labels": ends[["label", "text", "scheme", "key", "run", "band", "gap", "y"]],
             "names": names, "keys": [REGISTRY_KEY[s] for s in res["runs"]], "band_labels": list(uniform["band_label"]), "domain": domain,
             "fractions": {NAMES[s]: beyond_fraction(res, s)["fraction"] for s in res["runs"]}}
 

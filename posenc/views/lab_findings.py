@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from posenc.charts.base import LABEL_GAP, spread_labels  # noqa: F401 (the lab views take both from here)
 from posenc.lab.positions import NAMES, REGISTRY_KEY
 from posenc.lab.results import (
     HOLDS,
@@ -19,34 +20,7 @@ from posenc.lab.results import (
 )
 from posenc.registry import get_scheme
 
-LABEL_GAP = 0.075  # decades between two end labels on a log axis, by default
 LABEL_PX, BAND_PLOT_PX = 13, 300  # the band chart: px between two labels' baselines (font 11), px of its plot's height
-
-
-def spread_labels(values, gap: float = LABEL_GAP) -> np.ndarray:
-    """Heights for end labels at ``values`` (> 0, a log axis) no two closer than ``gap`` decades, each as near its value as
-    the others allow: sorted, pushed up from below, then the whole run of pushed labels centred on its values."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size and (not np.all(np.isfinite(v)) or np.any(v <= 0)):
-        raise ValueError("values must be finite and > 0 (a log axis)")
-    if not gap > 0:
-        raise ValueError(f"gap must be > 0 decades, got {gap!r}")
-    order = np.argsort(v, kind="stable")
-    logv = np.log10(v[order])
-    y = logv.copy()
-    for i in range(1, y.size):
-        y[i] = max(y[i], y[i - 1] + gap)
-    # centre each cluster (labels pushed against each other) on the mean of its values, keeping clusters apart
-    start = 0
-    for i in range(1, y.size + 1):
-        if i == y.size or y[i] - y[i - 1] > gap + 1e-12:
-            shift = float(np.mean(logv[start:i] - y[start:i]))
-            low = y[start - 1] + gap if start else -np.inf
-            y[start:i] += max(shift, low - y[start])
-            start = i
-    out = np.empty_like(y)
-    out[order] = 10.0 ** y
-    return out
 
 
 def uniform_gap(res: dict) -> float:
