@@ -70,6 +70,25 @@ def test_sampled_entropy_agrees_with_every_key(monkeypatch):
     monkeypatch.setattr(X, "BLOCK_KEYS", 10**9)
     full = X.long_range(inv, target=20000, rho=0.9, n_samples=24)
     assert np.max(np.abs(sampled["entropy"][50] - full["entropy"][50])) < 0.2
+    assert not np.array_equal(sampled["entropy"][50], full["entropy"][50])  # the draws' cache keys on BLOCK_KEYS
+
+
+def test_long_range_draws_are_shared_by_methods_and_change_nothing():
+    """The random draws are cached by (head size, target, samples, seed, ...): a second method reuses them, and a result
+    is the same bit for bit with the cache cleared (the draws are those of one generator, in one order)."""
+    inv = default_inv_freq(64, 1e4)
+    X._draws.cache_clear()
+    first = X.long_range(inv, target=8192, rho=0.7, n_samples=32, seed=5)
+    other = X.long_range(inv / 4, target=8192, logit_scale=1.2, rho=0.7, n_samples=32, seed=5)  # another method: a hit
+    assert X._draws.cache_info().hits == 1
+    X._draws.cache_clear()
+    again = X.long_range(inv, target=8192, rho=0.7, n_samples=32, seed=5)
+    for p in (5, 50, 95):
+        assert np.array_equal(first["entropy"][p], again["entropy"][p]) and np.array_equal(first["logit"][p], again["logit"][p])
+    assert not np.array_equal(first["entropy"][50], other["entropy"][50])
+    q = X._draws(64, 8192, 32, 160, 5, X.BLOCK_KEYS, X.ENTROPY_SAMPLES, X.ENTROPY_MAX_LEN)[0]
+    with pytest.raises(ValueError):
+        q[0, 0] = 1.0  # read-only: a caller cannot change what the next method draws
 
 
 def test_dynamic_effective_scale():

@@ -13,6 +13,7 @@ Score of a query q at position i and a key k at i + D, with pair (a, b) of each:
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -112,6 +113,42 @@ def short_range_fidelity(inv_ref, inv_freq, *, window: int, logit_ref: float = 1
             "max_all": float(diff.max()), "mean_all": float(diff.mean()), "n_samples": int(q.shape[0]), "seed": int(seed)}
 
 
+@functools.lru_cache(maxsize=8)
+def _draws(d: int, T: int, S: int, m: int, seed: int, block: int, samples: int, max_len: int) -> tuple:
+    """``long_range``'s random draws, which depend on the head size, the target, the sample counts and the seed but not on
+    the frequencies, the logit scale or rho: the methods of one comparison share them (drawn once, not once a method).
+    In the order one generator draws them: q (S, d); the distances' noise (S, m'); each long block's key positions; the
+    entropy's noise (keys, S2), one array (the same numbers as drawn chunk by chunk).  ``block``, ``samples`` and
+    ``max_len`` are BLOCK_KEYS, ENTROPY_SAMPLES and ENTROPY_MAX_LEN, passed so that they are part of the cache's key.
+    Read-only arrays: (q, dist, noise_d, lengths, pos, wts, ends, noise_e)."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((S, d))
+    dist = np.concatenate([[0.0], np.unique(np.round(np.geomspace(1, T, m))).astype(np.float64)])
+    noise_d = rng.standard_normal((S, dist.size))
+    # entropy at context lengths n_1 < n_2 < ...: keys 0 .. n_1 - 1 all taken; each later block
+    # [n_i, n_{i+1}) stratified-sampled with at most BLOCK_KEYS keys, each weighted by block size / keys,
+    # so the partition function and the mean logit are unbiased sums (exact where a block is small)
+    E = min(T, max_len)
+    lengths = np.unique(np.round(np.geomspace(min(64, E), E, min(m, 64)))).astype(np.int64)
+    pos, wts = [np.arange(lengths[0], dtype=np.float64)], [np.ones(int(lengths[0]))]
+    for lo, hi in zip(lengths[:-1], lengths[1:]):
+        size = int(hi - lo)
+        if size <= block:
+            pos.append(np.arange(lo, hi, dtype=np.float64))
+            wts.append(np.ones(size))
+        else:
+            edges = lo + size * np.arange(block) / block
+            pos.append(np.floor(edges + rng.random(block) * size / block))
+            wts.append(np.full(block, size / block))
+    ends = np.cumsum([p.size for p in pos])  # index after the last key of each length
+    pos, wts = np.concatenate(pos), np.concatenate(wts)
+    noise_e = rng.standard_normal((pos.size, min(samples, S)))
+    out = (q, dist, noise_d, lengths, pos, wts, ends, noise_e)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
 def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 0.5, n_samples: int = 64, seed: int = 0,
                n_points: int = 160, quantiles=(5, 50, 95), deadline: float | None = None) -> dict:
     """Percentiles of the attention logit and of softmax entropy against distance, out to ``target``.
@@ -132,33 +169,15 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
     r = check_float("rho", rho, lo=0.0, hi=1.0)
     m = check_int("n_points", n_points, lo=2, hi=4096)
     d, h = 2 * inv.size, inv.size
-    rng = np.random.default_rng(check_int("seed", seed, lo=0, hi=2**32 - 1))
-    q = rng.standard_normal((check_int("n_samples", n_samples, lo=1, hi=MAX_SAMPLES), d))
+    S = check_int("n_samples", n_samples, lo=1, hi=MAX_SAMPLES)
+    q, dist, noise_d, lengths, pos, wts, ends, noise_e = _draws(d, T, S, m, check_int("seed", seed, lo=0, hi=2**32 - 1),
+                                                                     BLOCK_KEYS, ENTROPY_SAMPLES, ENTROPY_MAX_LEN)
     w = (q[:, :h] ** 2 + q[:, h:] ** 2)  # (S, h) pair energies (layout-free: any pairing gives the same sums)
     qn = np.linalg.norm(q, axis=1)  # (S,)
     scale, noise = ls / math.sqrt(d), math.sqrt(max(0.0, 1 - r * r))
-    dist = np.unique(np.round(np.geomspace(1, T, m))).astype(np.float64)
-    dist = np.concatenate([[0.0], dist])
     cos = _cos_outer(dist, inv)  # (m, h)
-    logit = scale * (r * (w @ cos.T) + noise * qn[:, None] * rng.standard_normal((q.shape[0], dist.size)))  # (S, m)
-    # entropy at context lengths n_1 < n_2 < ...: keys 0 .. n_1 - 1 all taken; each later block
-    # [n_i, n_{i+1}) stratified-sampled with at most BLOCK_KEYS keys, each weighted by block size / keys,
-    # so the partition function and the mean logit are unbiased sums (exact where a block is small)
-    E = min(T, ENTROPY_MAX_LEN)
-    S2 = min(ENTROPY_SAMPLES, q.shape[0])
-    lengths = np.unique(np.round(np.geomspace(min(64, E), E, min(m, 64)))).astype(np.int64)
-    pos, wts = [np.arange(lengths[0], dtype=np.float64)], [np.ones(int(lengths[0]))]
-    for lo, hi in zip(lengths[:-1], lengths[1:]):
-        size = int(hi - lo)
-        if size <= BLOCK_KEYS:
-            pos.append(np.arange(lo, hi, dtype=np.float64))
-            wts.append(np.ones(size))
-        else:
-            edges = lo + size * np.arange(BLOCK_KEYS) / BLOCK_KEYS
-            pos.append(np.floor(edges + rng.random(BLOCK_KEYS) * size / BLOCK_KEYS))
-            wts.append(np.full(BLOCK_KEYS, size / BLOCK_KEYS))
-    ends = np.cumsum([p.size for p in pos])  # index after the last key of each length
-    pos, wts = np.concatenate(pos), np.concatenate(wts)
+    logit = scale * (r * (w @ cos.T) + noise * qn[:, None] * noise_d)  # (S, m)
+    S2 = noise_e.shape[1]
     shift = scale * (r * qn[:S2] ** 2 + 8 * noise * qn[:S2])  # (S2,) an upper bound of the logits, w.h.p.
     Z, W = np.zeros((pos.size, S2)), np.zeros((pos.size, S2))
     stop = deadline if deadline is not None else time.monotonic() + TIME_BUDGET_S
@@ -167,7 +186,7 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
             raise ValueError(f"the long-range analysis stopped after {TIME_BUDGET_S:g} s; lower the target length")
         sl = slice(start, start + CHUNK)
         c = _cos_outer(pos[sl], inv)  # (c, h)
-        lg = scale * (r * (c @ w[:S2].T) + noise * qn[:S2] * rng.standard_normal((c.shape[0], S2)))  # (c, S2)
+        lg = scale * (r * (c @ w[:S2].T) + noise * qn[:S2] * noise_e[sl])  # (c, S2)
         e = np.exp(lg - shift) * wts[sl, None]
         Z[sl], W[sl] = e, lg * e
     cz, cw = np.cumsum(Z, axis=0)[ends - 1], np.cumsum(W, axis=0)[ends - 1]  # (n, S2)
@@ -175,4 +194,4 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
     qs = tuple(quantiles)
     return {"distance": dist.astype(np.int64), "logit": {p: np.percentile(logit, p, axis=0) for p in qs},
             "length": lengths, "entropy": {p: np.percentile(out, p, axis=0) for p in qs}, "uniform": np.log(lengths.astype(np.float64)),
-            "entropy_len": int(E), "n_samples": int(q.shape[0]), "n_entropy": S2, "rho": r}
+            "entropy_len": int(min(T, ENTROPY_MAX_LEN)), "n_samples": int(q.shape[0]), "n_entropy": S2, "rho": r}
