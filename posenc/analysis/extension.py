@@ -115,7 +115,7 @@ def short_range_fidelity(inv_ref, inv_freq, *, window: int, logit_ref: float = 1
 
 @functools.lru_cache(maxsize=8)
 def _draws(d: int, T: int, S: int, m: int, seed: int, block: int, samples: int, max_len: int) -> tuple:
-    """``long_range``'s random draws, which depend on the head size, the target, the sample counts and the seed but not on
+    """``long_range``'s random draws, which depend on the head size, the target, the sample counts and seed but not on
     the frequencies, the logit scale or rho: the methods of one comparison share them (drawn once, not once a method).
     In the order one generator draws them: q (S, d); the distances' noise (S, m'); each long block's key positions; the
     entropy's noise (keys, S2), one array (the same numbers as drawn chunk by chunk).  ``block``, ``samples`` and
