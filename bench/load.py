@@ -448,6 +448,13 @@ def restart(sessions: int = 20, seconds: float = 40.0, kill_at: float = 12.0, ti
     return _kill_summary(out["recs"], out["killed"], restarts, sessions)
 
 
+# the page's state when a step fails: connection and script state (Streamlit's data-test attributes), the sliders' values
+STATE_JS = """() => { const app = document.querySelector("[data-testid='stApp']");
+  return {connection: app && app.getAttribute("data-test-connection-state"), script: app && app.getAttribute("data-test-script-state"),
+          sliders: [...document.querySelectorAll("[data-testid='stSlider'] input[type='range']")].map(t => t.value).join(","),
+          focused: document.activeElement && document.activeElement.outerHTML.slice(0, 80)}; }"""
+
+
 def _browsers(base: str, count: int, seconds: float, out: dict, timeout_ms: float = 180_000) -> None:
     """``count`` Chromium sessions opened at once (a burst), each moving its slider until ``seconds`` have passed:
     first paint (navigation to the first metric), each step, every HTTP answer >= 500, and dead widgets (a slider
@@ -486,7 +493,11 @@ def _browsers(base: str, count: int, seconds: float, out: dict, timeout_ms: floa
                 for pg, key in list(alive):
                     thumb = pg.locator("[data-testid='stSlider'] input[type='range']").nth(1 if key == "d" else 0)
                     for attempt in (1, 2):
-                        before = pg.evaluate(metrics_js)
+                        try:  # a person presses once the page has finished its run (a press mid-run is queued, not lost)
+                            wait_for_app(pg, timeout_ms=timeout_ms)
+                        except Exception:  # noqa: BLE001 - still running or reconnecting: pressed anyway, and recorded
+                            pass
+                        before, state = pg.evaluate(metrics_js), pg.evaluate(STATE_JS)
                         try:
                             thumb.focus(timeout=30_000)
                             s0 = time.perf_counter()
@@ -495,12 +506,14 @@ def _browsers(base: str, count: int, seconds: float, out: dict, timeout_ms: floa
                                                  arg=before, timeout=60_000)
                             out["steps_s"].append(time.perf_counter() - s0)
                             break
-                        except Exception:  # noqa: BLE001 - a reconnect (the kill) may swallow one key press
+                        except Exception as exc:  # noqa: BLE001 - a reconnect (the kill) may swallow one key press
                             if attempt == 2:
                                 out["dead_widgets"] += 1
+                                # what the page was doing: a slow run and a dead widget look alike to the wait above
+                                out.setdefault("dead_details", []).append(
+                                    {"url": pg.url[-60:], "before": state, "after": pg.evaluate(STATE_JS),
+                                     "metrics_changed": pg.evaluate(metrics_js) != before, "error": str(exc)[:120]})
                                 alive.remove((pg, key))
-                            else:
-                                wait_for_app(pg, timeout_ms=timeout_ms)
                     pg.wait_for_timeout(300)
             out["exceptions"] = sum(pg.locator("[data-testid='stException']").count() for pg, _ in pages)
         finally:
@@ -541,6 +554,7 @@ def room(protocol: int = 60, browsers: int = 10, seconds: float = 90.0, kill_at:
            "browser_step_p50_s": _pct(chrome.get("steps_s", []), 0.5),
            "browser_step_p95_s": _pct(chrome.get("steps_s", []), 0.95), "browser_steps": len(chrome.get("steps_s", [])),
            "browser_http_5xx": len(chrome.get("http_5xx", [])), "browser_dead_widgets": chrome.get("dead_widgets"),
+           "browser_dead_details": chrome.get("dead_details", [])[:5],
            "browser_no_paint": chrome.get("no_paint"), "browser_exceptions": chrome.get("exceptions"),
            "proxy_502": access.count('" 502 '), "proxy_429": access.count('" 429 '),
            "peak_rss_mb": {k: round(v / 2**20) for k, v in sampler.peak.items()},

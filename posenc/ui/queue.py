@@ -1,4 +1,8 @@
-"""One queue per worker for long jobs: a training in the Extrapolation lab, a real model's forward pass.
+"""One queue per worker for long jobs: a training in the Extrapolation lab.
+
+A real model's forward pass does not wait here: it takes 0.5-2.2 s (bench/results.json, "model": 128 and 512 tokens),
+and behind a training in a one-slot queue it would wait minutes.  It runs under ``posenc.ui.cache.compute_slot``,
+which bounds it with every other computation of the worker (two at once).
 
 A click can ask for minutes of a core (issue 41: at the lab's defaults a Train click is 24 runs, ~290
 core-seconds; at the largest settings the page offers, over 30 core-minutes).  So every long job of a worker
