@@ -273,6 +273,10 @@ def load(levels=(10, 25, 50, 100), workers=(1, 2), moves: int = 4, think=(2.0, 6
 
 # -- validation against a real browser ---------------------------------------------------------------------
 VALIDATE = (("raw_index", "d", 40, "‖PE‖ there"), ("sinusoid", "n", 200, "max |PE| over all n × d"))
+# What a browser step must change: the metrics and the page's headline (an alert, computed at the current settings).  The
+# metrics alone are not enough: Raw index hides every d-dependent metric behind its exercise ("?" until revealed), so a
+# step there changed no metric, and the room harness had called 10 of 20 live sliders dead (diagnosed 2026-12-05).
+SEEN_JS = """() => [...document.querySelectorAll("[data-testid='stMetric'], [data-testid='stAlert']")].map(m => m.innerText).join('|')"""
 
 
 def _chromium_sessions(base: str, sessions: int, moves: int) -> list[float]:
@@ -301,16 +305,13 @@ def _chromium_sessions(base: str, sessions: int, moves: int) -> list[float]:
                     # the slider bound to `key`: the label's slider input (first range input in the row)
                     idx = 1 if key == "d" else 0
                     thumb = pg.locator("[data-testid='stSlider'] input[type='range']").nth(idx)
-                    before = pg.evaluate("""() => [...document.querySelectorAll("[data-testid='stMetric']")]
-                                                 .map(m => m.innerText).join('|')""")
+                    before = pg.evaluate(SEEN_JS)
                     thumb.focus()
                     t0 = time.perf_counter()
                     thumb.press("ArrowRight")
                     pg.wait_for_function(
-                        """before => { const app = document.querySelector("[data-testid='stApp']");
-                            const now = [...document.querySelectorAll("[data-testid='stMetric']")]
-                                .map(m => m.innerText).join('|');
-                            return now !== before && app.dataset.testScriptState === 'notRunning'; }""",
+                        f"""before => {{ const app = document.querySelector("[data-testid='stApp']");
+                            return ({SEEN_JS})() !== before && app.dataset.testScriptState === 'notRunning'; }}""",
                         arg=before, timeout=120_000)
                     times.append(time.perf_counter() - t0)
                     pg.wait_for_timeout(300)
@@ -467,7 +468,7 @@ def _browsers(base: str, count: int, seconds: float, out: dict, timeout_ms: floa
     if chromium_path() is None:
         out["skipped"] = "no Chromium on this machine"
         return
-    metrics_js = """() => [...document.querySelectorAll("[data-testid='stMetric']")].map(m => m.innerText).join('|')"""
+    metrics_js = SEEN_JS
     with sync_playwright() as p:
         b = launch_chromium(p)
         try:
