@@ -333,3 +333,15 @@ def spread_labels(values, gap: float = LABEL_GAP, *, log: bool = True, lines=Non
     out = np.empty_like(y)
     out[order] = 10.0**y if log else y
     return out
+
+
+END_LABEL_CHARS = 18  # an end label longer than this is wrapped onto two lines
+
+
+def wrap_label(text: str, width: int = END_LABEL_CHARS) -> str:
+    """``text`` on two lines, split at the space nearest its middle, when longer than ``width`` characters (no space: as is)."""
+    if len(text) <= width or " " not in text:
+        return text
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return text[:cut] + "\n" + text[cut + 1:]

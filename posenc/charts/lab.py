@@ -9,7 +9,19 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, SEQUENTIAL, columns_that_fit, heatmap, pick, pick_text
+from posenc.charts.base import (
+    FIT_X,
+    MAX_MARKS,
+    NEUTRAL_TEXT,
+    OKABE_ITO,
+    SCHEME_COLORS,
+    SEQUENTIAL,
+    heatmap,
+    pick,
+    pick_text,
+    spread_labels,
+    wrap_label,
+)
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
@@ -42,12 +54,6 @@ def _scheme_scale(frame: pd.DataFrame, names: Sequence[str]) -> alt.Scale:
     return alt.Scale(domain=list(names), range=scheme_colors([key[n] for n in names]))
 
 
-def _scheme_legend() -> alt.Legend:
-    """The scheme legend under the plot, as many columns as fit (one per ~140 px of plot width): at the
-    side it took half a phone's width and ran into the axis title."""
-    return alt.Legend(orient="bottom", columns=columns_that_fit(140), symbolType="stroke", symbolStrokeWidth=3)
-
-
 def _check(df: pd.DataFrame, what: str) -> None:
     if len(df) > MAX_MARKS:
         raise ValueError(f"{what} has {len(df):,} rows, above the {MAX_MARKS:,}-mark ceiling; downsample first")
@@ -61,6 +67,36 @@ def _rule(at: float, label: str) -> alt.LayerChart:
     return alt.layer(rule, text)
 
 
+END_PX = 14  # px between two end labels' baselines (font 11)
+
+
+def end_labels(frame: pd.DataFrame, scale: alt.Scale, x: str, xs: alt.X, y: str, ys: alt.Scale, *, height: int,
+               log_y: bool) -> alt.Chart:
+    """Each scheme named beside the right end of its line, in its colour, instead of a legend of a dozen colours to
+    match: the lines that reach the last x (a line that stops earlier, such as the learned table's at L, keeps its
+    tooltip), the first budget's (solid) line where a follow-up run is dashed beside it, heights spread END_PX px apart
+    over the plot's ``height`` (``charts.base.spread_labels``)."""
+    rows = frame[frame[y].notna() & ((frame[y] > 0) if log_y else True)]
+    if "budget" in rows and len(rows):
+        rows = rows[rows["budget"] == rows["budget"].iloc[0]]
+    keep = ["scheme", x, y, *[c for c in ("budget", "key") if c in rows]]  # a reader of the chart's data finds each row whole
+    last = rows[rows[x] == rows[x].max()].drop_duplicates("scheme")[keep].reset_index(drop=True)
+    cols = [c for c in (y, "lo", "hi") if c in rows]
+    vals = rows[cols].to_numpy(dtype=float).ravel()
+    vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
+    if len(last) and vals.size:
+        lo, hi = float(vals.min()), float(vals.max())
+        span = 1.25 * ((np.log10(hi / lo) if log_y else max(hi, 0.0) - min(lo, 0.0)) or 1.0)
+        lines = np.array([1 + wrap_label(t).count("\n") for t in last["scheme"].astype(str)])
+        last["label_y"] = spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / height, log=log_y, lines=lines)
+    else:
+        last["label_y"] = pd.Series(dtype=float)
+    last["scheme"] = last["scheme"].astype(str)
+    last["text"] = [wrap_label(t) for t in last["scheme"]]  # a long name on two lines: at 390 px the room is ~100 px
+    return alt.Chart(last).mark_text(align="left", baseline="middle", dx=6, fontSize=11, fontWeight="bold", lineBreak="\n").encode(
+        x=xs, y=alt.Y("label_y:Q", scale=ys), text="text:N", color=alt.Color("scheme:N", scale=scale, legend=None))
+
+
 @memo
 def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -> alt.LayerChart:
     """Mean gap (loss - floor) against evaluation length, one line per scheme (in the colour of the registry entry it
@@ -71,10 +107,14 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     """
     _check(frame, "gap chart")
     scale = _scheme_scale(frame, names)
-    color = alt.Color("scheme:N", title="scheme", scale=scale, legend=_scheme_legend())
-    x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)", scale=alt.Scale(type="log", base=2),
-              axis=alt.Axis(values=sorted(frame["length"].unique().tolist())))
-    y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=alt.Scale(type="log"))
+    color = alt.Color("scheme:N", title="scheme", scale=scale, legend=None)  # named at the lines' ends (end_labels)
+    lengths = sorted(frame["length"].unique().tolist())
+    x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)",  # room right of the last length for the names
+              scale=alt.Scale(type="log", base=2, domain=[lengths[0] / 2**0.15, lengths[-1] * 2**1.6], nice=False),
+              axis=alt.Axis(values=lengths))
+    ys = alt.Scale(type="log")
+    y = alt.Y("gap:Q", title="loss − floor (nats, log scale)", scale=ys)
+    names_at_end = end_labels(frame, scale, "length", x, "gap", ys, height=height, log_y=True)
     tips = [alt.Tooltip("scheme:N"), alt.Tooltip("length:Q", format=","), alt.Tooltip("gap:Q", title="mean gap", format=".4f"),
             alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")]
     base = alt.Chart(frame, height=height)
@@ -82,7 +122,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
                                               fill=alt.Fill("scheme:N", legend=None, scale=scale))
     budgets = list(dict.fromkeys(frame["budget"])) if "budget" in frame else []
     if len(budgets) < 2:
-        return alt.layer(band, base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips)).resolve_scale(
+        return alt.layer(band, base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips), names_at_end).resolve_scale(
             fill="independent").properties(width="container", autosize=FIT_X)
     # two budgets: dashed by budget (a line mark alone, so the dash legend draws lines), the points on their own layer
     tips.append(alt.Tooltip("budget:N", title="training"))
@@ -90,7 +130,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
                           legend=alt.Legend(orient="top", direction="horizontal", symbolStrokeWidth=2))
     line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
     points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, detail="budget:N", tooltip=tips)
-    return alt.layer(band.encode(detail="budget:N"), line, points).resolve_scale(fill="independent").properties(
+    return alt.layer(band.encode(detail="budget:N"), line, points, names_at_end).resolve_scale(fill="independent").properties(
         width="container", autosize=FIT_X)
 
 
@@ -98,15 +138,19 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
 def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int, height: int = 320) -> alt.LayerChart:
     """Gap per position (mean over seeds), one line per scheme (coloured as ``gap_chart``), the training length marked."""
     _check(frame, "position chart")
-    color = alt.Color("scheme:N", title="scheme", scale=_scheme_scale(frame, names), legend=_scheme_legend())
+    scale = _scheme_scale(frame, names)
+    color = alt.Color("scheme:N", title="scheme", scale=scale, legend=None)  # named at the lines' ends (end_labels)
+    last = float(frame["position"].max()) if len(frame) else 1.0
+    x = alt.X("position:Q", title="position (0 = first token)", scale=alt.Scale(domain=[0, last * 1.35], nice=False))
+    ys = alt.Scale()
     line = alt.Chart(frame, height=height).mark_line(strokeWidth=1.5).encode(
-        x=alt.X("position:Q", title="position (0 = first token)"),
-        y=alt.Y("gap:Q", title="loss − Bayes loss at the position (nats)"),
+        x=x, y=alt.Y("gap:Q", title="loss − Bayes loss at the position (nats)", scale=ys),
         color=color,
         tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip("position:Q"), alt.Tooltip("gap:Q", format=".4f"),
                  alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")],
     )
-    return alt.layer(line, _rule(train_len, f"L = {train_len}")).properties(width="container", autosize=FIT_X)
+    names_at_end = end_labels(frame, scale, "position", x, "gap", ys, height=height, log_y=False)
+    return alt.layer(line, _rule(train_len, f"L = {train_len}"), names_at_end).properties(width="container", autosize=FIT_X)
 
 
 @memo

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_int
-from posenc.charts.base import downsample, matrix_frame, narrow_ints
+from posenc.charts.base import END_LABEL_CHARS, downsample, matrix_frame, narrow_ints, wrap_label  # noqa: F401 (used here, and by tests through this module)
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, unseen_share, untrainable
@@ -253,18 +253,6 @@ def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int)
     before, after = st["mass_summary"][layer][head]
     return {"maps": maps, "steps": st["steps"], "mass": mass, "mass_L": before, "mass_far": after, "note": st["note"],
             "train_len": st["train_len"], "length": st["length"], "order": st["order"], "name": st["name"]}
-
-
-END_LABEL_CHARS = 18  # an end label longer than this is wrapped onto two lines
-
-
-def wrap_label(text: str, width: int = END_LABEL_CHARS) -> str:
-    """``text`` on two lines, split at the space nearest its middle, when longer than ``width`` characters (no space: as is)."""
-    if len(text) <= width or " " not in text:
-        return text
-    spaces = [i for i, ch in enumerate(text) if ch == " "]
-    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
-    return text[:cut] + "\n" + text[cut + 1:]
 
 
 def bands_view(run: dict, custom: dict | None = None) -> dict:
