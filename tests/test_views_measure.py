@@ -127,7 +127,7 @@ def test_charts_build():
         b = M.bands_view(64, 1e4, 2048, 4.0)
         d = charts.ratio_chart(b["frame"], b["labels"], trained=2048).to_dict()
         assert "legend" not in d["layer"][0]["encoding"]["color"] or d["layer"][0]["encoding"]["color"]["legend"] is None
-        names = d["layer"][-1]  # the last layer names each method at its line's end, instead of a legend
+        names = d["layer"][-1]["layer"][-1]  # the last layer names each method at its line's end, instead of a legend
         assert names["mark"]["type"] == "text" and names["encoding"]["text"]["field"] == "name"
         v = precision_view(16, 1e4)
         charts.precision_chart(v["cos"], x="position", x_title="p", y_title="e", tol=1e-3).to_dict()

@@ -345,3 +345,18 @@ def wrap_label(text: str, width: int = END_LABEL_CHARS) -> str:
     spaces = [i for i, ch in enumerate(text) if ch == " "]
     cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
     return text[:cut] + "\n" + text[cut + 1:]
+
+
+def named_ends(ends: pd.DataFrame, x: alt.X, value: str, y: alt.Y, color: alt.Color, text: str) -> alt.LayerChart:
+    """Names beside the right ends of lines, readable in both themes: each name in the neutral grey, tied to its line by
+    a short vertical leader from the line's end (``value``) to the name's height (``label_y``) and a square in the line's
+    colour (a name in the line's own colour failed the contrast rule for grey, sky blue or yellow lines).  ``y`` is the
+    lines' y encoding (its title and scale are shared); ``color`` the lines' colour encoding, without its legend."""
+    shared = {k: y._kwds[k] for k in ("title", "scale") if k in y._kwds and y._kwds[k] is not alt.Undefined}
+    ys = alt.Y("label_y:Q", **shared)
+    base = alt.Chart(ends)
+    leader = base.mark_rule(strokeWidth=1, xOffset=5).encode(x=x, y=alt.Y(f"{value}:Q", **shared), y2="label_y:Q", color=color)
+    square = base.mark_point(shape="square", filled=True, size=36, opacity=1, xOffset=5).encode(x=x, y=ys, color=color)
+    name = base.mark_text(align="left", baseline="middle", dx=11, fontSize=11, fontWeight="bold", lineBreak="\n",
+                          color=NEUTRAL_TEXT).encode(x=x, y=ys, text=f"{text}:N")
+    return alt.layer(leader, square, name)

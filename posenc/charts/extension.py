@@ -26,6 +26,7 @@ from posenc.charts.base import (
     NEUTRAL_TEXT,
     OKABE_ITO,
     is_model_series,
+    named_ends,
     spread_labels,
 )
 from posenc.charts.memo import memo
@@ -123,13 +124,10 @@ def unlabelled(names: Sequence[str]) -> alt.Color:
     return color
 
 
-def end_labels(ends: pd.DataFrame, names: Sequence[str], x: alt.X, y: alt.Y, value: str) -> alt.Chart:
-    """The methods' names beside their lines' right ends (``line_ends``), in each line's colour; ``y`` is the lines'
-    own y encoding (its title and scale, shared), here on ``label_y``."""
-    y = alt.Y("label_y:Q", **{k: y._kwds[k] for k in ("title", "scale")})
-    return alt.Chart(ends).mark_text(align="left", baseline="middle", dx=7, fontSize=11, fontWeight="bold").encode(
-        x=x, y=y, text="name:N", color=unlabelled(names),
-        tooltip=[alt.Tooltip("name:N", title="method"), alt.Tooltip(f"{value}:Q", title="value at the end", format=".4g")])
+def end_labels(ends: pd.DataFrame, names: Sequence[str], x: alt.X, y: alt.Y, value: str) -> alt.LayerChart:
+    """The methods' names beside their lines' right ends (``line_ends``; ``charts.base.named_ends``); ``y`` is the lines'
+    own y encoding (its title and scale, shared)."""
+    return named_ends(ends, x, value, y, unlabelled(names), "name")
 
 
 def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:

@@ -17,6 +17,7 @@ from posenc.charts.base import (
     SCHEME_COLORS,
     SEQUENTIAL,
     heatmap,
+    named_ends,
     pick,
     pick_text,
     spread_labels,
@@ -71,8 +72,8 @@ END_PX = 14  # px between two end labels' baselines (font 11)
 
 
 def end_labels(frame: pd.DataFrame, scale: alt.Scale, x: str, xs: alt.X, y: str, ys: alt.Scale, *, height: int,
-               log_y: bool) -> alt.Chart:
-    """Each scheme named beside the right end of its line, in its colour, instead of a legend of a dozen colours to
+               log_y: bool) -> alt.LayerChart:
+    """Each scheme named beside the right end of its line (``charts.base.named_ends``), instead of a legend of a dozen colours to
     match: the lines that reach the last x (a line that stops earlier, such as the learned table's at L, keeps its
     tooltip), the first budget's (solid) line where a follow-up run is dashed beside it, heights spread END_PX px apart
     over the plot's ``height`` (``charts.base.spread_labels``)."""
@@ -93,8 +94,7 @@ def end_labels(frame: pd.DataFrame, scale: alt.Scale, x: str, xs: alt.X, y: str,
         last["label_y"] = pd.Series(dtype=float)
     last["scheme"] = last["scheme"].astype(str)
     last["text"] = [wrap_label(t) for t in last["scheme"]]  # a long name on two lines: at 390 px the room is ~100 px
-    return alt.Chart(last).mark_text(align="left", baseline="middle", dx=6, fontSize=11, fontWeight="bold", lineBreak="\n").encode(
-        x=xs, y=alt.Y("label_y:Q", scale=ys), text="text:N", color=alt.Color("scheme:N", scale=scale, legend=None))
+    return named_ends(last, xs, y, alt.Y(f"{y}:Q", scale=ys), alt.Color("scheme:N", scale=scale, legend=None), "text")
 
 
 @memo
@@ -107,7 +107,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     """
     _check(frame, "gap chart")
     scale = _scheme_scale(frame, names)
-    color = alt.Color("scheme:N", title="scheme", scale=scale, legend=None)  # named at the lines' ends (end_labels)
+    color = alt.Color("scheme:N", scale=scale, legend=None)  # named at the lines' ends (end_labels)
     lengths = sorted(frame["length"].unique().tolist())
     x = alt.X("length:Q", title="evaluation length (tokens; trained at the first)",  # room right of the last length for the names
               scale=alt.Scale(type="log", base=2, domain=[lengths[0] / 2**0.15, lengths[-1] * 2**1.6], nice=False),
@@ -139,7 +139,7 @@ def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int,
     """Gap per position (mean over seeds), one line per scheme (coloured as ``gap_chart``), the training length marked."""
     _check(frame, "position chart")
     scale = _scheme_scale(frame, names)
-    color = alt.Color("scheme:N", title="scheme", scale=scale, legend=None)  # named at the lines' ends (end_labels)
+    color = alt.Color("scheme:N", scale=scale, legend=None)  # named at the lines' ends (end_labels)
     last = float(frame["position"].max()) if len(frame) else 1.0
     x = alt.X("position:Q", title="position (0 = first token)", scale=alt.Scale(domain=[0, last * 1.35], nice=False))
     ys = alt.Scale()
