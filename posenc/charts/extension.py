@@ -107,7 +107,8 @@ def line_ends(frame: pd.DataFrame, x: str, y: str, *, plot_px: int, log_y: bool)
         return pd.DataFrame({"name": pd.Series(dtype=str), x: pd.Series(dtype=float), y: pd.Series(dtype=float),
                              "label_y": pd.Series(dtype=float)})
     last = rows.loc[rows.groupby("name", observed=True, sort=False)[x].idxmax(), ["name", x, y]].reset_index(drop=True)
-    vals = rows[y].to_numpy(dtype=float)
+    vals = rows[[c for c in (y, "p5", "p95") if c in rows]].to_numpy(dtype=float).ravel()  # a band widens the axis too
+    vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
     lo, hi = float(vals.min()), float(vals.max())
     # the axis spans at least the data (a linear one from 0, Vega-Lite's default) and rounds outwards, and other layers
     # (a band, a baseline) widen it: 1.25 x the span leaves room for that, so labels meant END_PX apart never touch
