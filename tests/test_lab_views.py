@@ -218,6 +218,15 @@ def test_spread_labels():
     np.testing.assert_allclose(views.spread_labels([2.0, 2.5], gap=1.0, log=False), [1.75, 2.75])
 
 
+def test_axis_span_is_the_axis_vega_lite_draws():
+    from posenc.charts.base import axis_span
+
+    assert axis_span(0.005, 1.2, log=True) == 4.0  # drawn 0.001 .. 10: whole decades
+    assert axis_span(0.0155, 1.0, log=True) == 2.0  # 0.01 .. 1
+    assert axis_span(1.0, 7.0, log=False) == 8.75  # from 0, with a quarter more for rounding and other layers
+    assert axis_span(-2.0, 10.0, log=False) == 15.0
+
+
 def test_long_end_labels_wrap_at_the_space_nearest_their_middle():
     assert views.wrap_label("T5 buckets scaled to L") == "T5 buckets\nscaled to L"
     assert views.wrap_label("RoPE + randomized") == "RoPE + randomized"  # 17 characters: one line

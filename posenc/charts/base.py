@@ -347,6 +347,15 @@ def wrap_label(text: str, width: int = END_LABEL_CHARS) -> str:
     return text[:cut] + "\n" + text[cut + 1:]
 
 
+def axis_span(lo: float, hi: float, *, log: bool) -> float:
+    """The span of the axis Vega-Lite draws for data in [lo, hi], in the units ``spread_labels`` spaces labels in: a log
+    axis is rounded out to whole decades ("nice"), so 0.005 .. 1.2 draws 0.001 .. 10, four decades; a linear one starts
+    at 0 and rounds out to its ticks, and other layers (a band, a baseline) may widen it: 1.25 times the data's span."""
+    if log:
+        return float(max(np.ceil(np.log10(hi)) - np.floor(np.log10(lo)), 1.0))
+    return 1.25 * ((max(hi, 0.0) - min(lo, 0.0)) or 1.0)
+
+
 def named_ends(ends: pd.DataFrame, x: alt.X, value: str, y: alt.Y, color: alt.Color, text: str) -> alt.LayerChart:
     """Names beside the right ends of lines, readable in both themes: each name in the neutral grey, tied to its line by
     a short vertical leader from the line's end (``value``) to the name's height (``label_y``) and a square in the line's

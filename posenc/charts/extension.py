@@ -25,6 +25,7 @@ from posenc.charts.base import (
     NAME_COLORS,
     NEUTRAL_TEXT,
     OKABE_ITO,
+    axis_span,
     is_model_series,
     named_ends,
     spread_labels,
@@ -110,9 +111,7 @@ def line_ends(frame: pd.DataFrame, x: str, y: str, *, plot_px: int, log_y: bool)
     vals = rows[[c for c in (y, "p5", "p95") if c in rows]].to_numpy(dtype=float).ravel()  # a band widens the axis too
     vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
     lo, hi = float(vals.min()), float(vals.max())
-    # the axis spans at least the data (a linear one from 0, Vega-Lite's default) and rounds outwards, and other layers
-    # (a band, a baseline) widen it: 1.25 x the span leaves room for that, so labels meant END_PX apart never touch
-    span = 1.25 * ((np.log10(hi / lo) if log_y else max(hi, 0.0) - min(lo, 0.0)) or 1.0)
+    span = axis_span(lo, hi, log=log_y)  # the axis drawn, so that labels meant END_PX apart never touch
     last["name"] = last["name"].astype(str)
     last["label_y"] = spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / plot_px, log=log_y)
     return last

@@ -16,6 +16,7 @@ from posenc.charts.base import (
     OKABE_ITO,
     SCHEME_COLORS,
     SEQUENTIAL,
+    axis_span,
     heatmap,
     named_ends,
     pick,
@@ -87,7 +88,7 @@ def end_labels(frame: pd.DataFrame, scale: alt.Scale, x: str, xs: alt.X, y: str,
     vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
     if len(last) and vals.size:
         lo, hi = float(vals.min()), float(vals.max())
-        span = 1.25 * ((np.log10(hi / lo) if log_y else max(hi, 0.0) - min(lo, 0.0)) or 1.0)
+        span = axis_span(lo, hi, log=log_y)  # the axis drawn, so that labels meant END_PX apart never touch
         lines = np.array([1 + wrap_label(t).count("\n") for t in last["scheme"].astype(str)])
         last["label_y"] = spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / height, log=log_y, lines=lines)
     else:
