@@ -20,8 +20,7 @@ pytestmark = pytest.mark.e2e
 
 PHONE = {"width": 390, "height": 844}
 MOTION_PAGES = ("single_sine", "sincos_pair", "sinusoid", "rope")
-# a moving figure that shows an exercise's answer plays once the exercise is revealed (RoPE's shifted pair)
-REVEAL_FIRST = {"rope": "does the score between positions"}
+# (RoPE's spinning pair no longer waits for an exercise: its section-1 exercise asks about rounding, not the shift)
 
 # Elements whose right edge passes the viewport, unless a box between them and the page scrolls or
 # clips sideways (a dataframe, a chart wider than the phone, a formula at its smallest size).
@@ -123,12 +122,6 @@ def test_moving_figures_play_in_the_browser(path, live_server, browser, artifact
     """Press play: frames advance with no script run on the server; scrub: the frame follows the slider."""
     ctx, page = _open(browser, f"{live_server['url']}/{path}", viewport={"width": 1400, "height": 1000}, dark=False)
     try:
-        if path in REVEAL_FIRST:
-            box = page.get_by_text(REVEAL_FIRST[path]).locator("xpath=ancestor::div[@data-testid='stVerticalBlock'][1]")
-            box.get_by_text("Reveal the answer").click()
-            page.wait_for_timeout(300)
-            wait_for_app(page)
-            page.wait_for_timeout(800)
         frame = motion_frame(page)
         total = frame.evaluate("() => window.posencMotion.frames")
         frame.locator("#play").click()
