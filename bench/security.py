@@ -30,6 +30,7 @@ from deploy.cluster import Cluster
 ROOT = Path(__file__).resolve().parents[1]
 MB = 2**20
 TESTS = ("tests/app/test_compat.py", "tests/app/test_hostile_uploads.py", "tests/app/test_hostile_training.py",
+         "tests/app/test_lab_train_queue.py", "tests/app/test_model_queue.py",
          "tests/app/test_injection.py", "tests/test_deploy_proxy.py", "tests/test_deploy_warmup.py",
          "tests/test_deploy_upstreams.py", "tests/test_deploy_memory.py")
 

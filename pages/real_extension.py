@@ -6,7 +6,7 @@ from posenc.charts import real_model as charts
 from posenc.charts.base import style
 from posenc.model.texts import PASSAGES
 from posenc.ui import controls
-from posenc.ui.cache import safe
+from posenc.ui.cache import safe, safe_long
 from posenc.ui.frame import chart, header, quiz, quiz_table, revealed, show_code, table, wrap_up
 from posenc.views.real_model import MAX_PASSAGE_TOKENS, PASSAGE_CHOICES, YOUR_DEFAULT, YOURS, extension_view, missing_model, model_facts
 from posenc.views.takeaways import missing_model_takeaway
@@ -31,7 +31,7 @@ def draw() -> None:
                               format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
     yours = controls.text("your passage", "yours", default=YOUR_DEFAULT, max_chars=4000) if passage == YOURS else ""
-    view = safe(extension_view, passage, yours, n)
+    view = safe_long(extension_view, passage, yours, n)
     if view is None:
         return
     st.metric(f"perplexity with plain RoPE ({view['n']} tokens)", f"{view['base']:.3f}")

@@ -8,7 +8,7 @@ from posenc.charts.base import style
 from posenc.model import measure
 from posenc.model.texts import INDUCTION, PASSAGES, text
 from posenc.ui import controls
-from posenc.ui.cache import safe
+from posenc.ui.cache import safe, safe_long
 from posenc.ui.frame import chart, header, quiz, quiz_table, revealed, show_code, table, wrap_up
 from posenc.views.real_model import (
     MAX_PASSAGE_TOKENS,
@@ -42,7 +42,7 @@ def draw() -> None:
     c1, c2 = st.columns(2)
     layer = controls.slider("layer", "layer", default=3, lo=0, hi=29, container=c1)
     head = controls.slider("head", "head", default=0, lo=0, hi=8, container=c2)
-    view = safe(heads_view, sentence, layer, head)
+    view = safe_long(heads_view, sentence, layer, head)
     if view is None:
         return
     left, right = st.columns([3, 2])
@@ -69,7 +69,7 @@ def draw() -> None:
                               format_func=lambda k: PASSAGES.get(k, "your text"), style="selectbox")
     n = controls.slider("tokens of the passage", "n", default=128, lo=16, hi=MAX_PASSAGE_TOKENS, step=16, container=c2)
     yours = controls.text("your passage", "yours", default=YOUR_DEFAULT, max_chars=4000) if passage == YOURS else ""
-    prope = safe(prope_view, passage, yours, n)
+    prope = safe_long(prope_view, passage, yours, n)
     if prope is None:
         return
     quiz(prope["quiz"])

@@ -7,7 +7,7 @@ from posenc.charts.base import style
 from posenc.model import Model
 from posenc.model.texts import ORDER_A, ORDER_B, PASSAGES
 from posenc.ui import controls
-from posenc.ui.cache import safe
+from posenc.ui.cache import safe, safe_long
 from posenc.ui.frame import chart, header, quiz, quiz_value, revealed, show_code, wrap_up
 from posenc.views.real_model import (
     MAX_PASSAGE_TOKENS,
@@ -50,7 +50,7 @@ def draw() -> None:
     c1, c2 = st.columns(2)
     a = controls.text("sentence A", "a", default=ORDER_A, max_chars=300, container=c1)
     b = controls.text("sentence B", "b", default=ORDER_B, max_chars=300, container=c2)
-    order = safe(order_view, a, b)
+    order = safe_long(order_view, a, b)
     if order is None:
         return
     rope, nope = order["rope"], order["nope"]
@@ -73,7 +73,7 @@ def draw() -> None:
 
     st.subheader("How much the prediction degrades without positions")
     passage, yours, n = passage_controls()
-    ppl = safe(perplexity_view, passage, yours, n)
+    ppl = safe_long(perplexity_view, passage, yours, n)
     if ppl is None:
         return
     p1, p2 = st.columns(2)

@@ -7,7 +7,7 @@ from posenc.charts.base import style
 from posenc.model import positions
 from posenc.model.texts import ORDER_A
 from posenc.ui import controls
-from posenc.ui.cache import safe
+from posenc.ui.cache import safe, safe_long
 from posenc.ui.frame import chart, header, quiz, revealed, show_code, table, wrap_up
 from posenc.views.real_model import MAX_SHIFT_TOKENS, missing_model, model_facts, shift_takeaway, shift_view
 from posenc.views.takeaways import missing_model_takeaway
@@ -30,7 +30,7 @@ def draw() -> None:
     c1, c2 = st.columns([3, 1])
     sentence = controls.text(f"text (at most {MAX_SHIFT_TOKENS} tokens)", "text", default=ORDER_A, max_chars=200, container=c1)
     threshold = controls.select_slider("KL of the exercise (nats)", "kl", [0.001, 0.01, 0.1], default=0.01, container=c2)
-    view = safe(shift_view, sentence, threshold)
+    view = safe_long(shift_view, sentence, threshold)
     if view is None:
         return
     m1, m2, m3 = st.columns(3)

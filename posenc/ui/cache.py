@@ -18,8 +18,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import importlib
+import pickle
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,10 +29,12 @@ from typing import Any
 import streamlit as st
 
 from posenc.ui import md
+from posenc.ui import queue as jobs
 
 MAX_ENTRIES = 512
 MAX_BYTES = "64MB"  # pickled results kept, least-recently-used first; views return only what is drawn
 MAX_CONCURRENT = 2  # posenc computations at once in one process (cache misses, upload analyses, exports)
+LONG_BYTES = 16 << 20  # pickled results of long jobs kept per process (a real-model view's result is 10-200 kB)
 _SCALARS = (int, float, str, bool, type(None))
 _SLOTS = threading.BoundedSemaphore(MAX_CONCURRENT)
 _HELD = threading.local()  # a thread that holds a slot does not wait for a second one (no deadlock when nested)
@@ -121,5 +125,69 @@ def safe(fn: Callable, *args, **kwargs) -> Any | None:
     try:
         return cached(fn, *args, **kwargs)
     except ValueError as exc:  # the message may quote a pasted config or a link value: shown as text
+        st.error(md.escape(str(exc), limit=600), icon=":material/error:")
+        return None
+
+
+class _Kept:
+    """Pickled results of long jobs, least recently used dropped first once they pass ``LONG_BYTES``."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._items: OrderedDict[tuple, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> bytes | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
+
+    def put(self, key: tuple, blob: bytes) -> None:
+        with self._lock:
+            self._items[key] = blob
+            self._items.move_to_end(key)
+            while len(self._items) > 1 and sum(map(len, self._items.values())) > self.limit:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+KEPT = _Kept(LONG_BYTES)
+
+
+def long_job(fn: Callable, *args, kind: str = "model", notice=None, **kwargs) -> Any:
+    """``fn(*args, **kwargs)`` (a posenc function, scalar arguments) as a long job of this worker.
+
+    A result computed before in this process comes back at once, with no wait.  A new one waits for its turn in
+    ``kind``'s lane of the worker's long-job queue (``posenc.ui.queue.LONG_JOBS``: one model run at a time, beside at
+    most one training), saying where it waits on ``notice``; it then runs in a computation slot, unless another
+    session computed the same result meanwhile.  Results are pickled copies, as in ``cached``.
+    """
+    for i, a in enumerate(args):
+        _check_key(a, f"argument {i}")
+    for k, v in kwargs.items():
+        _check_key(v, f"argument {k!r}")
+    key = (f"{fn.__module__}:{fn.__qualname__}", tuple(args), tuple(sorted(kwargs.items())))
+    blob = KEPT.get(key)
+    if blob is None:
+        with jobs.turn(f"{fn.__name__} ({jobs.KINDS[kind]})", kind=kind, notice=notice):
+            blob = KEPT.get(key)  # computed by another session while this one waited
+            if blob is None:
+                with compute_slot():
+                    blob = pickle.dumps(fn(*args, **kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+                KEPT.put(key, blob)
+    return pickle.loads(blob)
+
+
+def safe_long(fn: Callable, *args, **kwargs) -> Any | None:
+    """``long_job(...)`` with a placeholder for its waiting note here on the page; a ValueError becomes an on-page
+    error and the result is None (as in ``safe``)."""
+    notice = st.empty()
+    try:
+        return long_job(fn, *args, notice=notice, **kwargs)
+    except ValueError as exc:
         st.error(md.escape(str(exc), limit=600), icon=":material/error:")
         return None

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
 import io
 import json
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +204,22 @@ def drawn_cells(chart: dict, sub: dict) -> pd.DataFrame:
         return chart["data"][hover["data"]["name"]]
     name = sub.get("data", {}).get("name") or next(ly["data"]["name"] for ly in layers if "data" in ly)
     return chart["data"][name]
+
+
+def one_parse_at_a_time(monkeypatch) -> None:
+    """Tests that run AppTests in several threads at once: each run parses its script (Streamlit's magic calls
+    ast.parse), and concurrent parses in CPython 3.11 can raise "SystemError: AST constructor recursion depth
+    mismatch" (seen once in a CI run).  Parsing and compiling are taken one at a time for the test."""
+    parsing = threading.RLock()
+    real_parse, real_compile = ast.parse, builtins.compile
+
+    def one_parse(*a, **k):
+        with parsing:
+            return real_parse(*a, **k)
+
+    def one_compile(*a, **k):
+        with parsing:
+            return real_compile(*a, **k)
+
+    monkeypatch.setattr(ast, "parse", one_parse)
+    monkeypatch.setattr(builtins, "compile", one_compile)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
+from posenc.ui import cache
+
 
 @pytest.fixture(autouse=True)
 def _fresh_caches(request):
@@ -14,4 +16,5 @@ def _fresh_caches(request):
     if not (warm and getattr(request.session, "posenc_warm_before", False)):
         st.cache_data.clear()
         st.cache_resource.clear()
+        cache.KEPT.clear()  # the long jobs' results (posenc.ui.cache.long_job), kept beside st.cache_data
     yield

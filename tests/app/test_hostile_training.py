@@ -110,9 +110,40 @@ def test_a_clicks_cost_is_shown_and_capped():
         jobs.price(runs=1, steps=0, length=8)
 
 
-def test_the_long_job_queue_is_one_per_process():
-    assert jobs.LONG_JOBS.slots == 1
+def test_the_long_job_queue_is_one_per_process_with_a_lane_for_trainings_and_one_for_model_runs():
+    assert jobs.LONG_JOBS.slots == 1 and jobs.LONG_JOBS.kinds == ("training", "model")
     from posenc.ui import queue as again
 
     assert again.LONG_JOBS is jobs.LONG_JOBS
-    assert jobs.run(lambda x: x + 1, 1, label="a forward pass", seconds=0.1) == 2
+    assert jobs.run(lambda x: x + 1, 1, label="a forward pass", seconds=0.1, kind="model") == 2
+    with pytest.raises(ValueError, match="kind"):
+        jobs.LONG_JOBS.join("a job of no known kind", kind="export")
+    with pytest.raises(ValueError, match="kinds"):
+        jobs.JobQueue("test", kinds=("training", "download"))
+
+
+def test_a_model_run_waits_behind_model_runs_only_never_behind_a_training():
+    """The same queue serves the real-model pages' forward passes: one at a time, each told its place among the model
+    runs, while a training of minutes holds the other lane."""
+    q = jobs.JobQueue("test", slots=1, kinds=("training", "model"))
+    training = q.join("a training of minutes", 600.0)
+    assert q.wait(training, 1)
+    first = q.join("forward 1", None, "model")
+    assert q.wait(first, 1)  # runs at once beside the training
+    second, third = q.join("forward 2", None, "model"), q.join("forward 3", None, "model")
+    late_training = q.join("a second training", 600.0)
+    assert not q.wait(second, 0.05) and not q.wait(late_training, 0.05)  # one of each kind at a time
+    assert q.place(second) == (1, None) and q.place(third) == (2, None)  # no estimate before a model run ended
+    assert q.place(late_training) == (1, pytest.approx(600, abs=2))  # trainings count only trainings
+    time.sleep(0.2)
+    q.leave(first, finished=True)
+    usual = q.typical("model")  # forward 1 ran from its start to its end: ≥ 0.3 s (two waits of 0.05 s and 0.2 s)
+    assert usual is not None and 0.25 <= usual <= 5
+    assert q.wait(second, 1) and q.place(third) == (1, pytest.approx(usual, abs=0.2))  # the lane's typical run
+    assert q.status("model") == {"running": [("forward 2", pytest.approx(0, abs=0.5), None)], "waiting": 1}
+    assert "position 1** in this server's queue for model runs" in jobs.waiting_text(1, 0.2, q, "model")
+    q.leave(second)  # not finished (a rerun stopped it): its time says nothing of a model run's
+    assert len(q._recent["model"]) == 1 and q.peak_running == 1
+    for t in (third, late_training, training):
+        q.leave(t)
+    assert q.status() == {"running": [], "waiting": 0}

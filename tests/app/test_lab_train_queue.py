@@ -7,12 +7,10 @@ A page that trains outside the queue fails here: trainings overlap, none holds a
 
 from __future__ import annotations
 
-import ast
-import builtins
 import threading
 import time
 
-from apphelpers import assert_clean, metrics, open_page, text_of
+from apphelpers import assert_clean, metrics, one_parse_at_a_time, open_page, text_of
 
 import posenc.lab.experiment as experiment
 import posenc.ui.lab_train as lab_train
@@ -55,29 +53,13 @@ def test_four_sessions_pressing_train_train_one_at_a_time_and_the_others_are_tol
     told: dict[int, list] = {}
     said = jobs.waiting_text
 
-    def spy(position, eta, queue=jobs.LONG_JOBS):
+    def spy(position, eta, queue=jobs.LONG_JOBS, kind="training"):
         told.setdefault(threading.get_ident(), []).append((position, eta))
-        return said(position, eta, queue)
+        return said(position, eta, queue, kind)
 
     monkeypatch.setattr(jobs, "waiting_text", spy)
 
-    # Four AppTests run the page in four threads at once, and each run parses the script (Streamlit's magic calls
-    # ast.parse): concurrent parses in CPython 3.11 can raise "SystemError: AST constructor recursion depth mismatch"
-    # (seen once in a CI run, where no click then trained). The test is about the training queue, so parsing and
-    # compiling are taken one at a time here.
-    parsing = threading.RLock()
-    real_parse, real_compile = ast.parse, builtins.compile
-
-    def one_parse(*a, **k):
-        with parsing:
-            return real_parse(*a, **k)
-
-    def one_compile(*a, **k):
-        with parsing:
-            return real_compile(*a, **k)
-
-    monkeypatch.setattr(ast, "parse", one_parse)
-    monkeypatch.setattr(builtins, "compile", one_compile)
+    one_parse_at_a_time(monkeypatch)  # four AppTests run the page in four threads at once
     pages = [open_page(PAGE, {**SMALL, "V": str(v)}, timeout=180) for v in (3, 4, 5, 6)]
     for at in pages:
         assert_clean(at)
