@@ -290,3 +290,24 @@ def test_shipped_verdicts_follow_the_rule():
             assert r["verdict"] == verdict_word(r["fraction"]) and r["lo"] <= r["fraction"] <= r["hi"]
     # the complaint: T5 ends far below NoPE beyond L, whatever the old ratio said
     assert rows["t5"]["fraction"] < rows["nope"]["fraction"]
+
+
+def test_shipped_verdicts_are_computed_once_per_set_of_files_and_each_caller_gets_a_copy(monkeypatch):
+    import posenc.lab.results as results
+
+    fresh = {t: verdict_rows(r, longer=results.load_task(t)["longer"]) for t, r in results.load_tasks().items()}
+    first = task_verdicts()
+    assert first == fresh  # the kept verdicts are the ones computed from the files
+    first["markov"]["t5"]["fraction"] = 99.0  # a caller that edits its copy changes nothing kept
+    assert task_verdicts() == fresh
+    calls = []
+    monkeypatch.setattr(results, "verdict_rows", lambda r, longer=None: calls.append(1) or {})
+    task_verdicts()
+    assert not calls  # the same files: nothing recomputed
+    results.load_tasks.cache_clear()  # other files (a test's data directory, a retrained lab): computed again
+    try:
+        assert set(task_verdicts()) == set(fresh) and len(calls) == len(fresh)
+    finally:
+        results.load_tasks.cache_clear()
+        monkeypatch.undo()
+        results._SHIPPED_VERDICTS.clear()

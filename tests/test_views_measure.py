@@ -78,10 +78,12 @@ def test_long_range_draws_are_shared_by_methods_and_change_nothing():
     is the same bit for bit with the cache cleared (the draws are those of one generator, in one order)."""
     inv = default_inv_freq(64, 1e4)
     X._draws.cache_clear()
+    X._KEPT.clear()
     first = X.long_range(inv, target=8192, rho=0.7, n_samples=32, seed=5)
     other = X.long_range(inv / 4, target=8192, logit_scale=1.2, rho=0.7, n_samples=32, seed=5)  # another method: a hit
     assert X._draws.cache_info().hits == 1
     X._draws.cache_clear()
+    X._KEPT.clear()
     again = X.long_range(inv, target=8192, rho=0.7, n_samples=32, seed=5)
     for p in (5, 50, 95):
         assert np.array_equal(first["entropy"][p], again["entropy"][p]) and np.array_equal(first["logit"][p], again["logit"][p])
@@ -89,6 +91,37 @@ def test_long_range_draws_are_shared_by_methods_and_change_nothing():
     q = X._draws(64, 8192, 32, 160, 5, X.BLOCK_KEYS, X.ENTROPY_SAMPLES, X.ENTROPY_MAX_LEN)[0]
     with pytest.raises(ValueError):
         q[0, 0] = 1.0  # read-only: a caller cannot change what the next method draws
+
+
+def test_long_range_results_are_kept_per_method_and_each_call_gets_its_own_arrays(monkeypatch):
+    """A method computed before (same frequencies, target, scale, rho, samples, seed) is not computed again: a page that
+    adds a pasted config's curve recomputes only that one.  The kept result equals a fresh computation bit for bit."""
+    inv = default_inv_freq(32, 1e4)
+    X._KEPT.clear()
+    first = X.long_range(inv, target=4096, rho=0.5, n_samples=16, seed=2)
+    calls = []
+    real = X._long_range
+    monkeypatch.setattr(X, "_long_range", lambda *a: calls.append(a[1]) or real(*a))
+    again = X.long_range(inv.copy(), target=4096, rho=0.5, n_samples=16, seed=2)  # equal frequencies, another array
+    assert not calls
+    for part in ("logit", "entropy"):
+        for p in (5, 50, 95):
+            assert np.array_equal(first[part][p], again[part][p])
+    first["logit"][50][:] = 0.0  # a caller that writes into its arrays changes nothing kept
+    assert np.array_equal(X.long_range(inv, target=4096, rho=0.5, n_samples=16, seed=2)["logit"][50], again["logit"][50])
+    X.long_range(inv, target=4096, rho=0.5, n_samples=16, seed=2, logit_scale=1.1)  # another scale: computed
+    X.long_range(inv * (1 + 1e-15), target=4096, rho=0.5, n_samples=16, seed=2)  # other frequencies, by one ulp: computed
+    assert calls == [4096, 4096]
+    X._KEPT.clear()
+    fresh = X.long_range(inv, target=4096, rho=0.5, n_samples=16, seed=2)
+    assert all(np.array_equal(fresh["entropy"][p], again["entropy"][p]) for p in (5, 50, 95))
+    with pytest.raises(ValueError, match="stopped after"):
+        X.long_range(inv, target=100_000, rho=0.5, n_samples=16, seed=3, deadline=0.0)
+    assert len(X._KEPT) == 1  # a run that ran out of time keeps nothing
+    monkeypatch.setattr(X, "LONG_RANGE_KEPT", 2)
+    for s in (4, 5, 6):
+        X.long_range(inv, target=64, n_samples=4, seed=s)
+    assert len(X._KEPT) == 2
 
 
 def test_dynamic_effective_scale():

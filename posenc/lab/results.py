@@ -10,6 +10,7 @@ min-max range, with the mean; the standard deviation is reported alongside (ddof
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import math
@@ -386,10 +387,20 @@ def load_tasks() -> dict[str, dict]:
     return {task: json.loads(path.read_text(encoding="utf-8")) for task, path in task_files().items()}
 
 
+_SHIPPED_VERDICTS: dict = {}  # the shipped tasks' verdicts, kept while load_tasks() returns the same files
+
+
 def task_verdicts(tasks: dict[str, dict] | None = None) -> dict[str, dict[str, dict]]:
-    """{task: verdict_rows(its results)} (default: every shipped task, each with its follow-up run if one ships)."""
+    """{task: verdict_rows(its results)} (default: every shipped task, each with its follow-up run if one ships).
+
+    The shipped verdicts depend on no control, and Compare and the claims ask for them at every new setting: they are
+    computed once per ``load_tasks()`` result (the same files) and each call gets its own copy."""
     if tasks is None:
-        return {t: verdict_rows(r, longer=load_task(t)["longer"]) for t, r in load_tasks().items()}
+        shipped, kept = load_tasks(), _SHIPPED_VERDICTS.get("kept", (None, None))
+        if kept[0] is not shipped:
+            kept = shipped, {t: verdict_rows(r, longer=load_task(t)["longer"]) for t, r in shipped.items()}
+            _SHIPPED_VERDICTS["kept"] = kept  # one assignment: a concurrent reader sees the old pair or the new
+        return copy.deepcopy(kept[1])
     return {t: verdict_rows(r) for t, r in tasks.items()}
 
 
