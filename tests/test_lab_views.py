@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from posenc.charts import base
 from posenc.charts import lab as charts
 from posenc.lab.evaluate import attention, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
@@ -203,19 +204,19 @@ def test_bands_view_numbers_are_the_band_gaps_with_bootstrap_intervals():
 
 
 def test_spread_labels():
-    np.testing.assert_allclose(views.spread_labels([1.0, 100.0], gap=0.5), [1.0, 100.0])  # far apart: unmoved
-    y = views.spread_labels([1.0, 1.0], gap=0.2)  # two equal: 0.1 decade below and above
+    np.testing.assert_allclose(base.spread_labels([1.0, 100.0], gap=0.5), [1.0, 100.0])  # far apart: unmoved
+    y = base.spread_labels([1.0, 1.0], gap=0.2)  # two equal: 0.1 decade below and above
     np.testing.assert_allclose(np.log10(y), [-0.1, 0.1])
-    y = views.spread_labels([10.0, 1.0, 1.0, 1.0], gap=0.1)  # three equal at 1, one far: the three centred, order kept
+    y = base.spread_labels([10.0, 1.0, 1.0, 1.0], gap=0.1)  # three equal at 1, one far: the three centred, order kept
     np.testing.assert_allclose(np.log10(y), [1.0, -0.1, 0.0, 0.1])
     with pytest.raises(ValueError, match="values"):
-        views.spread_labels([0.0, 1.0])
+        base.spread_labels([0.0, 1.0])
     with pytest.raises(ValueError, match="gap"):
-        views.spread_labels([1.0], gap=0)
+        base.spread_labels([1.0], gap=0)
     # a two-line label needs 1.5 gaps to a one-line neighbour (half its own height plus half the neighbour's)
-    np.testing.assert_allclose(np.log10(views.spread_labels([1.0, 1.0], gap=0.2, lines=[1, 2])), [-0.15, 0.15])
-    np.testing.assert_allclose(views.spread_labels([2.0, 5.0], gap=1.0, log=False), [2.0, 5.0])  # linear: 3 units apart, unmoved
-    np.testing.assert_allclose(views.spread_labels([2.0, 2.5], gap=1.0, log=False), [1.75, 2.75])
+    np.testing.assert_allclose(np.log10(base.spread_labels([1.0, 1.0], gap=0.2, lines=[1, 2])), [-0.15, 0.15])
+    np.testing.assert_allclose(base.spread_labels([2.0, 5.0], gap=1.0, log=False), [2.0, 5.0])  # linear: 3 units apart, unmoved
+    np.testing.assert_allclose(base.spread_labels([2.0, 2.5], gap=1.0, log=False), [1.75, 2.75])
 
 
 def test_axis_span_is_the_axis_vega_lite_draws():
@@ -227,10 +228,24 @@ def test_axis_span_is_the_axis_vega_lite_draws():
     assert axis_span(-2.0, 10.0, log=False) == 15.0
 
 
+def test_end_heights_space_names_end_px_apart_on_the_drawn_axis():
+    """Two lines ending at one value: their names END_PX px apart on the axis the band widens (charts.base.end_heights,
+    shared by the Context extension and lab charts)."""
+    rows = pd.DataFrame({"y": [1.0, 7.0, 7.0], "lo": [0.5, 6.0, 6.0], "hi": [1.5, 8.0, 8.0]})
+    last = rows.iloc[1:].reset_index(drop=True)
+    h = base.end_heights(last, rows, "y", ("lo", "hi"), plot_px=200, log_y=False)
+    span = base.axis_span(0.5, 8.0, log=False)  # the band's 0.5 .. 8, not the lines' 1 .. 7
+    np.testing.assert_allclose(np.diff(h), span * base.END_PX / 200) and np.testing.assert_allclose(h.mean(), 7.0)
+    logh = base.end_heights(last, rows, "y", plot_px=100, log_y=True)  # no band: the lines' own 1 .. 7, one decade
+    np.testing.assert_allclose(np.diff(np.log10(logh)), base.END_PX / 100)
+    nothing = rows.assign(y=np.nan, lo=np.nan, hi=np.nan)
+    assert np.isnan(base.end_heights(nothing.iloc[1:], nothing, "y", ("lo", "hi"), plot_px=200, log_y=True)).all()
+
+
 def test_long_end_labels_wrap_at_the_space_nearest_their_middle():
-    assert views.wrap_label("T5 buckets scaled to L") == "T5 buckets\nscaled to L"
-    assert views.wrap_label("RoPE + randomized") == "RoPE + randomized"  # 17 characters: one line
-    assert views.wrap_label("x" * 30) == "x" * 30  # no space: as is
+    assert base.wrap_label("T5 buckets scaled to L") == "T5 buckets\nscaled to L"
+    assert base.wrap_label("RoPE + randomized") == "RoPE + randomized"  # 17 characters: one line
+    assert base.wrap_label("x" * 30) == "x" * 30  # no space: as is
     labels = views.bands_view(RUN)["labels"]
     assert (labels["text"].str.replace("\n", " ") == labels["label"]).all()
 

@@ -356,6 +356,23 @@ def axis_span(lo: float, hi: float, *, log: bool) -> float:
     return 1.25 * ((max(hi, 0.0) - min(lo, 0.0)) or 1.0)
 
 
+END_PX = 14  # px between two end labels' baselines (font 11)
+
+
+def end_heights(last: pd.DataFrame, rows: pd.DataFrame, y: str, band: Sequence[str] = (), *, plot_px: int, log_y: bool,
+                lines=None) -> np.ndarray:
+    """Heights for the names of the lines ending at ``last`` (one row a line, its end's value in ``y``), no two closer
+    than END_PX px on a plot ``plot_px`` tall: spaced in the units of the axis Vega-Lite draws for every value of
+    ``rows`` (``y`` and the ``band`` columns, which widen it; ``axis_span``), so names meant END_PX apart never touch.
+    ``lines`` as in ``spread_labels``.  NaN for each line when no value can be drawn."""
+    vals = rows[[c for c in (y, *band) if c in rows]].to_numpy(dtype=float).ravel()
+    vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
+    if not len(last) or not vals.size:
+        return np.full(len(last), np.nan)
+    span = axis_span(float(vals.min()), float(vals.max()), log=log_y)
+    return spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / plot_px, log=log_y, lines=lines)
+
+
 def named_ends(ends: pd.DataFrame, x: alt.X, value: str, y: alt.Y, color: alt.Color, text: str) -> alt.LayerChart:
     """Names beside the right ends of lines, readable in both themes: each name in the neutral grey, tied to its line by
     a short vertical leader from the line's end (``value``) to the name's height (``label_y``) and a square in the line's

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
 from posenc.charts.base import (
@@ -25,10 +24,9 @@ from posenc.charts.base import (
     NAME_COLORS,
     NEUTRAL_TEXT,
     OKABE_ITO,
-    axis_span,
+    end_heights,
     is_model_series,
     named_ends,
-    spread_labels,
 )
 from posenc.charts.memo import memo
 from posenc.charts.template import templated
@@ -94,12 +92,11 @@ def _model(model: alt.Chart, x: str, line: dict | None = None) -> alt.LayerChart
 
 
 METHOD_TIP = alt.Tooltip("method:N", title="method · settings")
-END_PX = 14  # px between two end labels' baselines (font 11)
 
 
 def line_ends(frame: pd.DataFrame, x: str, y: str, *, plot_px: int, log_y: bool) -> pd.DataFrame:
     """Each method's last point (its largest ``x``; a loaded model is labelled by its own layer), with ``label_y``: a
-    height for its name no two closer than END_PX px on a plot ``plot_px`` tall (``spread_labels``), so lines that end
+    height for its name no two closer than END_PX px on a plot ``plot_px`` tall (``charts.base.end_heights``), so lines that end
     together get a stack of names beside their common end instead of a legend to match colours against."""
     rows = frame[~frame["name"].astype(str).map(is_model_series) & frame[y].notna() & frame[x].notna()]
     if log_y:
@@ -108,12 +105,8 @@ def line_ends(frame: pd.DataFrame, x: str, y: str, *, plot_px: int, log_y: bool)
         return pd.DataFrame({"name": pd.Series(dtype=str), x: pd.Series(dtype=float), y: pd.Series(dtype=float),
                              "label_y": pd.Series(dtype=float)})
     last = rows.loc[rows.groupby("name", observed=True, sort=False)[x].idxmax(), ["name", x, y]].reset_index(drop=True)
-    vals = rows[[c for c in (y, "p5", "p95") if c in rows]].to_numpy(dtype=float).ravel()  # a band widens the axis too
-    vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
-    lo, hi = float(vals.min()), float(vals.max())
-    span = axis_span(lo, hi, log=log_y)  # the axis drawn, so that labels meant END_PX apart never touch
     last["name"] = last["name"].astype(str)
-    last["label_y"] = spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / plot_px, log=log_y)
+    last["label_y"] = end_heights(last, rows, y, ("p5", "p95"), plot_px=plot_px, log_y=log_y)  # a band widens the axis too
     return last
 
 

@@ -16,12 +16,11 @@ from posenc.charts.base import (
     OKABE_ITO,
     SCHEME_COLORS,
     SEQUENTIAL,
-    axis_span,
+    end_heights,
     heatmap,
     named_ends,
     pick,
     pick_text,
-    spread_labels,
     wrap_label,
 )
 from posenc.charts.memo import memo
@@ -69,7 +68,6 @@ def _rule(at: float, label: str) -> alt.LayerChart:
     return alt.layer(rule, text)
 
 
-END_PX = 14  # px between two end labels' baselines (font 11)
 
 
 def end_labels(frame: pd.DataFrame, scale: alt.Scale, x: str, xs: alt.X, y: str, ys: alt.Scale, *, height: int,
@@ -77,22 +75,14 @@ def end_labels(frame: pd.DataFrame, scale: alt.Scale, x: str, xs: alt.X, y: str,
     """Each scheme named beside the right end of its line (``charts.base.named_ends``), instead of a legend of a dozen colours to
     match: the lines that reach the last x (a line that stops earlier, such as the learned table's at L, keeps its
     tooltip), the first budget's (solid) line where a follow-up run is dashed beside it, heights spread END_PX px apart
-    over the plot's ``height`` (``charts.base.spread_labels``)."""
+    over the plot's ``height`` (``charts.base.end_heights``)."""
     rows = frame[frame[y].notna() & ((frame[y] > 0) if log_y else True)]
     if "budget" in rows and len(rows):
         rows = rows[rows["budget"] == rows["budget"].iloc[0]]
     keep = ["scheme", x, y, *[c for c in ("budget", "key") if c in rows]]  # a reader of the chart's data finds each row whole
     last = rows[rows[x] == rows[x].max()].drop_duplicates("scheme")[keep].reset_index(drop=True)
-    cols = [c for c in (y, "lo", "hi") if c in rows]
-    vals = rows[cols].to_numpy(dtype=float).ravel()
-    vals = vals[np.isfinite(vals) & ((vals > 0) if log_y else True)]
-    if len(last) and vals.size:
-        lo, hi = float(vals.min()), float(vals.max())
-        span = axis_span(lo, hi, log=log_y)  # the axis drawn, so that labels meant END_PX apart never touch
-        lines = np.array([1 + wrap_label(t).count("\n") for t in last["scheme"].astype(str)])
-        last["label_y"] = spread_labels(last[y].to_numpy(dtype=float), gap=span * END_PX / height, log=log_y, lines=lines)
-    else:
-        last["label_y"] = pd.Series(dtype=float)
+    lines = np.array([1 + wrap_label(t).count("\n") for t in last["scheme"].astype(str)])
+    last["label_y"] = end_heights(last, rows, y, ("lo", "hi"), plot_px=height, log_y=log_y, lines=lines)
     last["scheme"] = last["scheme"].astype(str)
     last["text"] = [wrap_label(t) for t in last["scheme"]]  # a long name on two lines: at 390 px the room is ~100 px
     return named_ends(last, xs, y, alt.Y(f"{y}:Q", scale=ys), alt.Color("scheme:N", scale=scale, legend=None), "text")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from posenc._validate import check_choice, check_int
-from posenc.charts.base import END_LABEL_CHARS, downsample, matrix_frame, narrow_ints, wrap_label  # noqa: F401 (used here, and by tests through this module)
+from posenc.charts.base import downsample, matrix_frame, narrow_ints, spread_labels, wrap_label
 from posenc.lab.evaluate import attention_layers, eval_sequences, mass_on_context
 from posenc.lab.experiment import LabConfig
 from posenc.lab.positions import EXTENSION_NAMES, NAMES, REGISTRY_KEY, unseen_share, untrainable
@@ -35,7 +35,6 @@ from posenc.lab.results import (  # noqa: F401 (the page reads them here)
 from posenc.registry import get_scheme
 from posenc.views.lab_findings import (  # noqa: F401 (the findings in words and the order sweep, re-exported)
     BAND_PLOT_PX,
-    LABEL_GAP,
     LABEL_PX,
     ORDER_COLUMNS,
     ORDERS_CAPTION,
@@ -47,7 +46,6 @@ from posenc.views.lab_findings import (  # noqa: F401 (the findings in words and
     order_sentence,
     order_sweep,
     order_view,
-    spread_labels,
     top_sentence,
     uniform_gap,
     worse_than_uniform,

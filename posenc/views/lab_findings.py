@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from posenc.charts.base import LABEL_GAP, spread_labels  # noqa: F401 (the lab views take both from here)
+from posenc.charts.base import spread_labels
 from posenc.lab.positions import NAMES, REGISTRY_KEY
 from posenc.lab.results import (
     HOLDS,
