@@ -169,3 +169,36 @@ def test_the_shift_exercise_threshold_runs_no_forward(monkeypatch):
     for view, threshold in ((a, 0.01), (b, 0.001)):  # the answer: the first bfloat16 shift past the threshold
         past = [s for s, v in kl.items() if not v <= threshold]
         assert view["quiz"]["answer"] == (f"{past[0]:,}" if past else "never (up to 10⁶)")
+
+
+@needs_model
+def test_a_shorter_passage_is_a_slice_of_a_longer_run_and_moving_the_slider_runs_no_forward(monkeypatch):
+    """The model is causal and every variant's angles are a table by position: the losses on a passage's first n tokens
+    are those of a longer run, cut (equal up to float32 rounding).  So the passage slider runs a forward for the first
+    length, one for the whole passage the first time it grows, and none after."""
+    import importlib
+
+    from posenc.views import real_model as views
+
+    module = importlib.import_module("posenc.model.forward")
+    calls, forward = [], module.forward
+    monkeypatch.setattr(module, "forward", lambda *a, **k: calls.append(a[2].size) or forward(*a, **k))
+    views._RUNS.clear()
+    variants = [{}, views.NOPE, {"scheme": "rope_yarn", "params": {"factor": 4.0}}]
+    ids, first = views.passage_losses("test", variants, "alice", "", 32)
+    assert calls == [32] and first.shape == (3, 31)
+    _, shorter = views.passage_losses("test", variants, "alice", "", 16)
+    assert calls == [32] and np.array_equal(shorter, first[:, :15])  # a slice of the run already made
+    _, longer = views.passage_losses("test", variants, "alice", "", 48)
+    assert calls == [32, views.MAX_PASSAGE_TOKENS]  # growing runs the whole passage once ...
+    for n in (64, 128, 176, 16):
+        views.passage_losses("test", variants, "alice", "", n)
+    assert len(calls) == 2  # ... and every length after is a slice
+    own = pm.load().logits_many(ids, variants)  # the first 32 tokens run on their own
+    for i in range(len(variants)):
+        np.testing.assert_allclose(longer[i, :31], measure.token_nll(own[i], ids), atol=views.PREFIX_TOL, rtol=0)
+    ppl = views.perplexity_view("alice", "", 48)
+    kept = views._RUNS[("order", "alice", "")]
+    assert ppl["ppl"]["RoPE"] == pytest.approx(float(np.exp(kept[0, :47].mean())), rel=1e-12)
+    with pytest.raises(ValueError):
+        longer[0, 0] = 1.0  # read-only: a view cannot change what the next length reads

@@ -8,6 +8,8 @@ it from a small per-process memo keyed on the same scalars.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -65,6 +67,38 @@ def passage_ids(passage: str, yours: str, n_tokens: int) -> np.ndarray:
     return ids
 
 
+_RUNS: OrderedDict = OrderedDict()  # (what, passage, your text) -> (V, m) per-token losses of the longest run so far
+_RUNS_LOCK = threading.Lock()
+KEPT_RUNS = 32  # passages x variant sets kept per process (13 x 191 floats at most, ~20 kB each)
+PREFIX_TOL = 1e-4  # nats: a prefix of a longer run against a run of its own (float32 rounding; 3e-5 measured)
+
+
+def passage_losses(what: str, variants: list[dict], passage: str, yours: str, n_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, losses (len(variants), ids.size - 1)): each variant's loss (nats) on each next token of the passage's first
+    ``n_tokens`` tokens; ``what`` names the variant set (one per view).
+
+    The model is causal and no variant's rotation depends on the length (each is a table of angles by position): the
+    losses on the first n tokens do not depend on the tokens after them.  So a run over more tokens answers every
+    shorter n by a slice (equal up to float32 rounding, PREFIX_TOL), and a longer n than any run so far runs the whole
+    passage (up to MAX_PASSAGE_TOKENS) once: moving the passage slider then runs no forward at all."""
+    ids = passage_ids(passage, yours, n_tokens)
+    key = (what, passage, yours if passage == YOURS else "")
+    with _RUNS_LOCK:
+        kept = _RUNS.get(key)
+        if kept is not None:
+            _RUNS.move_to_end(key)
+    if kept is None or kept.shape[1] < ids.size - 1:
+        run = ids if kept is None else passage_ids(passage, yours, MAX_PASSAGE_TOKENS)  # first: only what was asked
+        L = pm.load().logits_many(run, variants)
+        kept = np.stack([measure.token_nll(L[i], run) for i in range(len(variants))])
+        kept.flags.writeable = False
+        with _RUNS_LOCK:
+            _RUNS[key] = kept
+            while len(_RUNS) > KEPT_RUNS:
+                _RUNS.popitem(last=False)
+    return ids, kept[:, : ids.size - 1]
+
+
 def _ids(sentence: str, limit: int) -> np.ndarray:
     ids = pm.load().encode(sentence)
     if ids.size < 2:
@@ -108,9 +142,8 @@ def order_view(a: str, b: str, top: int = 6) -> dict:
 
 def perplexity_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Per-token loss on a passage with RoPE and with positions removed; perplexities and their ratio."""
-    ids = passage_ids(passage, yours, n_tokens)
-    L = pm.load().logits_many(ids, [{}, NOPE])
-    nll = {name: measure.token_nll(L[i], ids) for i, name in enumerate(("RoPE", "NoPE"))}
+    ids, losses = passage_losses("order", [{}, NOPE], passage, yours, n_tokens)
+    nll = dict(zip(("RoPE", "NoPE"), losses))
     frame = pd.concat([pd.DataFrame({"token": np.arange(1, ids.size), "positions": name,
                                      "running mean loss": np.cumsum(v) / np.arange(1, ids.size)}) for name, v in nll.items()])
     ppl = {name: float(np.exp(v.mean())) for name, v in nll.items()}
@@ -188,9 +221,8 @@ def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
 
 def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Perplexity when the slowest x % of the rotation pairs stop rotating (p-RoPE applied to a model trained without it)."""
-    ids = passage_ids(passage, yours, n_tokens)
-    L = pm.load().logits_many(ids, [{"fraction": 1 - d / 100} for d in DROPS])
-    ppl = [measure.perplexity(L[i], ids) for i in range(len(DROPS))]
+    ids, losses = passage_losses("prope", [{"fraction": 1 - d / 100} for d in DROPS], passage, yours, n_tokens)
+    ppl = [float(np.exp(v.mean())) for v in losses]
     frame = pd.DataFrame({"dropped %": DROPS, "perplexity": ppl, "change %": [100 * (p / ppl[0] - 1) for p in ppl]})
     at25 = float(frame.loc[frame["dropped %"] == 25.0, "change %"].iloc[0])
     bands = ("less than 1 %", "1–10 %", "10–100 %", "more than 100 %")
@@ -268,12 +300,11 @@ def shift_takeaway(view: dict) -> dict:
 # ----------------------------------------------------------------------------- What an extension costs
 def extension_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Perplexity within the trained length with each context extension at factors 2, 4, 8 (no fine-tuning)."""
-    ids = passage_ids(passage, yours, n_tokens)
     variants = [{}] + [{"scheme": k, "params": {"factor": float(f)}} for k in EXTENSIONS for f in FACTORS]
-    L = pm.load().logits_many(ids, variants)
-    base = measure.perplexity(L[0], ids)
+    ids, losses = passage_losses("extension", variants, passage, yours, n_tokens)
+    base = float(np.exp(losses[0].mean()))
     rows = [{"method": get_scheme(v["scheme"]).short_name, "key": v["scheme"], "factor": int(v["params"]["factor"]),
-             "perplexity": measure.perplexity(L[i], ids)} for i, v in enumerate(variants) if i]
+             "perplexity": float(np.exp(losses[i].mean()))} for i, v in enumerate(variants) if i]
     frame = pd.DataFrame(rows)
     frame["change %"] = 100 * (frame["perplexity"] / base - 1)
     at8 = frame[frame["factor"] == 8].sort_values("perplexity")
