@@ -172,3 +172,25 @@ def test_measurements_are_shared_between_views_and_copied_out():
     assert cmp.measure_scheme("sinusoidal")["translation_invariance"] < 1e-12
     custom = cmp.measure_scheme("rope", params={"base": 500.0})  # explicit params: measured, not remembered
     assert custom != cmp.measure_scheme("rope") and cmp._measured.cache_info().currsize == info.currsize
+
+
+def test_a_new_training_length_remeasures_the_score_matrix_only_where_the_parameters_name_it(monkeypatch):
+    """Uniqueness and the dense score matrix depend on n, d, the heads and the parameters: a new L re-measures them
+    only for the schemes whose comparison parameters carry L (the RoPE extensions), and every row is the one a
+    measurement that remembers nothing makes."""
+    from posenc.analysis import compare as cmp
+
+    cmp._measured.cache_clear()
+    cmp._at_length.cache_clear()
+    cmp.comparison_table(n=64, train_len=64)
+    first = cmp._at_length.cache_info().misses
+    rows = cmp.comparison_table(n=64, train_len=128)
+    named = [k for k in posenc.SCHEMES if comparison_params(k, 64) != comparison_params(k, 128)]
+    assert len(named) == 6 and cmp._at_length.cache_info().misses == first + len(named)
+    cmp._measured.cache_clear()
+    monkeypatch.setattr(cmp, "_at_length", cmp._at_length.__wrapped__)  # measured whole, nothing remembered
+    fresh = cmp.comparison_table(n=64, train_len=128)
+    for k, a, b in zip(posenc.SCHEMES, rows, fresh):
+        assert list(a) == list(b), k
+        assert all(a[c] == b[c] or (isinstance(a[c], float) and math.isnan(a[c]) and math.isnan(b[c])) for c in a), k
+    cmp._measured.cache_clear()

@@ -135,21 +135,19 @@ def _measure(key, *, n, d, n_heads, train_len, params) -> dict:
         row["max_slope"] = row["slope_length_change"] = float("nan")
         row["continuous"] = False  # only defined at integer positions (a lookup or a bucket)
 
-    # unique: closest pair of distinct positions at length n
-    best = collisions(key, n, d, **sig_kw, **params)  # exact; O(n d) for isometric schemes
-    row.update(closest_distance=best["distance"], closest_i=best["i"], closest_j=best["j"])
-    row.update(uniqueness(scheme.signature(np.arange(n), d, seq_len=n, **sig_kw, **params), best["distance"]))
+    # unique (closest pair of distinct positions at length n) and relative (the dense score matrix): measured on the
+    # positions 0 .. n-1 and the parameters alone, so remembered on them (_at_length)
+    try:
+        unique, relative = _at_length(key, n, d, n_heads, tuple(sorted(params.items())))
+    except TypeError:  # a parameter that cannot be a key (none of the registry's): measured here
+        unique, relative = _at_length.__wrapped__(key, n, d, n_heads, tuple(sorted(params.items())))
+    row.update(unique)
 
     # length-invariant: position 1 under several sequence lengths
     lengths = sorted({2, max(2, n // 2), n, 2 * L, 4 * L})
     row["length_change"] = length_dependence(key, 1, lengths, d, **sig_kw, **params)["max_change"]
 
-    # relative: translation invariance of the dense score matrix, and whether it varies
-    S = scheme.dense_scores(n, d, n_heads=n_heads, **params)  # (n, n) from the defining function
-    finite = S[np.isfinite(S)]
-    row["translation_invariance"] = translation_invariance(S)
-    row["score_spread"] = float(finite.max() - finite.min()) if finite.size else 0.0
-    row["relative"] = bool(row["translation_invariance"] <= RELATIVE_TOL and row["score_spread"] > 1e-9)
+    row.update(relative)
 
     # extrapolates: defined at 4L (how well a model carries its task there is measured by the lab)
     row["defined_at_4L"] = scheme.max_len is None or 4 * L <= scheme.max_len
@@ -157,6 +155,26 @@ def _measure(key, *, n, d, n_heads, train_len, params) -> dict:
     row["learned_parameters"] = scheme.learned_parameters(d, n_heads, **params)
     row.update(enters=scheme.enters, models=", ".join(scheme.models), paper=scheme.paper, year=scheme.year)
     return row
+
+
+@functools.lru_cache(maxsize=MEASURED_ROWS)
+def _at_length(key: str, n: int, d: int, n_heads: int, params: tuple) -> tuple[dict, dict]:
+    """(unique columns, relative columns) of scheme ``key`` with ``params`` (sorted items) at positions 0 .. n-1.
+
+    Neither depends on the training length L except through the parameters: a new L re-measures them only for the
+    schemes whose parameters name L (the six RoPE extensions, ``comparison_params``), not for the fourteen others
+    measured this way (the two learned tables are measured by ``_learned_row``)."""
+    scheme, kw, sig_kw = get_scheme(key), dict(params), {"n_heads": n_heads}
+    best = collisions(key, n, d, **sig_kw, **kw)  # exact; O(n d) for isometric schemes
+    unique = {"closest_distance": best["distance"], "closest_i": best["i"], "closest_j": best["j"],
+              **uniqueness(scheme.signature(np.arange(n), d, seq_len=n, **sig_kw, **kw), best["distance"])}
+    # relative: translation invariance of the dense score matrix, and whether it varies
+    S = scheme.dense_scores(n, d, n_heads=n_heads, **kw)  # (n, n) from the defining function
+    finite = S[np.isfinite(S)]
+    relative = {"translation_invariance": translation_invariance(S),
+                "score_spread": float(finite.max() - finite.min()) if finite.size else 0.0}
+    relative["relative"] = bool(relative["translation_invariance"] <= RELATIVE_TOL and relative["score_spread"] > 1e-9)
+    return unique, relative
 
 
 def _learned_row(scheme, table: np.ndarray, *, n: int, train_len: int) -> dict:
