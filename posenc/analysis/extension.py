@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 import time
-from collections import OrderedDict
 
 import numpy as np
 
+from posenc._kept import Kept
 from posenc._trig import MIN_ROWS, evenly_spaced, sincos_outer
 from posenc._validate import check_float, check_int, check_positions
 from posenc.schemes.rotary import pair_views
@@ -32,8 +31,7 @@ ENTROPY_MAX_LEN = 10**8  # the entropy is measured out to min(target, this)
 TIME_BUDGET_S = 8.0  # an analysis that runs longer stops with a ValueError
 CHUNK = 8192
 LONG_RANGE_KEPT = 64  # long_range results kept per process (a few kB each): a method's curves are computed once
-_KEPT: OrderedDict = OrderedDict()
-_KEPT_LOCK = threading.Lock()
+_KEPT = Kept(LONG_RANGE_KEPT)
 
 
 def _freqs(inv_freq, name: str = "inv_freq") -> np.ndarray:
@@ -180,16 +178,10 @@ def long_range(inv_freq, *, target: int, logit_scale: float = 1.0, rho: float = 
     S = check_int("n_samples", n_samples, lo=1, hi=MAX_SAMPLES)
     seed = check_int("seed", seed, lo=0, hi=2**32 - 1)
     key = (inv.tobytes(), T, ls, r, m, S, seed, tuple(quantiles), BLOCK_KEYS, ENTROPY_SAMPLES, ENTROPY_MAX_LEN)
-    with _KEPT_LOCK:
-        kept = _KEPT.get(key)
-        if kept is not None:
-            _KEPT.move_to_end(key)
+    kept = _KEPT.get(key)
     if kept is None:
         kept = _long_range(inv, T, ls, r, m, S, seed, tuple(quantiles), deadline)
-        with _KEPT_LOCK:
-            _KEPT[key] = kept
-            while len(_KEPT) > LONG_RANGE_KEPT:
-                _KEPT.popitem(last=False)
+        _KEPT.put(key, kept, most=LONG_RANGE_KEPT)
     return {k: ({p: a.copy() for p, a in v.items()} if isinstance(v, dict) else v.copy() if isinstance(v, np.ndarray) else v)
             for k, v in kept.items()}
 

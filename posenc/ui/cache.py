@@ -21,13 +21,13 @@ import importlib
 import pickle
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
 
+from posenc._kept import Kept
 from posenc.ui import md
 from posenc.ui import queue as jobs
 
@@ -129,33 +129,7 @@ def safe(fn: Callable, *args, **kwargs) -> Any | None:
         return None
 
 
-class _Kept:
-    """Pickled results of long jobs, least recently used dropped first once they pass ``LONG_BYTES``."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._items: OrderedDict[tuple, bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> bytes | None:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-            return self._items.get(key)
-
-    def put(self, key: tuple, blob: bytes) -> None:
-        with self._lock:
-            self._items[key] = blob
-            self._items.move_to_end(key)
-            while len(self._items) > 1 and sum(map(len, self._items.values())) > self.limit:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-KEPT = _Kept(LONG_BYTES)
+KEPT = Kept(most=4096, max_bytes=LONG_BYTES)  # pickled results: bytes
 
 
 def long_job(fn: Callable, *args, kind: str = "model", notice=None, **kwargs) -> Any:

@@ -8,14 +8,13 @@ it from a small per-process memo keyed on the same scalars.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 import posenc.model as pm
+from posenc._kept import Kept
 from posenc._validate import check_choice, check_int
 from posenc.analysis.precision import first_error_above
 from posenc.model import measure
@@ -67,9 +66,8 @@ def passage_ids(passage: str, yours: str, n_tokens: int) -> np.ndarray:
     return ids
 
 
-_RUNS: OrderedDict = OrderedDict()  # (what, passage, your text) -> (V, m) per-token losses of the longest run so far
-_RUNS_LOCK = threading.Lock()
 KEPT_RUNS = 32  # passages x variant sets kept per process (13 x 191 floats at most, ~20 kB each)
+_RUNS = Kept(KEPT_RUNS)  # (what, passage, your text) -> (V, m) per-token losses of the longest run so far
 PREFIX_TOL = 1e-4  # nats: a prefix of a longer run against a run of its own (float32 rounding; 3e-5 measured)
 
 
@@ -83,19 +81,13 @@ def passage_losses(what: str, variants: list[dict], passage: str, yours: str, n_
     passage (up to MAX_PASSAGE_TOKENS) once: moving the passage slider then runs no forward at all."""
     ids = passage_ids(passage, yours, n_tokens)
     key = (what, passage, yours if passage == YOURS else "")
-    with _RUNS_LOCK:
-        kept = _RUNS.get(key)
-        if kept is not None:
-            _RUNS.move_to_end(key)
+    kept = _RUNS.get(key)
     if kept is None or kept.shape[1] < ids.size - 1:
         run = ids if kept is None else passage_ids(passage, yours, MAX_PASSAGE_TOKENS)  # first: only what was asked
         L = pm.load().logits_many(run, variants)
         kept = np.stack([measure.token_nll(L[i], run) for i in range(len(variants))])
         kept.flags.writeable = False
-        with _RUNS_LOCK:
-            _RUNS[key] = kept
-            while len(_RUNS) > KEPT_RUNS:
-                _RUNS.popitem(last=False)
+        _RUNS.put(key, kept)
     return ids, kept[:, : ids.size - 1]
 
 
