@@ -226,6 +226,7 @@ def warm(root: Path = ROOT) -> dict:
             sys.path.insert(0, str(root))
         failed: dict[str, str] = {}
         count = _import_all(module_names(root), failed)
+        count += _import_all(importlib.import_module("posenc._lazy").LAZY, failed)  # what posenc imports on first use
         _install(failed)
         _DONE.update(seconds=time.perf_counter() - t0, modules=count, failed=failed)
     return _DONE

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from posenc._lazy import load
 from posenc._validate import check_float, check_int, check_memory, check_positions
 from posenc.registry import get_scheme
 
@@ -99,9 +100,7 @@ def tree_closest(X: np.ndarray, *, bound: float) -> dict:
     """``closest_pair``'s KD-tree path for a checked (n, k) array with no two equal consecutive rows:
     each point's nearest other point, searched within ``bound`` (the distance of some real pair, so an
     upper bound of the answer).  ``python -m bench --only collisions`` times it against the Gram path."""
-    from scipy.spatial import cKDTree  # imported when first needed: a page that never asks pays nothing
-
-    tree = cKDTree(X)
+    tree = load("scipy.spatial").cKDTree(X)  # imported when first needed: a page that never asks pays nothing
     dist, idx = tree.query(X, k=2, distance_upper_bound=bound * (1 + 1e-9), workers=-1)  # (n, 2); inf beyond
     rows = np.arange(X.shape[0])
     other = np.where(idx[:, 1] != rows, idx[:, 1], idx[:, 0])
@@ -128,9 +127,7 @@ def count_close_pairs(points, eps: float) -> int:
         found = _dense_count(X, eps)
         if found is not None:
             return found
-    from scipy.spatial import cKDTree
-
-    tree = cKDTree(X)
+    tree = load("scipy.spatial").cKDTree(X)
     ordered = int(tree.count_neighbors(tree, eps))  # includes each point with itself
     return (ordered - X.shape[0]) // 2
 
@@ -289,9 +286,7 @@ def shift_operator(key: str, k: float, d: int, *, n_fit: int | None = None, **pa
     seq = int(pos.max() + abs(k)) + 1
     X = scheme.encode(pos, d, seq_len=seq, **p)  # (n_fit, d)
     Y = scheme.encode(pos + k, d, seq_len=seq, **p)  # (n_fit, d)
-    import scipy.linalg  # imported when first needed
-
-    Mt, *_ = scipy.linalg.lstsq(X, Y)  # X @ M^T = Y
+    Mt, *_ = load("scipy.linalg").lstsq(X, Y)  # X @ M^T = Y; SciPy imported when first needed
     M = Mt.T
     residual = float(np.max(np.abs(X @ Mt - Y)))
     ortho = float(np.max(np.abs(M @ M.T - np.eye(d))))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from posenc._lazy import load
 from posenc._validate import check_float
 from posenc.analysis.tables import check_table
 
@@ -29,18 +30,17 @@ def position_spectrum(table) -> dict:
     "n": int}.  By Parseval, sum_k w_k power[k] = n^2 * mean_c var(x_c) (population variance),
     with w_k = 2 except w = 1 for the Nyquist bin of an even n.
     """
-    import scipy.fft  # imported when first needed
-
+    fft = load("scipy.fft")  # imported when first needed
     T = check_table(table)
     n, d = T.shape
     power = np.zeros(n // 2)  # (f,)
     chunk = max(1, CHUNK_ELEMENTS // n)  # channels per block
     for c0 in range(0, d, chunk):  # channel blocks keep the complex spectrum small for big uploads
         block = T[:, c0 : c0 + chunk]  # (n, c)
-        X = scipy.fft.rfft(block - block.mean(axis=0), axis=0)  # (n // 2 + 1, c)
+        X = fft.rfft(block - block.mean(axis=0), axis=0)  # (n // 2 + 1, c)
         power += np.sum(np.abs(X[1:]) ** 2, axis=1)  # k = 0 is the removed mean
     power /= d  # mean over channels
-    freq = scipy.fft.rfftfreq(n)[1:]  # (f,) cycles per position
+    freq = fft.rfftfreq(n)[1:]  # (f,) cycles per position
     total = float(power.sum())
     share = power / total if total > 0 else np.zeros_like(power)
     return {"frequency": freq, "power": power, "share": share, "n": n}

@@ -71,6 +71,13 @@ up as a test to delete rather than a silent workaround.
    Fix: ``guard_dropped_links`` wraps it so that such a link becomes one parameter, ``LINK_DROPPED``
    (``"<parameters>,<characters>"``), and ``ensure_routed`` (every page's header) turns it into the same visible
    note as any other bad link, then removes it from the URL.
+9. **The first element of a process walks the whole stack.**  Before it sends its first element, Streamlit checks once
+   per process whether it runs in a REPL (``delta_generator._maybe_print_use_warning`` -> ``env_util.is_repl`` ->
+   ``inspect.stack()``), which looks up the module of every frame and, the first time, indexes the file of every
+   module loaded: 0.10-0.14 s of the cold start's first paint, once Streamlit, pandas, Altair and posenc are in.
+   The check only serves a warning for a script run without ``streamlit run``.  Fix: ``install`` marks it done
+   (``skip_repl_check``); a script run bare (``python app.py``) still gets Streamlit's "missing ScriptRunContext"
+   warnings.
 """
 
 from __future__ import annotations
@@ -363,9 +370,17 @@ def note_dropped_link() -> None:
 
 
 def install() -> None:
-    """Every process-wide workaround that must be in place before a session's first request (behaviours 1, 7, 8)."""
+    """Every process-wide workaround that must be in place before a session's first request (behaviours 1, 7, 8, 9)."""
     from streamlit.runtime.pages_manager import PagesManager
 
     PagesManager.uses_pages_directory = False  # what st.navigation sets (behaviour 1): app.py routes every run
     guard_uploads()
     guard_dropped_links()
+    skip_repl_check()
+
+
+def skip_repl_check() -> None:
+    """Mark Streamlit's once-per-process REPL check done, so the first element sent skips its stack walk (behaviour 9)."""
+    from streamlit import delta_generator
+
+    delta_generator._use_warning_has_been_displayed = True

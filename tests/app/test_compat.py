@@ -323,3 +323,30 @@ def test_a_dropped_link_gets_a_visible_note():
     assert compat.LINK_DROPPED not in at.query_params  # taken out of the URL once noted
     at.run()
     assert not any("1,201 parameters" in w.value for w in at.warning)  # said once
+
+
+# -- behaviour 9: the first element of a process walks the whole stack --------------------------------------------------
+def test_streamlit_walks_the_stack_once_before_its_first_element(monkeypatch):
+    import inspect
+
+    from streamlit import delta_generator
+
+    walks = []
+    real = inspect.stack
+    monkeypatch.setattr(inspect, "stack", lambda *a, **k: walks.append(1) or real(*a, **k))
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    delta_generator._maybe_print_use_warning()
+    delta_generator._maybe_print_use_warning()
+    assert walks == [1], "Streamlit no longer walks the stack before its first element: compat behaviour 9 may go"
+    walks.clear()
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    compat.skip_repl_check()
+    delta_generator._maybe_print_use_warning()
+    assert walks == []
+
+
+def test_install_skips_the_stack_walk():
+    from streamlit import delta_generator
+
+    compat.install()
+    assert delta_generator._use_warning_has_been_displayed is True
