@@ -100,3 +100,17 @@ def test_the_slide_png_is_the_slide_svg_rasterised():
     scale = export.png_scale(w)
     assert scale > 2 and abs(_size(png)[0] - w * scale) <= 1 and abs(_size(png)[1] - h * scale) <= 1
     assert _size(png)[0] >= export.MIN_PNG_WIDTH
+
+
+def test_charts_build_without_altairs_per_object_validation_and_exports_still_validate():
+    """posenc.charts turns Altair's debug mode off (no schema validation as each object is built); an invalid chart
+    is then caught where every chart is validated whole: its export."""
+    import altair as alt
+    from altair.utils import schemapi
+
+    import posenc.charts  # noqa: F401
+
+    assert schemapi.DEBUG_MODE is False
+    bad = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_line().encode(x=alt.X("x", scale=alt.Scale(type="nope")))
+    with pytest.raises(alt.utils.schemapi.SchemaValidationError):
+        export.chart_spec(bad)
