@@ -416,3 +416,24 @@ def test_verdict_text_in_words():
                                    "sequence) (95 %: 98%–113%)")
     assert v.verdict_text({"verdict": None, "reason": "no row past L"}) == "no verdict: no row past L"
     assert v.verdict_text(None) == "not trained in the lab"
+
+
+def test_scheme_similarity_is_computed_once_per_setting_and_each_caller_gets_its_own_copy(monkeypatch):
+    """RoPE's xPos and p-RoPE sections ask for the same RoPE matrix: kept (posenc.views.similarity._VIEWS)."""
+    import posenc.views.similarity as vs
+
+    calls = []
+    real = vs._scheme_similarity
+    monkeypatch.setattr(vs, "_scheme_similarity", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(vs, "_VIEWS", vs.Kept(vs.KEPT_VIEWS))
+    first = vs.scheme_similarity("rope", 96, 32, "dot", 0)
+    first["offsets"]["score"] = 0.0  # a caller that edits its copy changes nothing kept
+    again = vs.scheme_similarity("rope", 96, 32, "dot", 0)
+    fresh = real("rope", 96, 32, "dot", 0, vs.HEATMAP_CELLS, ())
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(again["offsets"], fresh["offsets"])
+    pd.testing.assert_frame_equal(again["frame"], fresh["frame"])
+    with pytest.raises(ValueError):  # a float length is refused, not answered from the integer one's result
+        vs.scheme_similarity("rope", 96.5, 32, "dot", 0)
+    vs.scheme_similarity("rope", 96, 32, "dot", 0, params=[("base", 500.0)])  # a list cannot key: computed as given
+    assert len(calls) == 3

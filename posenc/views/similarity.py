@@ -11,12 +11,14 @@ against the offset j - i.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
+from posenc._kept import Kept
 from posenc.analysis.compare import RELATIVE_TOL
 from posenc.analysis.scores import (
     cosine_from_gram,
@@ -110,6 +112,10 @@ def settings_label(key: str, d: int, params: tuple = ()) -> str:
 
 
 MAX_OFFSETS = 1024  # offsets drawn per scheme on the score-against-offset chart
+# scheme_similarity's results kept per process (~150 KB each): RoPE's xPos and p-RoPE sections both ask for RoPE at
+# 1,024 positions and the page's d, and computed it twice on every new d
+KEPT_VIEWS = 16
+_VIEWS = Kept(KEPT_VIEWS)
 
 
 def unit_of(key: str, metric: str) -> str:
@@ -175,6 +181,19 @@ def scheme_similarity(key: str, n: int, d: int = 64, metric: str = "cosine", hea
     "offsets": DataFrame(offset, score) -- the exact offset profile for
     offset-only schemes, else the mean over each diagonal -- "offset_method", "offset_step"}.
     """
+    try:
+        key_of = tuple((type(a), a) for a in (key, n, d, metric, head, max_cells, params))  # 1024 and 1024.0 apart
+        hash(key_of)
+    except TypeError:  # an argument that cannot key a result (a list): computed, and checked, as given
+        return _scheme_similarity(key, n, d, metric, head, max_cells, params)
+    kept = _VIEWS.get(key_of)
+    if kept is None:
+        kept = _scheme_similarity(key, n, d, metric, head, max_cells, params)
+        _VIEWS.put(key_of, kept)
+    return copy.deepcopy(kept)  # each caller its own frames
+
+
+def _scheme_similarity(key: str, n: int, d: int, metric: str, head: int, max_cells: int, params: tuple) -> SchemeSimilarityView:
     scheme = get_scheme(key)
     kind = scheme.kind
     d_used = scheme.width(d)

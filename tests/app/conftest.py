@@ -6,6 +6,7 @@ import pytest
 import streamlit as st
 
 from posenc.ui import cache
+from posenc.views import similarity
 
 
 @pytest.fixture(autouse=True)
@@ -17,4 +18,5 @@ def _fresh_caches(request):
         st.cache_data.clear()
         st.cache_resource.clear()
         cache.KEPT.clear()  # the long jobs' results (posenc.ui.cache.long_job), kept beside st.cache_data
+        similarity._VIEWS.clear()  # scheme_similarity's results (RoPE's xPos and p-RoPE sections share one)
     yield
