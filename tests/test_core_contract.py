@@ -603,3 +603,28 @@ def test_a_trainable_bias_gradient_is_the_finite_difference(key):
             down[i] -= eps
             f = [np.sum(G * tb.forward({**w, name: v.reshape(np.shape(value))}, pos, pos, **p)) for v in (up, down)]
             assert (f[0] - f[1]) / (2 * eps) == pytest.approx(np.reshape(grads[name], -1)[i], rel=1e-5, abs=1e-7), (key, name, i)
+
+
+BIAS_HEADS = sorted(k for k, s in SCHEMES.items() if getattr(s.behaviour, "head_bias", None) is not None)
+
+
+@pytest.mark.parametrize("key", BIAS_HEADS)
+def test_a_declared_head_bias_is_that_head_of_the_bias(key):
+    """Bias.head_bias computes one head alone (the dense score matrices use it: T5 at n = 1,024 no longer builds eight
+    copies of its bucket ids); it must equal that head of the full bias, -inf cells included, for any head count and
+    at every parameter value the specs generate."""
+    scheme = SCHEMES[key]
+    qpos, kpos = np.arange(0, 40, 3, dtype=np.float64), np.arange(37, dtype=np.float64)
+    for p in (scheme.validate_params(), *({**scheme.validate_params(), spec.name: v} for spec in scheme.params
+                                          for v in valid_values(scheme, spec))):
+        for H in (1, 3, 8):
+            full = scheme.behaviour.bias(qpos, kpos, H, **p)  # (H, n_q, n_k)
+            for h in range(H):
+                one = scheme.behaviour.head_bias(qpos, kpos, H, h, **p)
+                # equal up to the rounding of a matrix product over fewer columns (FIRE's MLP: 4e-17); -inf where it is
+                np.testing.assert_allclose(one, full[h], rtol=1e-12, atol=1e-15, err_msg=f"{key} {p} H={H} h={h}")
+                assert np.array_equal(np.isneginf(one), np.isneginf(full[h])), f"{key} {p} H={H} h={h}: the mask differs"
+
+
+def test_the_bias_schemes_the_comparison_table_measures_compute_one_head_alone():
+    assert {"t5", "alibi", "nope", "kerple", "fire"} <= set(BIAS_HEADS)

@@ -222,6 +222,12 @@ def _t5_bias(qpos, kpos, n_heads, *, bidirectional, num_buckets, max_distance):
     return _heads(ids.astype(np.float64), n_heads)  # the bucket id names the learned scalar each pair uses
 
 
+def _t5_head_bias(qpos, kpos, n_heads, head, *, bidirectional, num_buckets, max_distance):
+    check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)  # every head reads the same bucket id: one head, not H copies
+    rel = _offsets(qpos, kpos, integer=True)
+    return t5_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance).astype(np.float64)
+
+
 def _t5_offset_bias(offsets, n_heads, *, bidirectional, num_buckets, max_distance):
     off = check_positions(offsets, name="offsets", integer=True)  # (m,) j - i
     ids = t5_bucket(off, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
@@ -262,6 +268,14 @@ def _alibi_bias(qpos, kpos, n_heads, *, causal):
     return _alibi(_offsets(qpos, kpos), n_heads, causal)
 
 
+def _alibi_head_bias(qpos, kpos, n_heads, head, *, causal):
+    off = _offsets(qpos, kpos)
+    out = -alibi_slopes(n_heads)[head] * np.abs(off)  # head h's slope alone: (n_q, n_k)
+    if causal:
+        out[off > 0] = -np.inf
+    return out
+
+
 def _alibi_offset_bias(offsets, n_heads, *, causal):
     return _alibi(check_positions(offsets, name="offsets"), n_heads, causal)
 
@@ -272,6 +286,11 @@ def _nope(off: np.ndarray, n_heads: int) -> np.ndarray:
 
 def _nope_bias(qpos, kpos, n_heads):
     return _nope(_offsets(qpos, kpos), n_heads)
+
+
+def _nope_head_bias(qpos, kpos, n_heads, head):
+    check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    return np.where(_offsets(qpos, kpos) > 0, -np.inf, 0.0)  # every head: the causal mask
 
 
 def _nope_offset_bias(offsets, n_heads):
@@ -349,11 +368,11 @@ def _t5_backward(w, qpos, kpos, grad, **params):
 
 # T5's bucket id is an isometry of positions only within its exact range (t5_isometric); ALiBi's bias at distance
 # p, -m_h p, and NoPE's 0 are translations along positions 0, 1, ...
-T5 = Bias(bias=_t5_bias, offset_bias=_t5_offset_bias, attention_bias=_t5_attention_bias, buckets=_t5_buckets,
+T5 = Bias(bias=_t5_bias, offset_bias=_t5_offset_bias, head_bias=_t5_head_bias, attention_bias=_t5_attention_bias, buckets=_t5_buckets,
           num_buckets=_t5_num_buckets, parameters=_t5_parameters, offset_only=always, isometric=t5_isometric,
           score_unit="T5 bucket id", trainable=TrainableBias(init=_t5_init, forward=_t5_forward, backward=_t5_backward))
-ALIBI = Bias(bias=_alibi_bias, offset_bias=_alibi_offset_bias, offset_only=always, isometric=always)
-NOPE = Bias(bias=_nope_bias, offset_bias=_nope_offset_bias, offset_only=always, isometric=always, mask_only=True)
+ALIBI = Bias(bias=_alibi_bias, offset_bias=_alibi_offset_bias, head_bias=_alibi_head_bias, offset_only=always, isometric=always)
+NOPE = Bias(bias=_nope_bias, offset_bias=_nope_offset_bias, head_bias=_nope_head_bias, offset_only=always, isometric=always, mask_only=True)
 # Kerple's kernel is concave in the distance, so |b(p + k) - b(p)| shrinks with p: not an isometry.  Its bias is at
 # most 0 (sequential scale).  The registry's Kerple gives every head one (r1, r2); trained, each head has its own.
 KERPLE = Bias(bias=_kerple_bias, offset_bias=_kerple_offset_bias, head_bias=_kerple_head_bias,
