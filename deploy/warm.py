@@ -21,6 +21,10 @@ only the *closure* of the files it names -- every module they name in an import 
 lazy imports included, finds every ``posenc`` module it can reach already in ``sys.modules`` and cannot race another
 run's imports (R2 holds: every posenc import a run can make happens under the lock, once).  Deploy workers still call
 ``warm()`` before Streamlit listens, after which ``warm_for`` finds everything imported and returns at once.
+
+The third-party modules posenc needs only inside some functions (SciPy's fft, linalg and spatial: ``posenc._lazy.LAZY``)
+are not named in import statements: they are imported at a function's first call, under ``posenc._lazy``'s own lock,
+so a plain run's first page does not pay for them (0.35 CPU s); ``warm()`` imports them too.
 """
 
 from __future__ import annotations

@@ -94,6 +94,16 @@ def _check_key(value: Any, where: str) -> None:
     raise TypeError(f"cached() arguments must be scalars or tuples of scalars; {where} is {type(value).__name__}")
 
 
+def _key(fn: Callable, args: tuple, kwargs: dict) -> tuple[str, tuple, tuple]:
+    """(qualified name, args, sorted kwargs): what ``cached`` and ``long_job`` key a result on, once every argument is
+    checked to be a scalar or a tuple of them."""
+    for i, a in enumerate(args):
+        _check_key(a, f"argument {i}")
+    for k, v in kwargs.items():
+        _check_key(v, f"argument {k!r}")
+    return f"{fn.__module__}:{fn.__qualname__}", tuple(args), tuple(sorted(kwargs.items()))
+
+
 def _resolve(qualname: str) -> Callable:
     module, _, name = qualname.partition(":")
     if not module.startswith("posenc"):
@@ -112,12 +122,7 @@ def _call(qualname: str, args: tuple, kwargs: tuple) -> Any:
 
 def cached(fn: Callable, *args, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` through the shared scalar-keyed cache (``fn`` lives in posenc)."""
-    for i, a in enumerate(args):
-        _check_key(a, f"argument {i}")
-    for k, v in kwargs.items():
-        _check_key(v, f"argument {k!r}")
-    qualname = f"{fn.__module__}:{fn.__qualname__}"
-    return _call(qualname, tuple(args), tuple(sorted(kwargs.items())))
+    return _call(*_key(fn, args, kwargs))
 
 
 def safe(fn: Callable, *args, **kwargs) -> Any | None:
@@ -140,11 +145,7 @@ def long_job(fn: Callable, *args, kind: str = "model", notice=None, **kwargs) ->
     most one training), saying where it waits on ``notice``; it then runs in a computation slot, unless another
     session computed the same result meanwhile.  Results are pickled copies, as in ``cached``.
     """
-    for i, a in enumerate(args):
-        _check_key(a, f"argument {i}")
-    for k, v in kwargs.items():
-        _check_key(v, f"argument {k!r}")
-    key = (f"{fn.__module__}:{fn.__qualname__}", tuple(args), tuple(sorted(kwargs.items())))
+    key = _key(fn, args, kwargs)
     blob = KEPT.get(key)
     if blob is None:
         with jobs.turn(f"{fn.__name__} ({jobs.KINDS[kind]})", kind=kind, notice=notice):
