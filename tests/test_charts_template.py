@@ -129,3 +129,36 @@ def test_the_rope_charts_too():
         for build in (lambda rot=rot: rc.rotation_chart(rot["arrows"], rot["orbits"], radius=rot["radius"]),
                       lambda dec=dec: rc.decay_chart(dec["frame"]), lambda lay=lay: rc.layout_chart(lay["frame"])):
             _same(build(), _direct(build))
+
+
+def test_a_loaded_model_swaps_its_rows_into_the_methods_template():
+    """The model's name is data (its own layer draws and labels its rows): each public builder gives its template the
+    methods' names only, so a second model builds no new template, and each chart is the one built directly with the
+    model's name among the names."""
+    from posenc.io.modelconfig import EXAMPLE_CONFIGS
+
+    template.clear()
+    made = []
+    for model in ("Llama 3.1 8B", "Qwen2.5 7B + YaRN"):
+        config = EXAMPLE_CONFIGS[model]
+        b = bands_view(128, 500000.0, 8192, 4.0, config, "controls")
+        f = fidelity_view(128, 500000.0, 8192, 4.0, config, "controls", 64)
+        lr = long_range_view(128, 500000.0, 8192, 4.0, config, "controls", 0.5)
+        assert any(name.startswith(base.MODEL_PREFIX) for name in f["names"]), f["names"]
+        ends = partial(ext.line_ends, log_y=False)
+        entropy = lr["entropy"]
+        pairs = [  # (through the public builder, built directly from the full names, the model's included)
+            (ext.ratio_chart(b["frame"], b["names"], trained=b["trained"]),
+             ext._ratio_chart.__wrapped__(b["frame"], ext.line_ends(b["frame"], "wavelength", "ratio", plot_px=340, log_y=True),
+                                          tuple(b["names"]), trained=b["trained"], height=340)),
+            (ext.fidelity_chart(f["frame"], f["names"]),
+             ext._fidelity_chart.__wrapped__(f["frame"], ends(f["frame"], "distance", "max", plot_px=300), tuple(f["names"]), height=300)),
+            (ext.percentile_chart(entropy, lr["names"], x="length", x_title="n", y_title="H", baseline="uniform"),
+             ext._percentile_chart.__wrapped__(entropy, entropy.drop_duplicates("length"), ends(entropy, "length", "p50", plot_px=320),
+                                               tuple(lr["names"]), x="length", x_title="n", y_title="H", baseline="uniform",
+                                               height=320)),
+        ]
+        for fast, direct in pairs:
+            _same(fast, direct)
+        made.append(len(template._TEMPLATES))
+    assert made[0] == made[1] == 3  # the second model reused all three

@@ -62,7 +62,9 @@ IS_MODEL = f"indexof(datum.name, '{MODEL_PREFIX}') === 0"
 
 
 def methods_only(names: Sequence[str]) -> list[str]:
-    """The methods' names, a loaded model's left out (its curve is drawn by its own layer)."""
+    """The methods' names, a loaded model's left out (its curve is drawn by its own layer, from its rows).  The templated
+    builders below get only these: the model's name is data, so a new model swaps rows into the same template instead
+    of building all four charts again."""
     return [str(nm) for nm in names if not is_model_series(nm)]
 
 
@@ -137,7 +139,7 @@ def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, heig
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked, each method named at its end."""
     _check(frame, "ratio chart")
     ends = line_ends(frame, "wavelength", "ratio", plot_px=height, log_y=True)
-    return _ratio_chart(frame, ends, tuple(names), trained=trained, height=height)
+    return _ratio_chart(frame, ends, tuple(methods_only(names)), trained=trained, height=height)
 
 
 @templated("frame", "ends")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
@@ -159,7 +161,8 @@ def _ratio_chart(frame: pd.DataFrame, ends: pd.DataFrame, names: tuple, *, train
 def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 300) -> alt.LayerChart:
     """max |Δscore| / (|q||k|) against distance, 0 .. window, each method named at its end."""
     _check(frame, "fidelity chart")
-    return _fidelity_chart(frame, line_ends(frame, "distance", "max", plot_px=height, log_y=False), tuple(names), height=height)
+    return _fidelity_chart(frame, line_ends(frame, "distance", "max", plot_px=height, log_y=False), tuple(methods_only(names)),
+                           height=height)
 
 
 @templated("frame", "ends")
@@ -181,7 +184,7 @@ def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_tit
     """Median (line) and 5th-95th percentile (band) of every method against a log x axis, each median named at its end."""
     _check(frame, "percentile chart")
     ends = line_ends(frame, x, "p50", plot_px=height, log_y=False)
-    return _percentile_chart(frame, frame.drop_duplicates(x) if baseline else None, ends, tuple(names), x=x, x_title=x_title,
+    return _percentile_chart(frame, frame.drop_duplicates(x) if baseline else None, ends, tuple(methods_only(names)), x=x, x_title=x_title,
                              y_title=y_title, baseline=baseline, height=height)
 
 
