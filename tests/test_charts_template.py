@@ -79,8 +79,12 @@ def test_every_templated_sinusoid_chart_is_the_chart_its_builder_builds():
         args = (frame, marks, marks[marks["side"] == "left"], marks[marks["side"] != "left"].assign(last_pair=last))
         _same(sc._spectrum_chart(*args, height=340), sc._spectrum_chart.__wrapped__(*args, height=340))
         wb = why_base_view(n, d, theta, "interleaved")
-        kw = {"n": n, "order": tuple(wb["line_series"]), "height": 320}
-        _same(sc._bases_chart(wb["lines"], **kw), sc._bases_chart.__wrapped__(wb["lines"], **kw))
+        kw = {"order": tuple(wb["line_series"]), "height": 320}
+        length = sc.pd.DataFrame({"wavelength": [float(n)], "label": [f"n = {n:,}"]})
+        _same(sc._bases_chart(wb["lines"], length, **kw), sc._bases_chart.__wrapped__(wb["lines"], length, **kw))
+        # and through the public builder, the length's rule as it was drawn before it became rows (n is in no template)
+        _same(sc.bases_chart(wb["lines"], n=n, order=wb["line_series"]),
+              _direct(lambda wb=wb, n=n: sc.bases_chart(wb["lines"], n=n, order=wb["line_series"])))
         kw = {"order": tuple(wb["dot_series"]), "height": 320}
         _same(sc._dot_chart(wb["dots"], **kw), sc._dot_chart.__wrapped__(wb["dots"], **kw))
     for p in (100, 101, 5000):

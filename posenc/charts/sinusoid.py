@@ -128,11 +128,12 @@ def bases_chart(frame: pd.DataFrame, *, n: int, order: list[str], height: int = 
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"wavelength chart has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
-    return _bases_chart(frame, n=n, order=tuple(order), height=height)
+    length = pd.DataFrame({"wavelength": [float(n)], "label": [f"n = {n:,}"]})  # rows: a new n swaps them into the template
+    return _bases_chart(frame, length, order=tuple(order), height=height)
 
 
-@templated("frame")
-def _bases_chart(frame: pd.DataFrame, *, n: int, order: tuple, height: int) -> alt.LayerChart:
+@templated("frame", "length")
+def _bases_chart(frame: pd.DataFrame, length: pd.DataFrame, *, order: tuple, height: int) -> alt.LayerChart:
     order = list(order)
     base_lines = alt.Chart(frame, height=height, width="container").mark_line().encode(
         x=alt.X("pair:Q", title="frequency pair i"),
@@ -140,7 +141,7 @@ def _bases_chart(frame: pd.DataFrame, *, n: int, order: tuple, height: int) -> a
         color=_base_colour(order), strokeWidth=alt.condition("datum.chosen", alt.value(3.5), alt.value(2)),
         tooltip=[alt.Tooltip("base:N"), alt.Tooltip("pair:Q", title="pair i"),
                  alt.Tooltip("wavelength:Q", title="wavelength", format=",.2f")])
-    rule = alt.Chart(pd.DataFrame({"wavelength": [float(n)], "label": [f"n = {n:,}"]})).mark_rule(
+    rule = alt.Chart(length).mark_rule(
         strokeDash=[5, 4], color="gray").encode(
         y="wavelength:Q", tooltip=[alt.Tooltip("label:N", title="chosen length")])
     return alt.layer(base_lines, rule).properties(autosize=FIT_X)
