@@ -30,7 +30,7 @@ def _cases():
         lr = long_range_view(d, theta, train, s, "", "controls", 0.5)
         ends = partial(ext.line_ends, log_y=False)
         yield (ext._ratio_chart, (b["frame"], ext.line_ends(b["frame"], "wavelength", "ratio", plot_px=340, log_y=True),
-                                  tuple(b["names"])), {"trained": b["trained"], "height": 340})
+                                  ext._mark(b["trained"], f"L = {b['trained']:,}"), tuple(b["names"])), {"height": 340})
         yield (ext._fidelity_chart, (f["frame"], ends(f["frame"], "distance", "max", plot_px=300), tuple(f["names"])), {"height": 300})
         yield (ext._percentile_chart, (lr["logits"], None, ends(lr["logits"], "distance", "p50", plot_px=320), tuple(lr["names"])),
                {"x": "distance", "x_title": "D", "y_title": "logit", "baseline": None, "height": 320})
@@ -139,9 +139,11 @@ def test_a_loaded_model_swaps_its_rows_into_the_methods_template():
     """The model's name is data (its own layer draws and labels its rows): each public builder gives its template the
     methods' names only, so a second model builds no new template, and each chart is the one built directly with the
     model's name among the names."""
+    from posenc.charts import memo
     from posenc.io.modelconfig import EXAMPLE_CONFIGS
 
     template.clear()
+    memo.clear()  # a chart remembered by an earlier test on this worker would never reach its template
     made = []
     for model in ("Llama 3.1 8B", "Qwen2.5 7B + YaRN"):
         config = EXAMPLE_CONFIGS[model]
@@ -154,7 +156,7 @@ def test_a_loaded_model_swaps_its_rows_into_the_methods_template():
         pairs = [  # (through the public builder, built directly from the full names, the model's included)
             (ext.ratio_chart(b["frame"], b["names"], trained=b["trained"]),
              ext._ratio_chart.__wrapped__(b["frame"], ext.line_ends(b["frame"], "wavelength", "ratio", plot_px=340, log_y=True),
-                                          tuple(b["names"]), trained=b["trained"], height=340)),
+                                          ext._mark(b["trained"], f"L = {b['trained']:,}"), tuple(b["names"]), height=340)),
             (ext.fidelity_chart(f["frame"], f["names"]),
              ext._fidelity_chart.__wrapped__(f["frame"], ends(f["frame"], "distance", "max", plot_px=300), tuple(f["names"]), height=300)),
             (ext.percentile_chart(entropy, lr["names"], x="length", x_title="n", y_title="H", baseline="uniform"),

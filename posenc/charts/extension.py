@@ -125,8 +125,14 @@ def end_labels(ends: pd.DataFrame, names: Sequence[str], x: alt.X, y: alt.Y, val
     return named_ends(ends, x, value, y, unlabelled(names), "name")
 
 
-def _rule(at: float, text: str, axis: str = "x") -> alt.LayerChart:
-    df = pd.DataFrame({"at": [float(at)], "label": [text]})
+def _mark(at: float, text: str) -> pd.DataFrame:
+    """The one row a ``_rule`` draws: where, and its label."""
+    return pd.DataFrame({"at": [float(at)], "label": [text]})
+
+
+def _rule(at: float | pd.DataFrame, text: str = "", axis: str = "x") -> alt.LayerChart:
+    """A dashed line at ``at`` labelled ``text``; ``at`` may be ``_mark``'s row (a templated chart's rows)."""
+    df = at if isinstance(at, pd.DataFrame) else _mark(at, text)
     enc = alt.X("at:Q") if axis == "x" else alt.Y("at:Q")
     rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color=NEUTRAL_TEXT).encode(**{axis: enc})
     lab = alt.Chart(df).mark_text(align="left", dx=4, dy=4, baseline="top", fontSize=12, color=NEUTRAL_TEXT).encode(
@@ -139,11 +145,12 @@ def ratio_chart(frame: pd.DataFrame, names: Sequence[str], *, trained: int, heig
     """θ′/θ of every pair against its wavelength 2π/θ (log-log), the trained length marked, each method named at its end."""
     _check(frame, "ratio chart")
     ends = line_ends(frame, "wavelength", "ratio", plot_px=height, log_y=True)
-    return _ratio_chart(frame, ends, tuple(methods_only(names)), trained=trained, height=height)
+    trained_at = _mark(trained, f"L = {trained:,}")  # rows, so a new L swaps them into the template too
+    return _ratio_chart(frame, ends, trained_at, tuple(methods_only(names)), height=height)
 
 
-@templated("frame", "ends")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
-def _ratio_chart(frame: pd.DataFrame, ends: pd.DataFrame, names: tuple, *, trained: int, height: int) -> alt.LayerChart:
+@templated("frame", "ends", "trained_at")  # built once per setting; a new value swaps its rows in (posenc.charts.template)
+def _ratio_chart(frame: pd.DataFrame, ends: pd.DataFrame, trained_at: pd.DataFrame, names: tuple, *, height: int) -> alt.LayerChart:
     xs = alt.X("wavelength:Q", title="wavelength 2π/θ of the pair (positions, log)", scale=alt.Scale(type="log"))
     ys = alt.Y("ratio:Q", title="θ′ / θ (log; 1 = kept)", scale=alt.Scale(type="log"))
     base = alt.Chart(frame, height=height, width=WIDTH).encode(
@@ -154,7 +161,7 @@ def _ratio_chart(frame: pd.DataFrame, ends: pd.DataFrame, names: tuple, *, train
     methods, model = _layers(base)
     pts = methods.mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=1.6).encode(color=unlabelled(names))
     own = _model(model, "wavelength", {"point": alt.OverlayMarkDef(size=16, color=MODEL_COLOR)})
-    return alt.layer(pts, own, _rule(trained, f"L = {trained:,}"), end_labels(ends, names, xs, ys, "ratio"))
+    return alt.layer(pts, own, _rule(trained_at), end_labels(ends, names, xs, ys, "ratio"))
 
 
 @memo
