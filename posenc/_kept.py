@@ -2,7 +2,8 @@
 
 One mechanism for the per-process results the dashboard keeps beside Streamlit's cache: a long job's pickled result
 (``posenc.ui.cache.long_job``), a method's long-range curves (``posenc.analysis.extension.long_range``), a passage's
-per-token losses (``posenc.views.real_model.passage_losses``)."""
+per-token losses (``posenc.views.real_model.passage_losses``), a scheme's score matrix view
+(``posenc.views.similarity.scheme_similarity``)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 
 
 class Kept:
-    """At most ``most`` entries and, with ``max_bytes``, at most that many bytes of ``size(value)`` (one entry always
-    stays); ``get`` marks an entry as used."""
+    """At most ``most`` entries (None: any number) and, with ``max_bytes``, at most that many bytes of ``size(value)``
+    (one entry always stays); ``get`` marks an entry as used."""
 
-    def __init__(self, most: int, max_bytes: int | None = None, size: Callable[[Any], int] = len):
+    def __init__(self, most: int | None = None, max_bytes: int | None = None, size: Callable[[Any], int] = len):
         self.most, self.max_bytes, self.size = most, max_bytes, size
         self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
@@ -33,7 +34,7 @@ class Kept:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
-            while len(self._items) > max(limit, 1) or (
+            while (limit is not None and len(self._items) > max(limit, 1)) or (
                     self.max_bytes is not None and len(self._items) > 1
                     and sum(map(self.size, self._items.values())) > self.max_bytes):
                 self._items.popitem(last=False)

@@ -437,3 +437,21 @@ def test_scheme_similarity_is_computed_once_per_setting_and_each_caller_gets_its
         vs.scheme_similarity("rope", 96.5, 32, "dot", 0)
     vs.scheme_similarity("rope", 96, 32, "dot", 0, params=[("base", 500.0)])  # a list cannot key: computed as given
     assert len(calls) == 3
+
+
+def test_kept_bounds_by_count_by_bytes_or_both_and_drops_the_least_recently_used():
+    from posenc._kept import Kept
+
+    by_count = Kept(2)
+    for k in "abc":
+        by_count.put(k, k)
+    assert len(by_count) == 2 and by_count.get("a") is None
+    by_bytes = Kept(max_bytes=10)  # no count bound: the long jobs' pickled results
+    for k in "abcd":
+        by_bytes.put(k, b"xxx")
+    by_bytes.get("b")  # used: kept over c
+    by_bytes.put("e", b"xxx")
+    assert len(by_bytes) == 3 and by_bytes.get("b") == b"xxx" and by_bytes.get("c") is None
+    huge = Kept(max_bytes=1)
+    huge.put("big", b"too large")
+    assert huge.get("big") == b"too large"  # one entry always stays

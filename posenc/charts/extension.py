@@ -130,9 +130,8 @@ def _mark(at: float, text: str) -> pd.DataFrame:
     return pd.DataFrame({"at": [float(at)], "label": [text]})
 
 
-def _rule(at: float | pd.DataFrame, text: str = "", axis: str = "x") -> alt.LayerChart:
-    """A dashed line at ``at`` labelled ``text``; ``at`` may be ``_mark``'s row (a templated chart's rows)."""
-    df = at if isinstance(at, pd.DataFrame) else _mark(at, text)
+def _rule(df: pd.DataFrame, axis: str = "x") -> alt.LayerChart:
+    """A dashed line at ``_mark``'s row, labelled (rows: a templated chart swaps a new value in)."""
     enc = alt.X("at:Q") if axis == "x" else alt.Y("at:Q")
     rule = alt.Chart(df).mark_rule(strokeDash=[5, 4], color=NEUTRAL_TEXT).encode(**{axis: enc})
     lab = alt.Chart(df).mark_text(align="left", dx=4, dy=4, baseline="top", fontSize=12, color=NEUTRAL_TEXT).encode(
@@ -234,4 +233,4 @@ def _precision_chart(frame: pd.DataFrame, modes: tuple, *, x: str, x_title: str,
         color=alt.Color("mode:N", scale=alt.Scale(domain=modes, range=[MODE_COLORS.get(m, "#777777") for m in modes]), legend=legend("computed in")),
         tooltip=[alt.Tooltip("mode:N"), alt.Tooltip(f"{x}:Q", format=","), alt.Tooltip("error:Q", format=".3g")],
     )
-    return slide(alt.layer(line, _rule(tol, f"{tol:g}", axis="y")) if tol else line, height)
+    return slide(alt.layer(line, _rule(_mark(tol, f"{tol:g}"), axis="y")) if tol else line, height)

@@ -216,16 +216,14 @@ def _heads(values: np.ndarray, n_heads: int) -> np.ndarray:
     return np.broadcast_to(values, (H, *values.shape)).copy()
 
 
-def _t5_bias(qpos, kpos, n_heads, *, bidirectional, num_buckets, max_distance):
-    rel = _offsets(qpos, kpos, integer=True)  # (n_q, n_k) j - i
-    ids = t5_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+def _t5_bias(qpos, kpos, n_heads, **params):
+    ids = _t5_buckets(qpos, kpos, **params)  # (n_q, n_k)
     return _heads(ids.astype(np.float64), n_heads)  # the bucket id names the learned scalar each pair uses
 
 
-def _t5_head_bias(qpos, kpos, n_heads, head, *, bidirectional, num_buckets, max_distance):
+def _t5_head_bias(qpos, kpos, n_heads, head, **params):
     check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)  # every head reads the same bucket id: one head, not H copies
-    rel = _offsets(qpos, kpos, integer=True)
-    return t5_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance).astype(np.float64)
+    return _t5_buckets(qpos, kpos, **params).astype(np.float64)
 
 
 def _t5_offset_bias(offsets, n_heads, *, bidirectional, num_buckets, max_distance):
@@ -254,9 +252,10 @@ def _t5_parameters(d, n_heads, *, bidirectional, num_buckets, max_distance):
     return num_buckets * n_heads
 
 
-def _alibi(off: np.ndarray, n_heads: int, causal: bool) -> np.ndarray:
-    """-m_h |j - i| for offsets of any shape; -inf at future keys (j > i) when causal: (H, *off.shape)."""
-    slopes = alibi_slopes(n_heads)  # (H,)
+def _alibi(off: np.ndarray, n_heads: int, causal: bool, heads: slice = slice(None)) -> np.ndarray:
+    """-m_h |j - i| for offsets of any shape, for the ``heads`` of ``n_heads`` (default all); -inf at future keys
+    (j > i) when causal: (h, *off.shape)."""
+    slopes = alibi_slopes(n_heads)[heads]  # (h,)
     check_memory("ALiBi bias", (slopes.size, *off.shape))
     out = -slopes.reshape(-1, *([1] * off.ndim)) * np.abs(off)[None]
     if causal:
@@ -269,19 +268,19 @@ def _alibi_bias(qpos, kpos, n_heads, *, causal):
 
 
 def _alibi_head_bias(qpos, kpos, n_heads, head, *, causal):
-    off = _offsets(qpos, kpos)
-    out = -alibi_slopes(n_heads)[head] * np.abs(off)  # head h's slope alone: (n_q, n_k)
-    if causal:
-        out[off > 0] = -np.inf
-    return out
+    return _alibi(_offsets(qpos, kpos), n_heads, causal, slice(head, head + 1))[0]  # head h's slope alone
 
 
 def _alibi_offset_bias(offsets, n_heads, *, causal):
     return _alibi(check_positions(offsets, name="offsets"), n_heads, causal)
 
 
+def _future_masked(off: np.ndarray) -> np.ndarray:
+    return np.where(off > 0, -np.inf, 0.0)  # the causal mask, nothing else
+
+
 def _nope(off: np.ndarray, n_heads: int) -> np.ndarray:
-    return _heads(np.where(off > 0, -np.inf, 0.0), n_heads)  # the causal mask, nothing else
+    return _heads(_future_masked(off), n_heads)
 
 
 def _nope_bias(qpos, kpos, n_heads):
@@ -290,7 +289,7 @@ def _nope_bias(qpos, kpos, n_heads):
 
 def _nope_head_bias(qpos, kpos, n_heads, head):
     check_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
-    return np.where(_offsets(qpos, kpos) > 0, -np.inf, 0.0)  # every head: the causal mask
+    return _future_masked(_offsets(qpos, kpos))  # every head: the causal mask
 
 
 def _nope_offset_bias(offsets, n_heads):

@@ -134,7 +134,7 @@ def safe(fn: Callable, *args, **kwargs) -> Any | None:
         return None
 
 
-KEPT = Kept(most=4096, max_bytes=LONG_BYTES)  # pickled results: bytes
+KEPT = Kept(max_bytes=LONG_BYTES)  # pickled results (bytes), bounded by their total size
 
 
 def long_job(fn: Callable, *args, kind: str = "model", notice=None, **kwargs) -> Any:
