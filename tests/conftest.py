@@ -25,7 +25,8 @@ import pytest
 GROUPED = {
     "test_boundaries.py", "test_chart_keys.py", "test_exports_on_pages.py", "test_hostile_urls.py", "test_no_none.py",
     "test_plain_words.py", "test_quizzes.py", "test_rerun_sends_the_same.py", "test_settings_swap_data.py",
-    "test_show_code.py", "test_slide_exports.py", "test_browser.py", "test_presenter.py", "test_small_and_dark.py",
+    "test_show_code.py", "test_slide_exports.py", "test_browser.py", "test_presenter.py",
+    "test_hostile_links.py",
 }
 
 

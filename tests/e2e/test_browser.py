@@ -1,5 +1,14 @@
-"""Every page in a real browser: renders without an exception, draws its charts, reacts to a
-control, and writes the control into the URL.  Screenshots land in tests/artifacts/e2e/."""
+"""Every page in a real browser, one tab per page: it renders without an exception and draws its charts; at 390 px wide
+nothing is wider than the screen and every formula fits, and in the dark theme text reads against its background
+(browserchecks.py); a control moved, a chart changes and the link records it; and no request leaves its own server
+(no CDN fonts, no hub downloads, no icon service: every request is recorded, and one that leaves the loopback server,
+other than a data:/blob: URL, fails the test with its URL).  Screenshots land in tests/artifacts/e2e/ (<page>.png,
+<page>-390.png, <page>-dark.png, <page>-moved.png).
+
+The dark view is the desktop tab switched to the dark theme; the 390 px view is a second tab of the same browser
+context opened at that width (browserchecks.check_phone says why not the first tab narrowed), so it reuses the first
+tab's downloads and the server's computed figures.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +20,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
 from apphelpers import shown_page  # noqa: E402
+from browserchecks import check_dark, check_phone, where  # noqa: E402
 
 from posenc.ui.pages import PAGES  # noqa: E402
 from tools.liveserver import wait_for_app, wait_for_charts  # noqa: E402
 
 pytestmark = pytest.mark.e2e
+LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")
 
 
 def _expected_charts(path: str) -> int:
@@ -74,9 +85,12 @@ def _move_a_control(page) -> bool:
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_page_in_browser(info, live_server, browser, artifacts):
     expected = _expected_charts(info.path)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="light")
+    page = ctx.new_page()
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(LOCAL) else None)
     try:
-        page.goto(f"{live_server['url']}/{info.url_path}", wait_until="domcontentloaded")
+        page.goto(f"{live_server['url']}/{where(info)}", wait_until="domcontentloaded")
         # routed by app.py (a fresh server's first run may be the legacy pages/ run, which
         # frame.ensure_router turns into a rerun): the sections and the link slot are there
         page.wait_for_selector("[data-testid='stNavSectionHeader']", timeout=60_000)
@@ -85,11 +99,16 @@ def test_page_in_browser(info, live_server, browser, artifacts):
         wait_for_charts(page, expected)
         page.screenshot(path=str(artifacts / f"{info.url_path}.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
+        assert page.get_by_text("Page not found").count() == 0
         drawn = page.locator("[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks").count()
         assert drawn >= expected
+        check_phone(ctx, page.url, artifacts / f"{info.url_path}-390.png")
+        check_dark(page, artifacts / f"{info.url_path}-dark.png")
+        page.set_viewport_size({"width": 1400, "height": 1000})
         if info.path == "pages/home.py":
             page.locator("[data-testid='stPageLink']").nth(len(PAGES) - 2).wait_for(timeout=60_000)
             assert page.locator("[data-testid='stPageLink']").count() >= len(PAGES) - 1
+            assert outside == []
             return
         before_url, before_pixels = page.url, _chart_pixels(page)
         before_text = page.locator("[data-testid='stMain']").inner_text()
@@ -107,8 +126,9 @@ def test_page_in_browser(info, live_server, browser, artifacts):
         elif expected:
             assert _chart_pixels(page) != before_pixels, "no chart changed after moving a control"
         page.screenshot(path=str(artifacts / f"{info.url_path}-moved.png"), full_page=True)
+        assert outside == [], "requests that left the server"
     finally:
-        page.close()
+        ctx.close()
 
 
 def test_link_reopens_the_same_view(live_server, browser):

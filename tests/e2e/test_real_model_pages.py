@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import unquote_plus
 
 import pytest
-from test_small_and_dark import OVERFLOW, PHONE
+from browserchecks import OVERFLOW, PHONE
 
 import posenc.model as pm
 from tools.liveserver import wait_for_app
