@@ -96,16 +96,18 @@ if rot is not None:
                     caption=f"Drag the slider or press play: q at m + s and k at n + s for s over one turn of pair {pair}. "
                             "Both arrows turn, the angle between them stays, and so does the full score in the readout.")
 
-rnd = safe(shift_rounding_view, d, base, layout, probe, seed, m, n)
-if rnd is not None:  # the rounding left in the shifted score, as the shift grows: asked, then drawn
+@section(PATH)
+def rounding_section(d: int, base: float, layout: str, probe: str, seed: int, m: int, n: int) -> None:
+    """The rounding left in the shifted score, as the shift grows: asked, then drawn (a reveal reruns only this)."""
+    if (rnd := safe(shift_rounding_view, d, base, layout, probe, seed, m, n)) is None:
+        return
     grows, stays = "It grows: over 100× larger at s = 10⁷", "It stays within 100× of the change at s = 1"
-    exercise("rope_rounding", f"The rotation is exact; only float64 rounding changes the shifted score. Shift both tokens "
-             f"(from m = {m:,}, n = {n:,}) by s = 1 and by s = 10⁷: does that rounding change grow with the shift?",
-             options=[grows, stays], answer=grows if rnd["grows"] else stays,
-             explanation=f"Computed (RMS over 16 shifts each): {rnd['first']:.2g} at s = 1 and {rnd['last']:.2g} at s = 10⁷, "
-                         f"{rnd['ratio']:,.3g}×. The angle (m + s)·θ is rounded to 2⁻⁵³ of itself, so its error grows with the position; "
-                         "with m = n both angles round alike and cancel, and a large m or n starts large. In float32, as models "
-                         "compute it, the error is about 2²⁹ (5·10⁸) times larger: see Precision.")
+    exercise("rope_rounding", f"The rotation is exact; only float64 rounding changes the shifted score. Shift both tokens (from m = {m:,}, "
+             f"n = {n:,}) by s = 1 and by s = 10⁷: does that rounding change grow with the shift?", options=[grows, stays],
+             answer=grows if rnd["grows"] else stays, explanation=f"Computed (RMS over 16 shifts each): {rnd['first']:.2g} at s = 1 and "
+             f"{rnd['last']:.2g} at s = 10⁷, {rnd['ratio']:,.3g}×. The angle (m + s)·θ is rounded to 2⁻⁵³ of itself, so its error grows with "
+             "the position; with m = n both angles round alike and cancel, and a large m or n starts large. In float32, as models compute "
+             "it, the error is about 2²⁹ (5·10⁸) times larger: see Precision.")
     if quiz_figure("rope_rounding", "rope_rounding", "rms"):
         chart(style(rounding_chart(rnd["frame"])), key="rope_rounding", data=rnd["frame"],
               caption=f"d = {d}, base {base:g}, {probe} q and k, m = {m:,}, n = {n:,}: the RMS |score change| over the "
@@ -113,13 +115,15 @@ if rnd is not None:  # the rounding left in the shifted score, as the shift grow
     else:
         st.caption(":material/visibility_off: The chart of the change against the shift appears when you reveal the exercise above.")
 
+
+rounding_section(d, base, layout, probe, seed, m, n)
+
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
 @section(PATH)
 def decay_section(d: int, base: float, probe: str, seed: int) -> None:
     """The largest distance reruns only this section (and its exercise)."""
     maxd = controls.select_slider("largest distance", "maxdist", DISTANCES, default=5000)  # plain integers: links say maxdist=20000
-    dec = safe(decay_view, d, base, probe, seed, maxd)
-    if dec is None:
+    if (dec := safe(decay_view, d, base, probe, seed, maxd)) is None:
         return
     k1, k2, k3 = st.columns(3)
     k1.metric("bound at distance 0", quiz_value("rope_bound0", f"{dec['bound0']:.6g}"), help="mean(1 .. d/2): every phase is 1 at distance 0")
@@ -144,8 +148,7 @@ def decay_section(d: int, base: float, probe: str, seed: int) -> None:
 decay_section(d, base, probe, seed)
 
 st.subheader("3 · Two pairings, one map", anchor=False)
-lay = safe(layout_view, d, base, probe, seed, m)
-if lay is not None:
+if (lay := safe(layout_view, d, base, probe, seed, m)) is not None:
     k1, k2, k3 = st.columns(3)
     k1.metric("max |interleaved(q) − half-split(q[P])[P⁻¹]|", f"{lay['rotate_maxdiff']:.2g}", help=f"at position m = {lay['position']:,}")
     k2.metric("max |score difference|, channels permuted", f"{lay['score_maxdiff']:.2g}")
@@ -154,16 +157,14 @@ if lay is not None:
           caption="Half-split pairs channel i with i + d/2 (GPT-NeoX, HF Llama); interleaved pairs 2i with 2i + 1 (RoFormer, GPT-J, "
                   "Meta Llama). With q and k re-ordered by P = pair_permutation(d) the dashed curve lies exactly on the blue one; without "
                   "it the scores differ — which is why converting Meta's Llama weights to HF permutes the rows of W_q and W_k.")
-    pairs = when_open("Every pair: its channels in both layouts, θ and wavelength", key="rope_pairs", icon=":material/table:")
-    if pairs is not None:
+    if (pairs := when_open("Every pair: its channels in both layouts, θ and wavelength", key="rope_pairs", icon=":material/table:")) is not None:
         with pairs:
             table(lay["pairs"], height=220, formats={"theta": ".6g", "wavelength": ".5g"},
                   labels={"theta": "θ (rad/position)", "half_split": "half-split channels", "interleaved": "interleaved channels"})
 
 st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)
 st.latex(get_scheme("xpos").formula)
-xp = safe(xpos_view, d, XPOS_N)
-if xp is not None:
+if (xp := safe(xpos_view, d, XPOS_N)) is not None:
     chart(style(offset_profiles(xp["offsets"], xp["names"])), key="rope_xpos", data=xp["offsets"],
           caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the query by "
                   "ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): past keys (j < i) fade, "
@@ -176,8 +177,7 @@ st.latex(get_scheme("p_rope").formula)
 def p_rope_section(d: int) -> None:
     """p reruns only this section."""
     p = controls.param({s.name: s for s in get_scheme("p_rope").params}["p"], key="p_rope_p")
-    view = safe(side_by_side, ("rope", "p_rope"), XPOS_N, d, "dot", 0, params=(("p_rope", (("p", p),)),))
-    if view is not None:
+    if (view := safe(side_by_side, ("rope", "p_rope"), XPOS_N, d, "dot", 0, params=(("p_rope", (("p", p),)),))) is not None:
         turn = view["facts"][1]["rotating_pairs"]
         m = st.columns(2)
         m[0].metric("pairs that rotate", f"{turn[0]} of {turn[1]}")
@@ -217,4 +217,4 @@ randomized_section(d)
 
 show_code(hello_rope, rotation_view, decay_view, layout_view, apply_rope, rope_offset_scores, rope_decay_bound, pair_permutation, default_inv_freq,
           reference=rope_reference, check=partial(safe, check_rope, d, base, layout, probe, seed, (m, n, m + shift, n + shift)))
-wrap_up(PATH, rope_takeaway(rot, d, base, rnd))
+wrap_up(PATH, rope_takeaway(rot, d, base))

@@ -1,5 +1,5 @@
 """Exercises rerun alone (frame.exercise outside a section is its own fragment), in a real browser:
-revealing RoPE's shift question redraws only the exercise; Context extension's YaRN question, whose answer the page
+revealing Learned tables' row question redraws only the exercise; Context extension's YaRN question, whose answer the page
 also shows in a metric outside any section, redraws the page so that metric follows; and the sinusoid's "longest
 wavelength" question, which sits in a section with the metric that shows its answer, redraws that section (the
 "why 10000" table further down points to the exercise instead of hiding a number it would not redraw)."""
