@@ -7,7 +7,7 @@ from functools import partial
 
 import pytest
 
-from posenc.charts import base, template
+from posenc.charts import base, memo, template
 from posenc.charts import extension as ext
 from posenc.ui import compat
 from posenc.views.measure import bands_view, fidelity_view, long_range_view
@@ -19,6 +19,8 @@ SETTINGS = [(128, 500000.0, 8192, 4.0), (130, 10000.0, 4096, 8.0), (64, 1e6, 204
 def _same(fast, direct) -> None:
     a, b = compat.chart_spec(fast), compat.chart_spec(direct)
     assert a == b
+    # the templated chart's spec came from its template's, converted once, with the rows' Arrow bytes swapped in
+    assert compat._swapped(fast) is not None and compat._swapped(direct) is None
     # styled through the template (charts.base.style) as styled directly
     assert compat.chart_spec(base.style(fast)) == compat.chart_spec(base._style(direct))
 
@@ -94,6 +96,8 @@ def test_every_templated_sinusoid_chart_is_the_chart_its_builder_builds():
 
 
 def _direct(build):
+    """What ``build`` draws built directly: no template, and not the chart ``memo`` remembered from the templated call."""
+    memo.clear()
     template.ENABLED[0] = False
     try:
         return build()

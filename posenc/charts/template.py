@@ -100,12 +100,7 @@ def templated(*frames: str) -> Callable[[F], F]:
                         _TEMPLATES.popitem(last=False)
             chart, names = entry[0], entry[1]
             swap = {i: real[n] for i, n in names.items()}
-            out = rebind(chart, swap)
-            with _LOCK:
-                _MADE[id(out)] = (out, entry, swap)
-                while len(_MADE) > MAX_MADE:
-                    _MADE.popitem(last=False)
-            return out
+            return _made(rebind(chart, swap), entry, swap, chart)
 
         wrapped.__wrapped__ = fn
         return wrapped  # type: ignore[return-value]
@@ -121,11 +116,32 @@ def derived(chart, fn: Callable, name: str):
         made = _MADE.get(id(chart))
     if made is None or made[0] is not chart:
         return None
-    _, entry, swap = made
+    _, entry, swap, _ = made
     done = entry[3]
     if name not in done:
         done[name] = fn(entry[0])
-    return rebind(done[name], swap)
+    return _made(rebind(done[name], swap), entry, swap, done[name])
+
+
+def _made(out, entry, swap: dict, base):
+    """Note that ``out`` is ``base`` (a chart on the template's empty frames) with ``swap``'s frames in their places."""
+    with _LOCK:
+        _MADE[id(out)] = (out, entry, swap, base)
+        while len(_MADE) > MAX_MADE:
+            _MADE.popitem(last=False)
+    return out
+
+
+def origin(chart) -> tuple[Any, list[tuple[pd.DataFrame, pd.DataFrame]]] | None:
+    """(the chart on the template's empty frames, [(empty frame, the call's frame in its place), ...]) for a chart that
+    ``templated`` or ``derived`` returned, else None.  posenc.ui.compat.chart_spec converts the base once and swaps the
+    frames' Arrow bytes into its spec."""
+    with _LOCK:
+        made = _MADE.get(id(chart))
+    if made is None or made[0] is not chart:
+        return None
+    _, entry, swap, base = made
+    return base, [(f, swap[id(f)]) for f in entry[2].values()]
 
 
 def clear() -> None:
