@@ -64,8 +64,9 @@ config = text if mv is not None else ""
 at = controls.choice("compare the methods at", "at", ["controls", "model"], default="controls",
                      format_func={"controls": "the controls above", "model": "the model's settings"}.get,
                      help="the model's rotated width, base, trained length and factor, out to its served length")
+note = st.empty()  # always drawn: a caption that came and went moved every element below it, and the browser redrew them all
 if at == "model" and not config:
-    st.caption("No model is loaded, so the methods use the controls above.")
+    note.caption("No model is loaded, so the methods use the controls above.")
 
 bands = safe(bands_view, d, base, train, s, config, at)
 det = safe(extension_detail, d, base, train, s)
