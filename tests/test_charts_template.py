@@ -172,3 +172,22 @@ def test_a_loaded_model_swaps_its_rows_into_the_methods_template():
             _same(fast, direct)
         made.append(len(template._TEMPLATES))
     assert made[0] == made[1] == 3  # the second model reused all three
+
+
+def test_a_swapped_spec_keeps_a_frame_with_a_multiindex_apart():
+    """The empty frames are told apart by index names, one per index level (a MultiIndex takes a list of them)."""
+    import altair as alt
+    import pandas as pd
+
+    @template.templated("frame", "other")
+    def build(frame, other):
+        return alt.layer(alt.Chart(frame).mark_line().encode(x="x:Q", y="y:Q"), alt.Chart(other).mark_point().encode(x="x:Q", y="y:Q"))
+
+    template.clear()
+    for k in (1, 2):
+        index = pd.MultiIndex.from_tuples([(0, i) for i in range(3)])
+        frame = pd.DataFrame({"x": [0.0, 1.0, 2.0], "y": [k, 2.0 * k, 3.0]}, index=index)
+        other = pd.DataFrame({"x": [0.5], "y": [float(k)]})
+        fast = build(frame, other)
+        assert compat._swapped(fast) is not None
+        assert compat.chart_spec(fast) == compat.chart_spec(build.__wrapped__(frame, other))

@@ -253,7 +253,7 @@ def _swapped(chart) -> dict | None:
     base, pairs = found
     entry = _BASES.get(id(base))  # a dict's get is atomic; the writes below hold the lock
     if entry is None or entry[0] is not base:
-        marked = [f.rename_axis(f"posenc_slot_{k}") for k, (f, _) in enumerate(pairs)]
+        marked = [f.rename_axis([f"posenc_slot_{k}_{j}" for j in range(f.index.nlevels)]) for k, (f, _) in enumerate(pairs)]
         raw = _convert(template.rebind(base, {id(f): m for (f, _), m in zip(pairs, marked)}))
         order = {name: f"posenc_data_{k}" for k, name in enumerate(raw.get("datasets") or {})}
         entry = (base, positional_names(raw), [order.get(calc_hash(arrow(m))) for m in marked])
