@@ -13,6 +13,15 @@ from posenc.ui import compat
 from posenc.views.measure import bands_view, fidelity_view, long_range_view
 from posenc.views.precision import precision_view
 
+
+@pytest.fixture(autouse=True)
+def _no_remembered_charts():
+    # a chart the memo kept from an earlier test on this worker was made before this test's template.clear(), so the
+    # template no longer knows it: every test here builds its charts afresh
+    memo.clear()
+    yield
+
+
 SETTINGS = [(128, 500000.0, 8192, 4.0), (130, 10000.0, 4096, 8.0), (64, 1e6, 2048, 32.0)]
 
 
