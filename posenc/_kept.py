@@ -3,7 +3,7 @@
 One mechanism for the per-process results the dashboard keeps beside Streamlit's cache: a long job's pickled result
 (``posenc.ui.cache.long_job``), a method's long-range curves (``posenc.analysis.extension.long_range``), a passage's
 per-token losses (``posenc.views.real_model.passage_losses``), a scheme's score matrix view
-(``posenc.views.similarity.scheme_similarity``)."""
+(``posenc.views.similarity.scheme_similarity``), a chart template's converted spec (``posenc.ui.compat._swapped``)."""
 
 from __future__ import annotations
 

@@ -95,7 +95,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from posenc.charts import memo
+from posenc._kept import Kept
+from posenc.charts import memo, template
 
 TESTED = (1, 67)
 POST_SCRIPT_GC = ("runner", "postScriptGC")  # behaviour 4: where .streamlit/config.toml turns it off
@@ -235,8 +236,7 @@ def chart_spec(chart) -> dict:
     return spec
 
 
-MAX_BASES = 128
-_BASES: OrderedDict = OrderedDict()  # id(base) -> (base, its spec, [dataset name of each frame]), most recent last
+_BASES = Kept(most=128)  # id(base) -> (base, its spec, [dataset name of each frame])
 
 
 def _swapped(chart) -> dict | None:
@@ -246,21 +246,16 @@ def _swapped(chart) -> dict | None:
     from streamlit.dataframe_util import convert_anything_to_arrow_bytes as arrow
     from streamlit.util import calc_hash
 
-    from posenc.charts import template
-
     if (found := template.origin(chart)) is None:
         return None
     base, pairs = found
-    entry = _BASES.get(id(base))  # a dict's get is atomic; the writes below hold the lock
+    entry = _BASES.get(id(base))
     if entry is None or entry[0] is not base:
         marked = [f.rename_axis([f"posenc_slot_{k}_{j}" for j in range(f.index.nlevels)]) for k, (f, _) in enumerate(pairs)]
         raw = _convert(template.rebind(base, {id(f): m for (f, _), m in zip(pairs, marked)}))
         order = {name: f"posenc_data_{k}" for k, name in enumerate(raw.get("datasets") or {})}
         entry = (base, positional_names(raw), [order.get(calc_hash(arrow(m))) for m in marked])
-        with _SPECS_LOCK:
-            _BASES[id(base)] = entry
-            while len(_BASES) > MAX_BASES:
-                _BASES.popitem(last=False)
+        _BASES.put(id(base), entry)
     if None in entry[2]:  # a frame the chart does not draw
         return None
     datasets = {**entry[1]["datasets"], **{name: arrow(frame) for name, (_, frame) in zip(entry[2], pairs)}}

@@ -60,15 +60,21 @@ def where(info) -> str:
     return "" if info.path == HOME else info.url_path  # the landing page is served at "/" ("/home" is no page)
 
 
-def open_page(browser, url: str, *, viewport: dict, dark: bool):
+def open_tab(browser, url: str, *, viewport: dict, dark: bool):
+    """A new browser context and its tab, ``url`` loaded in it (``load``)."""
     ctx = browser.new_context(viewport=viewport, color_scheme="dark" if dark else "light")
     page = ctx.new_page()
+    load(page, url)
+    return ctx, page
+
+
+def load(page, url: str) -> None:
+    """``url`` in ``page``, once the app has drawn it, its charts and iframes have settled and its fonts have loaded."""
     page.goto(url, wait_until="domcontentloaded")
     page.get_by_text("Link to this view").first.wait_for(timeout=60_000)
     wait_for_app(page)
     page.wait_for_timeout(800)  # charts and iframes settle
     settle(page)
-    return ctx, page
 
 
 def settle(page) -> None:
@@ -95,12 +101,8 @@ def check_phone(ctx, url: str, shot) -> None:
     page = ctx.new_page()
     try:
         page.set_viewport_size(PHONE)
-        page.goto(url, wait_until="domcontentloaded")
-        page.get_by_text("Link to this view").first.wait_for(timeout=60_000)
-        wait_for_app(page)
+        load(page, url)
         assert page.locator("[data-testid='stException']").count() == 0
-        page.wait_for_timeout(800)  # charts and iframes settle
-        settle(page)
         try:  # under load a formula may be laid out once more after fonts.ready (it read 2 px wide once, 3 of 3 fine alone)
             page.wait_for_function(FORMULAS_FIT, timeout=5_000, polling=100)
         except PlaywrightTimeout:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from browserchecks import open_page
+from browserchecks import open_tab
 
 from tools.liveserver import motion_frame
 
@@ -18,7 +18,7 @@ MOTION_PAGES = ("single_sine", "sincos_pair", "sinusoid", "rope")
 @pytest.mark.parametrize("path", MOTION_PAGES)
 def test_moving_figures_play_in_the_browser(path, live_server, browser, artifacts):
     """Press play: frames advance with no script run on the server; scrub: the frame follows the slider."""
-    ctx, page = open_page(browser, f"{live_server['url']}/{path}", viewport={"width": 1400, "height": 1000}, dark=False)
+    ctx, page = open_tab(browser, f"{live_server['url']}/{path}", viewport={"width": 1400, "height": 1000}, dark=False)
     try:
         frame = motion_frame(page)
         total = frame.evaluate("() => window.posencMotion.frames")
