@@ -5,9 +5,9 @@ nothing is wider than the screen and every formula fits, and in the dark theme t
 other than a data:/blob: URL, fails the test with its URL).  Screenshots land in tests/artifacts/e2e/ (<page>.png,
 <page>-390.png, <page>-dark.png, <page>-moved.png).
 
-The dark view is the desktop tab switched to the dark theme; the 390 px view is a second tab of the same browser
-context opened at that width (browserchecks.check_phone says why not the first tab narrowed), so it reuses the first
-tab's downloads and the server's computed figures.
+The desktop view is the test process's tab (tests/e2e/conftest.py: one browser context per process, whose cache keeps
+Streamlit's scripts compiled); the dark view is that tab switched to the dark theme; the 390 px view is the second tab
+loaded at that width (browserchecks.check_phone says why not the first tab narrowed).
 """
 
 from __future__ import annotations
@@ -83,12 +83,12 @@ def _move_a_control(page) -> bool:
 
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
-def test_page_in_browser(info, live_server, browser, artifacts):
+def test_page_in_browser(info, live_server, tab, second_tab, artifacts):
     expected = _expected_charts(info.path)
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="light")
-    page = ctx.new_page()
+    page = tab
     outside: list[str] = []
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(LOCAL) else None)
+    record = lambda r: outside.append(r.url) if not r.url.startswith(LOCAL) else None  # noqa: E731
+    page.on("request", record)
     try:
         page.goto(f"{live_server['url']}/{where(info)}", wait_until="domcontentloaded")
         # routed by app.py (a fresh server's first run may be the legacy pages/ run, which
@@ -102,7 +102,8 @@ def test_page_in_browser(info, live_server, browser, artifacts):
         assert page.get_by_text("Page not found").count() == 0
         drawn = page.locator("[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks").count()
         assert drawn >= expected
-        check_phone(ctx, page.url, artifacts / f"{info.url_path}-390.png")
+        check_phone(second_tab, page.url, artifacts / f"{info.url_path}-390.png")
+        page.bring_to_front()
         check_dark(page, artifacts / f"{info.url_path}-dark.png")
         page.set_viewport_size({"width": 1400, "height": 1000})
         if info.path == "pages/home.py":
@@ -128,16 +129,12 @@ def test_page_in_browser(info, live_server, browser, artifacts):
         page.screenshot(path=str(artifacts / f"{info.url_path}-moved.png"), full_page=True)
         assert outside == [], "requests that left the server"
     finally:
-        ctx.close()
+        page.remove_listener("request", record)
 
 
-def test_link_reopens_the_same_view(live_server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        page.goto(f"{live_server['url']}/raw_index?d=7&context=2%2C048", wait_until="domcontentloaded")
-        wait_for_app(page)
-        metric = page.get_by_test_id("stMetric").filter(has_text="max |value| at position")
-        assert "2,047" in metric.get_by_test_id("stMetricValue").inner_text()
-        assert page.locator("[data-testid='stException']").count() == 0
-    finally:
-        page.close()
+def test_link_reopens_the_same_view(live_server, tab):
+    tab.goto(f"{live_server['url']}/raw_index?d=7&context=2%2C048", wait_until="domcontentloaded")
+    wait_for_app(tab)
+    metric = tab.get_by_test_id("stMetric").filter(has_text="max |value| at position")
+    assert "2,047" in metric.get_by_test_id("stMetricValue").inner_text()
+    assert tab.locator("[data-testid='stException']").count() == 0

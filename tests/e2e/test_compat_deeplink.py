@@ -27,18 +27,17 @@ st.write("OTHER " + ("routed" if st.session_state.get("routed") else "unrouted")
 """
 
 
-def test_a_fresh_server_runs_a_deep_linked_page_without_the_entrypoint(tmp_path, browser):
+def test_a_fresh_server_runs_a_deep_linked_page_without_the_entrypoint(tmp_path, tab):
     (tmp_path / "pages").mkdir()
     (tmp_path / "app.py").write_text(APP)
     (tmp_path / "pages" / "home.py").write_text("import streamlit as st\nst.write('HOME')\n")
     (tmp_path / "pages" / "other.py").write_text(OTHER)
     proc, url, _ = start_server(app=tmp_path / "app.py")
     try:
-        page = browser.new_page()
+        page = tab
         page.goto(f"{url}/other")
         wait_for_app(page)
         page.wait_for_selector("text=OTHER")
         assert "OTHER unrouted" in page.inner_text("body"), "Streamlit now routes deep links through st.navigation"
-        page.close()
     finally:
         stop_server(proc)

@@ -17,9 +17,9 @@ MUTATIONS = """() => { window.__charts = 0;
     .observe(el, {subtree: true, childList: true, attributes: true})); }"""
 
 
-def _open(browser, url):
+def _open(page, url):
     """The page once every chart has drawn and stopped changing (a chart still drawing would count as redrawn)."""
-    page = browser.new_page(viewport={"width": 1400, "height": 6000})
+    page.set_viewport_size({"width": 1400, "height": 6000})
     page.goto(url, wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
     wait_for_settled_charts(page)
@@ -34,8 +34,8 @@ def _reveal(page, question: str) -> None:
     page.wait_for_timeout(800)
 
 
-def test_an_exercise_whose_answer_shows_nowhere_else_reruns_alone(live_server, browser):
-    page = _open(browser, f"{live_server['url']}/learned")  # its answer is in no metric, table or figure of the page
+def test_an_exercise_whose_answer_shows_nowhere_else_reruns_alone(live_server, tab):
+    page = _open(tab, f"{live_server['url']}/learned")  # its answer is in no metric, table or figure of the page
     page.evaluate(MUTATIONS)
     metrics = page.locator("[data-testid='stMetricValue']").all_inner_texts()
     _reveal(page, "row 1 is compared with rows 2, 3, 4")
@@ -43,25 +43,23 @@ def test_an_exercise_whose_answer_shows_nowhere_else_reruns_alone(live_server, b
     assert page.evaluate("() => window.__charts") == 0  # no chart redrawn
     assert page.locator("[data-testid='stMetricValue']").all_inner_texts() == metrics
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()
 
 
 def _metric(page, label: str) -> str:
     return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']").inner_text()
 
 
-def test_an_exercise_whose_answer_the_page_also_shows_redraws_the_page(live_server, browser):
-    page = _open(browser, f"{live_server['url']}/context_extension")
+def test_an_exercise_whose_answer_the_page_also_shows_redraws_the_page(live_server, tab):
+    page = _open(tab, f"{live_server['url']}/context_extension")
     assert _metric(page, "YaRN attention factor") == "?"
     _reveal(page, "what is the attention factor that multiplies cos and sin")
     shown = _metric(page, "YaRN attention factor")
     assert shown != "?" and shown.startswith("1.13")  # 0.1 ln 4 + 1 = 1.138629 (HF's YaRN at s = 4)
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()
 
 
-def test_an_exercise_in_a_section_redraws_its_section(live_server, browser):
-    page = _open(browser, f"{live_server['url']}/sinusoid")
+def test_an_exercise_in_a_section_redraws_its_section(live_server, tab):
+    page = _open(tab, f"{live_server['url']}/sinusoid")
     assert _metric(page, "longest wavelength") == "?"
     pointer = page.get_by_text("the exercise above", exact=True)  # the "why 10000" table's cell for the chosen base
     assert pointer.count() == 1
@@ -70,4 +68,3 @@ def test_an_exercise_in_a_section_redraws_its_section(live_server, browser):
     assert shown != "?" and any(ch.isdigit() for ch in shown)
     assert pointer.count() == 1
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()

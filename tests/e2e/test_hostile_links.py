@@ -47,23 +47,19 @@ def _hostile_url(base: str, info) -> str:
 
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
-def test_no_link_value_renders_a_link_or_an_image(info, live_server, browser, artifacts):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = ctx.new_page()
-    try:
-        page.goto(_hostile_url(live_server["url"], info), wait_until="commit")
-        page.wait_for_timeout(300)
-        wait_for_app(page, timeout_ms=120_000)
-        assert page.locator("[data-testid='stException']").count() == 0
-        found = page.evaluate(_FIND)
-        if info.url_path in ("raw_index", "sinusoid", "index_length"):
-            page.screenshot(path=str(artifacts / f"hostile_{info.url_path}.png"), full_page=True)
-    finally:
-        ctx.close()
+def test_no_link_value_renders_a_link_or_an_image(info, live_server, tab, artifacts):
+    page = tab
+    page.goto(_hostile_url(live_server["url"], info), wait_until="commit")
+    page.wait_for_timeout(300)
+    wait_for_app(page, timeout_ms=120_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    found = page.evaluate(_FIND)
+    if info.url_path in ("raw_index", "sinusoid", "index_length"):
+        page.screenshot(path=str(artifacts / f"hostile_{info.url_path}.png"), full_page=True)
     assert not found, found
 
 
-def test_an_upload_named_like_a_link_shows_its_name_as_text(live_server, browser, artifacts, tmp_path):
+def test_an_upload_named_like_a_link_shows_its_name_as_text(live_server, tab, artifacts, tmp_path):
     import io
 
     import numpy as np
@@ -73,32 +69,28 @@ def test_an_upload_named_like_a_link_shows_its_name_as_text(live_server, browser
     np.save(buf, np.random.default_rng(0).normal(size=(64, 16)))
     path = tmp_path / "table.npy"
     path.write_bytes(buf.getvalue())
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = ctx.new_page()
-    try:
-        page.goto(f"{live_server['url']}/learned", wait_until="commit")
-        wait_for_app(page, timeout_ms=120_000)
-        page.get_by_text("Bring your own table", exact=False).first.click()
-        page.locator("input[type=file]").first.set_input_files(files=[{"name": name, "mimeType": "application/octet-stream",
-                                                                        "buffer": path.read_bytes()}])
-        page.get_by_text("Loaded", exact=False).first.wait_for(timeout=120_000)
-        wait_for_app(page, timeout_ms=120_000)
-        # select the upload in the table list; a rerun that lands while the list is open closes it: open it again
-        option = page.get_by_role("option", name="[Log in]", exact=False).first
-        for _ in range(5):
-            page.get_by_test_id("stSelectbox").first.click()
-            try:
-                option.wait_for(timeout=6_000)
-                break
-            except Exception:  # noqa: BLE001 -- the list closed before it showed the option
-                page.keyboard.press("Escape")
-                wait_for_app(page, timeout_ms=60_000)
-        option.click()
-        page.wait_for_timeout(500)
-        wait_for_app(page, timeout_ms=120_000)
-        assert page.locator("[data-testid='stException']").count() == 0
-        assert page.get_by_text("64 × 16").count() >= 1
-        page.screenshot(path=str(artifacts / "hostile_upload_name.png"), full_page=True)
-        assert not page.evaluate(_FIND)
-    finally:
-        ctx.close()
+    page = tab
+    page.goto(f"{live_server['url']}/learned", wait_until="commit")
+    wait_for_app(page, timeout_ms=120_000)
+    page.get_by_text("Bring your own table", exact=False).first.click()
+    page.locator("input[type=file]").first.set_input_files(files=[{"name": name, "mimeType": "application/octet-stream",
+                                                                    "buffer": path.read_bytes()}])
+    page.get_by_text("Loaded", exact=False).first.wait_for(timeout=120_000)
+    wait_for_app(page, timeout_ms=120_000)
+    # select the upload in the table list; a rerun that lands while the list is open closes it: open it again
+    option = page.get_by_role("option", name="[Log in]", exact=False).first
+    for _ in range(5):
+        page.get_by_test_id("stSelectbox").first.click()
+        try:
+            option.wait_for(timeout=6_000)
+            break
+        except Exception:  # noqa: BLE001 -- the list closed before it showed the option
+            page.keyboard.press("Escape")
+            wait_for_app(page, timeout_ms=60_000)
+    option.click()
+    page.wait_for_timeout(500)
+    wait_for_app(page, timeout_ms=120_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("64 × 16").count() >= 1
+    page.screenshot(path=str(artifacts / "hostile_upload_name.png"), full_page=True)
+    assert not page.evaluate(_FIND)

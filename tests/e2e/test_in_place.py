@@ -40,8 +40,9 @@ CASES = [("rope", "base b"), ("sinusoid", "base")]
 
 
 @pytest.mark.parametrize("path, label", CASES, ids=[c[0] for c in CASES])
-def test_a_chart_updated_in_place_is_the_chart_a_fresh_page_draws(live_server, browser, path, label):
-    page = browser.new_page(viewport=TALL)
+def test_a_chart_updated_in_place_is_the_chart_a_fresh_page_draws(live_server, tab, second_tab, path, label):
+    page = tab
+    page.set_viewport_size(TALL)
     page.goto(f"{live_server['url']}/{path}", wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
     before = _settle(page)
@@ -53,10 +54,10 @@ def test_a_chart_updated_in_place_is_the_chart_a_fresh_page_draws(live_server, b
     stepped = _settle(page, len(before))
     assert len(stepped) == len(before) >= 2
     assert sum(_changed(a, b) > 50 for a, b in zip(before, stepped)) >= 2  # the step changed what several charts draw
-    fresh = browser.new_page(viewport=TALL)
+    fresh = second_tab  # a new document at the stepped link
+    fresh.bring_to_front()
+    fresh.set_viewport_size(TALL)
     fresh.goto(page.url, wait_until="domcontentloaded")
     drawn = _settle(fresh, len(stepped))
     differ = {i: n for i, (a, b) in enumerate(zip(stepped, drawn)) if (n := _changed(a, b)) > 4}
     assert len(drawn) == len(stepped) and not differ, f"{path}: charts (pixels) {differ} differ from a fresh page at {page.url}"
-    page.close()
-    fresh.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from browserchecks import open_tab
+from browserchecks import load
 
 from tools.liveserver import motion_frame
 
@@ -16,24 +16,22 @@ MOTION_PAGES = ("single_sine", "sincos_pair", "sinusoid", "rope")
 
 
 @pytest.mark.parametrize("path", MOTION_PAGES)
-def test_moving_figures_play_in_the_browser(path, live_server, browser, artifacts):
+def test_moving_figures_play_in_the_browser(path, live_server, tab, artifacts):
     """Press play: frames advance with no script run on the server; scrub: the frame follows the slider."""
-    ctx, page = open_tab(browser, f"{live_server['url']}/{path}", viewport={"width": 1400, "height": 1000}, dark=False)
-    try:
-        frame = motion_frame(page)
-        total = frame.evaluate("() => window.posencMotion.frames")
-        frame.locator("#play").click()
-        page.wait_for_timeout(1500)
-        state = frame.evaluate("() => window.posencMotion")
-        assert state["playing"] and state["draws"] > 10, state
-        assert page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").count() == 1  # no server round trip
-        frame.locator("#play").click()  # pause
-        frame.locator("#scrub").fill(str(total // 2))
-        assert int(frame.evaluate("() => document.getElementById('scrub').value")) == total // 2
-        assert frame.evaluate("() => document.getElementById('read').textContent")
-        record = artifacts / "motion.json"
-        seen = json.loads(record.read_text()) if record.exists() else {}
-        seen[path] = {"fps_while_playing": round(state["fps"], 1), "frames": total}
-        record.write_text(json.dumps(seen, indent=2))
-    finally:
-        ctx.close()
+    page = tab
+    load(page, f"{live_server['url']}/{path}")
+    frame = motion_frame(page)
+    total = frame.evaluate("() => window.posencMotion.frames")
+    frame.locator("#play").click()
+    page.wait_for_timeout(1500)
+    state = frame.evaluate("() => window.posencMotion")
+    assert state["playing"] and state["draws"] > 10, state
+    assert page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").count() == 1  # no server round trip
+    frame.locator("#play").click()  # pause
+    frame.locator("#scrub").fill(str(total // 2))
+    assert int(frame.evaluate("() => document.getElementById('scrub').value")) == total // 2
+    assert frame.evaluate("() => document.getElementById('read').textContent")
+    record = artifacts / "motion.json"
+    seen = json.loads(record.read_text()) if record.exists() else {}
+    seen[path] = {"fps_while_playing": round(state["fps"], 1), "frames": total}
+    record.write_text(json.dumps(seen, indent=2))

@@ -32,30 +32,27 @@ def _metric(page, label: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_a_typed_text_at_390_px(name, live_server, browser, artifacts):
+def test_a_typed_text_at_390_px(name, live_server, tab, artifacts):
     query, typed, label = PAGES[name]
-    ctx = browser.new_context(viewport={**PHONE, "height": 2400})
-    page = ctx.new_page()
-    try:
-        page.goto(f"{live_server['url']}/{name}{query}", wait_until="domcontentloaded")
-        page.get_by_text("Link to this view").first.wait_for(timeout=180_000)
-        wait_for_app(page, timeout_ms=180_000)
-        box = page.locator("[data-testid='stMain'] [data-testid='stTextInput'] input").first
-        box.fill(typed)
-        box.press("Enter")
-        page.wait_for_url(lambda url: "Hund" in unquote_plus(url), timeout=30_000)  # the box is bound to the link
-        wait_for_app(page, timeout_ms=180_000)
-        page.wait_for_timeout(800)
-        assert page.locator("[data-testid='stException']").count() == 0
-        assert page.locator("[data-testid='stAlertContentError']").count() == 0
-        assert box.input_value() == typed
-        fit = page.evaluate(OVERFLOW)
-        assert fit["page"] <= PHONE["width"] and not fit["bad"], fit
-        if label is not None:
-            value = _metric(page, label)
-            assert value and value != "?"
-            if name == "real_relative":
-                assert float(value) < 1e-3
-        page.screenshot(path=str(artifacts / f"{name}-typed-390.png"), full_page=True)
-    finally:
-        ctx.close()
+    page = tab
+    page.set_viewport_size({**PHONE, "height": 2400})  # before the page loads: it is laid out at 390 px
+    page.goto(f"{live_server['url']}/{name}{query}", wait_until="domcontentloaded")
+    page.get_by_text("Link to this view").first.wait_for(timeout=180_000)
+    wait_for_app(page, timeout_ms=180_000)
+    box = page.locator("[data-testid='stMain'] [data-testid='stTextInput'] input").first
+    box.fill(typed)
+    box.press("Enter")
+    page.wait_for_url(lambda url: "Hund" in unquote_plus(url), timeout=30_000)  # the box is bound to the link
+    wait_for_app(page, timeout_ms=180_000)
+    page.wait_for_timeout(800)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert box.input_value() == typed
+    fit = page.evaluate(OVERFLOW)
+    assert fit["page"] <= PHONE["width"] and not fit["bad"], fit
+    if label is not None:
+        value = _metric(page, label)
+        assert value and value != "?"
+        if name == "real_relative":
+            assert float(value) < 1e-3
+    page.screenshot(path=str(artifacts / f"{name}-typed-390.png"), full_page=True)

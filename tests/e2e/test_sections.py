@@ -15,8 +15,8 @@ def _settled(page):
     wait_for_app(page, timeout_ms=60_000)
 
 
-def test_a_section_control_reruns_its_section_and_keeps_link_and_quiz_right(live_server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+def test_a_section_control_reruns_its_section_and_keeps_link_and_quiz_right(live_server, tab):
+    page = tab
     page.goto(f"{live_server['url']}/relative_bias", wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=60_000)
     page.get_by_text("Predict, then reveal").first.wait_for(timeout=60_000)
@@ -46,4 +46,3 @@ def test_a_section_control_reruns_its_section_and_keeps_link_and_quiz_right(live
                            timeout=5_000)
     assert f"t5_num_buckets={before + 1}" in link.inner_text()
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()
