@@ -17,9 +17,20 @@ done once per test process here (``_scan_components_once``), as the server does.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# One BLAS thread in every test process: the xdist workers, the servers and lab processes they start (they inherit
+# the environment) and the pages they run.  Two workers on two cores, each with OpenBLAS's default of a thread per
+# core, oversubscribe the cores, and OpenBLAS's waiting threads spin (posenc/model/threads.py measured a forward 3.8-10x
+# slower so).  The boundary sweep, the lab's baseline equivalence and lab training, 2 workers, measured 2026-12-05:
+# 146 s and 146 s with the default, 129 s with one thread.  Set the variable to run the suite otherwise.
+BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+for _var in BLAS_ENV:
+    os.environ.setdefault(_var, "1")
 
 # the page sweeps whose tests are grouped by page (file names under tests/app and tests/e2e)
 GROUPED = {
@@ -64,6 +75,10 @@ def _scan_components_once() -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _scan_components_once()
+    if "numpy" in sys.modules:  # loaded before this file (by a plugin): its BLAS read the environment already
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the test ids (xdist/remote.py)
