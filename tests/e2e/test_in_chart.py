@@ -22,17 +22,18 @@ def _wait_for_charts(page, count: int = 3) -> None:
     page.wait_for_function(f"() => ({TITLES})().filter(t => t.includes('layer')).length >= {count}", timeout=60_000)
 
 
-def _record_sent(page, sent: list):
-    """Every websocket frame ``page`` sends, appended to ``sent`` from now on; returns the listener (to remove)."""
-    listen = lambda ws: ws.on("framesent", lambda payload: sent.append(payload))  # noqa: E731
-    page.on("websocket", listen)
-    return listen
+@pytest.fixture
+def sent(tab) -> list:
+    """Every websocket frame ``tab`` sends during the test; the listener leaves the shared tab after it, pass or fail."""
+    frames: list = []
+    listen = lambda ws: ws.on("framesent", lambda payload: frames.append(payload))  # noqa: E731
+    tab.on("websocket", listen)
+    yield frames
+    tab.remove_listener("websocket", listen)
 
 
-def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, tab):
+def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, tab, sent):
     page = tab
-    sent: list[str] = []
-    listen = _record_sent(page, sent)
     page.goto(f"{live_server['url']}/lab", wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
     page.locator("input[name='url_head']").first.wait_for(state="attached", timeout=60_000)
@@ -64,7 +65,6 @@ def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, t
     _wait_for_charts(page)
     assert _why_titles(page)[0] == "RoPE, layer 2, head 3, L = 32"
     assert page.locator("[data-testid='stException']").count() == 0
-    page.remove_listener("websocket", listen)
 
 
 def _alibi_title(page) -> list[str]:
@@ -74,12 +74,10 @@ def _alibi_title(page) -> list[str]:
                          ".map(t => t.textContent))")
 
 
-def test_alibi_head_slider_rescales_one_picture_in_the_browser(live_server, tab):
+def test_alibi_head_slider_rescales_one_picture_in_the_browser(live_server, tab, sent):
     """T5 and ALiBi: every head's bias is its slope times -|i - j|, so the head slider under the matrix repaints
     the title, the legend and the hover values in the browser; the hover value is -m·(i - j) of the cell."""
     page = tab
-    sent: list[str] = []
-    listen = _record_sent(page, sent)
     page.goto(f"{live_server['url']}/relative_bias", wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
     # until the exercise's reveal head 9 (the one it asks about) is not offered, so the heads are a select, not a range
@@ -118,4 +116,3 @@ def test_alibi_head_slider_rescales_one_picture_in_the_browser(live_server, tab)
     page.wait_for_function(f"() => ({TITLES})().some(t => t.startsWith('head 4 of 12'))", timeout=60_000)
     assert len(sent) > before and slider.input_value() == "4"
     assert page.locator("[data-testid='stException']").count() == 0
-    page.remove_listener("websocket", listen)
