@@ -12,10 +12,11 @@ warm_for("app.py")
 
 import streamlit as st  # noqa: E402
 
-from posenc.ui import blas, compat, controls, frame  # noqa: E402
+from posenc import blas  # noqa: E402
+from posenc.ui import compat, controls, frame  # noqa: E402
 from posenc.ui.pages import HOME, PAGES  # noqa: E402
 
-blas.hold()  # one BLAS thread for this process, before any page computes (posenc/ui/blas.py)
+blas.hold()  # one BLAS thread for this process, before any page computes (posenc/blas.py)
 
 page = st.navigation(frame.navigation(), position="sidebar", expanded=True)  # sets the page config first
 st.sidebar.caption("posenc: every number on these pages is computed by the `posenc` library, live.")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,10 +26,11 @@ import pytest
 # the environment) and the pages they run.  Two workers on two cores, each with OpenBLAS's default of a thread per
 # core, oversubscribe the cores, and OpenBLAS's waiting threads spin (posenc/model/threads.py measured a forward 3.8-10x
 # slower so).  The boundary sweep, the lab's baseline equivalence and lab training, 2 workers, measured 2026-12-05:
-# 146 s and 146 s with the default, 129 s with one thread.  Set the variable to run the suite otherwise.
-BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-for _var in BLAS_ENV:
-    os.environ.setdefault(_var, "1")
+# 146 s and 146 s with the default, 129 s with one thread.  Set OPENBLAS_NUM_THREADS to run the suite otherwise.
+from posenc.blas import ONE_THREAD  # noqa: E402  (loads numpy: this process is limited below, at run time)
+
+for _var, _one in ONE_THREAD.items():
+    os.environ.setdefault(_var, _one)
 
 # the page sweeps whose tests are grouped by page (file names under tests/app and tests/e2e)
 GROUPED = {
@@ -75,10 +75,9 @@ def _scan_components_once() -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _scan_components_once()
-    if "numpy" in sys.modules:  # loaded before this file (by a plugin): its BLAS read the environment already
-        from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits
 
-        threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
+    threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")  # numpy loaded before the variable
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the test ids (xdist/remote.py)

@@ -1,4 +1,4 @@
-"""The dashboard's process holds numpy's BLAS to one thread (posenc/ui/blas.py), unless the environment chose."""
+"""The dashboard's process holds numpy's BLAS to one thread (posenc/blas.py), unless the environment chose."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from posenc.ui import blas
+from posenc import blas
 
 PROBE = """
 import os, sys
@@ -17,14 +17,14 @@ os.environ.update({set!r})
 import numpy  # loaded first, as Streamlit loads it before app.py runs
 from threadpoolctl import threadpool_info, threadpool_limits
 threadpool_limits(limits=2, user_api="blas")  # as on a 2-core host: OpenBLAS's default, a thread per core
-from posenc.ui import blas
+from posenc import blas
 first, again = blas.hold(), blas.hold()
 print(first, again, [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
 """
 
 
 def _probe(env: dict) -> str:
-    code = PROBE.format(env=blas.ENV, set=env)
+    code = PROBE.format(env=tuple(blas.ONE_THREAD), set=env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout.strip()
 
 

@@ -27,14 +27,13 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from posenc._validate import check_int
+from posenc.blas import ONE_THREAD
 from posenc.lab.train import Cancelled  # one exception for a stopped run, wherever it stopped
 
 __all__ = ["Cancelled", "MAX_JOBS", "Runner", "dask_client", "progress_line"]
 
 MAX_JOBS = 64  # local worker processes
 POLL = 0.2  # seconds between two looks at the running jobs (and at should_stop)
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-              "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
 
 
 

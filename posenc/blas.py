@@ -1,4 +1,4 @@
-"""One BLAS thread for the dashboard's server process.
+"""One BLAS thread: the environment that asks for it (``ONE_THREAD``), and the dashboard's server process held to it.
 
 The pages' numpy work (score and Gram matrices, Compare's measurements of every scheme) runs in the server process.
 On a 2-core host that process shares its cores with the browser and with other sessions' runs, and OpenBLAS starts a
@@ -8,7 +8,8 @@ step): Compare's n 0.448 → 0.343 s (its first step, to n = 1,024, 1.16 and 1.2
 0.526 → 0.441 s, the sinusoid's base 0.584 → 0.595 s (no change).  The model's forwards already ran on one thread
 (``posenc.model.threads``); now everything does.
 
-A thread count set in the environment (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or MKL_NUM_THREADS) is left as it is.
+A thread count set in the environment (any variable of ``ONE_THREAD``) is left as it is.  The lab's worker processes
+start with ``ONE_THREAD`` (``posenc.lab.parallel``), and so do the test suite's processes (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 import os
 import threading
 
-ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}  # read when a process loads its BLAS library
 THREADS = 1
 _done = {"held": False}
 _lock = threading.Lock()
@@ -31,11 +33,10 @@ def hold() -> bool:
     with _lock:
         if _done["held"]:
             return False
-        if not any(os.environ.get(v) for v in ENV):
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(limits=THREADS, user_api="blas")
-            _done["held"] = True
-            return True
         _done["held"] = True
-        return False
+        if any(os.environ.get(v) for v in ONE_THREAD):
+            return False
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=THREADS, user_api="blas")
+        return True
