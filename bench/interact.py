@@ -36,7 +36,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.timing import IDLE_PROBE_S, cpu_probe, host_verdict, stolen_seconds, wait_for_idle
+from bench.timing import IDLE_PROBE_S, cpu_model, cpu_probe, host_verdict, idle_bound, stolen_seconds, wait_for_idle
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
@@ -422,6 +422,8 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         out["only_pages"] = list(pages)
     # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile
     probe0, steal0, t0 = cpu_probe(), stolen_seconds(), time.perf_counter()
+    cpu = cpu_model()
+    bound = idle_bound(cpu)  # this CPU's idle reading (bench.timing.IDLE_BOUNDS): a slower core is not a busy host
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
     _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear()  # a new server: nothing shown yet
@@ -440,7 +442,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 if not _wanted(info, pages):
                     continue
                 url = f"{base}/{info.url_path}"
-                reading, waited = wait_for_idle()  # a burst of other guests is waited out (at most 60 s), not timed
+                reading, waited = wait_for_idle(bound=bound)  # a burst of other guests is waited out (at most 60 s), not timed
                 probes.append(reading)
                 waits.append(waited)
                 t_page = time.perf_counter()
@@ -479,7 +481,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         finally:
             stop_server(proc)
         try:
-            reading, waited = wait_for_idle()  # the floor, too, on a calm host where it can be
+            reading, waited = wait_for_idle(bound=bound)  # the floor, too, on a calm host where it can be
             waits.append(waited)
             out["floor"] = {**floor(browser, repeats=2 * repeats), "cpu_probe_s": round(reading, 4), "waited_for_idle_s": waited}
         finally:
@@ -487,10 +489,11 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     steal1, wall = stolen_seconds(), time.perf_counter() - t0
     probes.append(cpu_probe())
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
-    busy = busy_pages(out["pages"], probes[-1])
+    busy = busy_pages(out["pages"], probes[-1], bound)
     out["wall_s"] = round(wall, 1)
-    out["host"] = {"cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
-                   **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"]), waited_s=sum(waits), wall_s=wall),
+    out["host"] = {"cpu": cpu, "cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
+                   **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"]), waited_s=sum(waits), wall_s=wall,
+                                  bound=bound, cpu=cpu),
                    "busy_pages": busy, "waited_s": round(sum(waits), 1)}
     rows = out["pages"]
     out["median_new_step_over_pages_s"] = _median([r["median_new_step_s"] for r in rows])
@@ -508,13 +511,13 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     return out
 
 
-def busy_pages(pages: list[dict], last_probe: float) -> list[str]:
+def busy_pages(pages: list[dict], last_probe: float, bound: float = IDLE_PROBE_S) -> list[str]:
     """Pages timed while the host was busy: the probe before them (after waiting) or the one after them (the next
-    page's, or the run's last) above IDLE_PROBE_S, or the run had to wait for the host to calm before them (a host
+    page's, or the run's last) above ``bound`` (the CPU's idle bound), or the run had to wait for the host to calm before them (a host
     busy enough to wait for is busy around the page too).  Their figures say more about the host than about the page."""
     after = [p["cpu_probe_s"] for p in pages[1:]] + [last_probe]
     return [p["page"] for p, a in zip(pages, after)
-            if max(p["cpu_probe_s"], a) > IDLE_PROBE_S or p.get("waited_for_idle_s", 0) > 0]
+            if max(p["cpu_probe_s"], a) > bound or p.get("waited_for_idle_s", 0) > 0]
 
 
 def verdict(goals: dict, host: dict) -> str:
@@ -522,6 +525,7 @@ def verdict(goals: dict, host: dict) -> str:
     missed = [name for name, ok in goals.items() if not ok]
     said = f"all {len(goals)} goals met" if not missed else "missed " + ", ".join(missed)
     if host.get("nearly_idle"):
-        busy = host.get("busy_pages") or []
-        return f"{said}, on a nearly idle host" + (f" (busy while timing: {', '.join(busy)})" if busy else "")
+        busy, cpu = host.get("busy_pages") or [], host.get("cpu")
+        return (f"{said}, on a nearly idle host" + (f", {cpu}," if cpu else "")
+                + (f" (busy while timing: {', '.join(busy)})" if busy else "")).rstrip(",")
     return f"{said}, on a busy host ({host.get('why_not')}): not a test of goals stated for a nearly idle one"

@@ -60,7 +60,7 @@ def test_host_verdict_names_the_reading_that_made_a_host_busy():
     from bench.timing import IDLE_PROBE_S, IDLE_STEAL, host_verdict
 
     idle = host_verdict([0.089, 0.092, 0.088], 0.0001)
-    assert idle == {"nearly_idle": True, "probe_median_s": 0.089, "probe_max_s": 0.092, "why_not": ""}
+    assert idle == {"nearly_idle": True, "probe_median_s": 0.089, "probe_max_s": 0.092, "idle_bound_s": IDLE_PROBE_S, "why_not": ""}
     burst = host_verdict([0.092, 0.183, 0.09], 0.0001)  # one slow reading among idle ones: a burst, kept as the max
     assert burst["nearly_idle"] and burst["probe_max_s"] == 0.183
     busy = host_verdict([0.098, 0.15, 0.174, 0.12], 0.004)  # most readings slow (run Q of 2026-12-03 drifted so)
@@ -70,6 +70,26 @@ def test_host_verdict_names_the_reading_that_made_a_host_busy():
     assert host_verdict([IDLE_PROBE_S], None)["nearly_idle"]  # the bound itself is idle; unknown steal does not count
     with pytest.raises(ValueError, match="probes"):
         host_verdict([], 0.0)
+
+
+def test_the_idle_bound_is_the_cpus_own():
+    """A core slower than the one the goals were first measured on reads "busy" on the probe with nothing else running
+    (an Intel Xeon at 2.1 GHz, 2026-12-05: 0.169-0.225 s idle against the EPYC's 0.076-0.092 s): each CPU is held to
+    its own idle bound, and a CPU never measured idle to the smallest one."""
+    from bench.timing import IDLE_BOUNDS, IDLE_PROBE_S, cpu_model, host_verdict, idle_bound
+
+    assert cpu_model("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t: sse\n") == "AMD EPYC 7B13"
+    assert cpu_model("processor\t: 0\n") == ""
+    assert idle_bound("AMD EPYC 7B13") == IDLE_PROBE_S
+    xeon = "Intel(R) Xeon(R) Processor"
+    assert idle_bound(xeon) > 0.225  # above every idle reading measured on it
+    assert idle_bound("Some Other CPU") == min(b for _, b in IDLE_BOUNDS) == IDLE_PROBE_S
+    readings = [0.184, 0.171, 0.216, 0.19]  # idle on the Xeon, busy by the EPYC's bound
+    assert host_verdict(readings, 0.0, bound=idle_bound(xeon), cpu=xeon)["nearly_idle"]
+    epyc = host_verdict(readings, 0.0, bound=idle_bound("AMD EPYC 7B13"), cpu="AMD EPYC 7B13")
+    assert not epyc["nearly_idle"] and "(idle on AMD EPYC 7B13: at most 0.095 s)" in epyc["why_not"]
+    said = interact.verdict({"g": False}, {"nearly_idle": True, "cpu": xeon, "busy_pages": []})
+    assert said == f"missed g, on a nearly idle host, {xeon}"
 
 
 def test_verdict_says_a_busy_run_is_not_a_test_of_the_goals():

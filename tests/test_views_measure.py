@@ -185,6 +185,31 @@ def test_precision_scans_find_the_first_position_a_brute_force_scan_finds(mode):
         assert P.first_identical_position(inv, mode, limit=limit) == want
 
 
+def test_the_float32_scan_skips_only_pairs_that_cannot_exceed_tol():
+    """first_error_above in float32 computes only the pairs whose rounding bound allows an error above tol before the
+    block's end.  The bound's two parts, measured: numpy's float32 cos and sin stay within _COS32_SLACK of the exact
+    value at their (float32) argument, and the scan with pruning finds what a scan of every pair at every position
+    finds, at the page's default head (d = 128, base 500,000: p = 19,882 at the run of 2026-12-06) and others."""
+    rng = np.random.default_rng(0)
+    for hi in (1.0, 1e3, 1e6, 1e12):  # RoPE's angles reach 10^6 rad (p ≤ 10^6, θ ≤ 1); inv_freq is allowed up to 10^6
+        a = rng.uniform(-hi, hi, 200_000).astype(np.float32)
+        worst = max(np.abs(np.cos(a).astype(np.float64) - np.cos(a.astype(np.float64))).max(),
+                    np.abs(np.sin(a).astype(np.float64) - np.sin(a.astype(np.float64))).max())
+        assert worst <= P._COS32_SLACK / 4, (hi, worst)
+    limit = 40_000
+    pos = np.arange(limit + 1, dtype=np.float64)
+    for inv in (default_inv_freq(128, 5e5), default_inv_freq(64, 1e4), default_inv_freq(96, 1e6) * 3.0):
+        c, s = P.rope_cos_sin(pos, inv, "float32")
+        c0, s0 = np.cos(np.multiply.outer(pos, inv)), np.sin(np.multiply.outer(pos, inv))
+        err = np.maximum(np.abs(c - c0), np.abs(s - s0))  # (positions, pairs)
+        for tol in (1e-3, 1e-4, 3e-6):
+            want = next((int(p) for p in np.flatnonzero(err.max(axis=1) > tol)), None)
+            assert P.first_error_above(inv, "float32", tol=tol, limit=limit) == want
+            kept = P._pairs_that_may_exceed(inv, "float32", tol, limit + 1)
+            assert not (err[:, ~kept] > tol).any()  # a skipped pair is within tol everywhere below the end
+    assert P._pairs_that_may_exceed(inv, "float16", 1e-3, 10).all() and P._pairs_that_may_exceed(inv, "float32", 1e-7, 10).all()
+
+
 def test_a_method_the_core_rejects_is_left_out_with_its_message(monkeypatch):
     # e.g. an NTK-style base the core refuses: that method alone is dropped, with the core's message
     from posenc.views import extension

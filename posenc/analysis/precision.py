@@ -57,10 +57,11 @@ def _exact(positions, inv) -> tuple[np.ndarray, np.ndarray]:
     return np.cos(ang), np.sin(ang)
 
 
-def _err(positions, inv, mode) -> np.ndarray:
-    """max over pairs of |cos - cos64| and |sin - sin64| at each position, (n,); NaN counts as 2."""
+def _err(positions, inv, mode, exact: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """max over pairs of |cos - cos64| and |sin - sin64| at each position, (n,); NaN counts as 2.  ``exact``: the
+    float64 (cos, sin) at these positions and pairs, where the caller has them already."""
     c, s = rope_cos_sin(positions, inv, mode)
-    c0, s0 = _exact(positions, inv)
+    c0, s0 = _exact(positions, inv) if exact is None else exact
     e = np.maximum(np.abs(c - c0), np.abs(s - s0))
     return np.max(np.where(np.isfinite(e), e, 2.0), axis=1)
 
@@ -72,8 +73,19 @@ def cos_error_profile(inv_freq, mode: str, *, max_position: int = MAX_POSITION, 
     P = check_int("max_position", max_position, lo=2, hi=MAX_POSITION)
     starts = np.unique(np.round(np.geomspace(1, P, check_int("n_points", n_points, lo=2, hi=1024)))).astype(np.int64)
     pos = (starts[:, None] + np.arange(check_int("block", block, lo=1, hi=1024))).ravel()
-    err = _err(pos, inv, mode).reshape(starts.size, -1).max(axis=1)
+    check_choice("mode", mode, MODES)
+    err = _err(pos, inv, mode, _profile_exact(inv.tobytes(), pos.tobytes())).reshape(starts.size, -1).max(axis=1)
     return {"position": starts, "error": err}
+
+
+@functools.lru_cache(maxsize=1)
+def _profile_exact(inv: bytes, positions: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 (cos, sin) of a profile's positions and pairs (given as their bytes): the same for every mode, so
+    the four profiles of one head compute them once (about 8 MB at 64 pairs)."""
+    out = _exact(np.frombuffer(positions, dtype=np.int64), np.frombuffer(inv, dtype=np.float64))
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def first_identical_position(inv_freq, mode: str, *, limit: int = MAX_POSITION) -> int | None:
@@ -116,12 +128,32 @@ def first_error_above(inv_freq, mode: str, *, tol: float = 1e-3, limit: int = MA
     while start <= P:
         if time.monotonic() > stop:
             raise ValueError(f"the precision scan stopped after {TIME_BUDGET_S:g} s at position {start:,}")
-        pos = np.arange(start, min(P + 1, start + size), dtype=np.float64)
-        hit = np.flatnonzero(_err(pos, inv, mode) > tol)
-        if hit.size:
-            return int(pos[hit[0]])
+        end = min(P + 1, start + size)
+        pairs = _pairs_that_may_exceed(inv, mode, tol, end)
+        if pairs.any():  # else no pair can be off by more than tol before ``end``: nothing to compute
+            pos = np.arange(start, end, dtype=np.float64)
+            hit = np.flatnonzero(_err(pos, inv[pairs], mode) > tol)
+            if hit.size:
+                return int(pos[hit[0]])
         start, size = start + size, min(2 * size, chunk)
     return None
+
+
+_U32 = 2.0**-24  # float32's unit roundoff
+_COS32_SLACK = 2.0**-20  # numpy's float32 cos and sin: within 16 float32 ulps of 1 of the exact value at their argument
+
+
+def _pairs_that_may_exceed(inv: np.ndarray, mode: str, tol: float, end: int) -> np.ndarray:
+    """Which pairs can be off float64 by more than ``tol`` at some position below ``end``: (h,) bool.
+
+    In "float32" a position below 2^24 is exact, fl(θ) = θ(1 + δ₁) and the angle fl(p·fl(θ)) = pθ(1 + δ₁)(1 + δ₂),
+    |δ| ≤ 2⁻²⁴, so it is off pθ by at most pθ(2u + u²); |cos a − cos b| ≤ |a − b| (sin too), and cos/sin of the float32
+    angle add at most _COS32_SLACK.  A pair with end·θ(2u + u²) + slack ≤ tol cannot exceed tol before ``end``: the
+    scan skips it (at RoPE's defaults the float32 scan reaches p ≈ 20,000, where all but the fastest few pairs are
+    provably within 10⁻³).  The other modes, and a tol within the slack, keep every pair."""
+    if mode != "float32" or tol <= 2 * _COS32_SLACK or end > 2**24:
+        return np.ones(inv.shape, dtype=bool)
+    return end * inv * (2 * _U32 + _U32 * _U32) + _COS32_SLACK > tol
 
 
 def score_error(inv_freq, mode: str, distances, *, n_samples: int = 32, seed: int = 0) -> np.ndarray:
