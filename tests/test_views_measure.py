@@ -189,7 +189,7 @@ def test_the_float32_scan_skips_only_pairs_that_cannot_exceed_tol():
     """first_error_above in float32 computes only the pairs whose rounding bound allows an error above tol before the
     block's end.  The bound's two parts, measured: numpy's float32 cos and sin stay within _COS32_SLACK of the exact
     value at their (float32) argument, and the scan with pruning finds what a scan of every pair at every position
-    finds, at the page's default head (d = 128, base 500,000: p = 19,882 at the run of 2026-12-06) and others."""
+    finds, at the page's default head (d = 128, base 500,000: p = 20,121) and others."""
     rng = np.random.default_rng(0)
     for hi in (1.0, 1e3, 1e6, 1e12):  # RoPE's angles reach 10^6 rad (p ≤ 10^6, θ ≤ 1); inv_freq is allowed up to 10^6
         a = rng.uniform(-hi, hi, 200_000).astype(np.float32)
