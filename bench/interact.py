@@ -526,6 +526,6 @@ def verdict(goals: dict, host: dict) -> str:
     said = f"all {len(goals)} goals met" if not missed else "missed " + ", ".join(missed)
     if host.get("nearly_idle"):
         busy, cpu = host.get("busy_pages") or [], host.get("cpu")
-        return (f"{said}, on a nearly idle host" + (f", {cpu}," if cpu else "")
-                + (f" (busy while timing: {', '.join(busy)})" if busy else "")).rstrip(",")
+        return (f"{said}, on a nearly idle host" + (f" ({cpu})" if cpu else "")
+                + (f" (busy while timing: {', '.join(busy)})" if busy else ""))
     return f"{said}, on a busy host ({host.get('why_not')}): not a test of goals stated for a nearly idle one"

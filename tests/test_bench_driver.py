@@ -88,8 +88,8 @@ def test_the_idle_bound_is_the_cpus_own():
     assert host_verdict(readings, 0.0, bound=idle_bound(xeon), cpu=xeon)["nearly_idle"]
     epyc = host_verdict(readings, 0.0, bound=idle_bound("AMD EPYC 7B13"), cpu="AMD EPYC 7B13")
     assert not epyc["nearly_idle"] and "(idle on AMD EPYC 7B13: at most 0.095 s)" in epyc["why_not"]
-    said = interact.verdict({"g": False}, {"nearly_idle": True, "cpu": xeon, "busy_pages": []})
-    assert said == f"missed g, on a nearly idle host, {xeon}"
+    said = interact.verdict({"g": False}, {"nearly_idle": True, "cpu": xeon, "busy_pages": ["RoPE"]})
+    assert said == f"missed g, on a nearly idle host ({xeon}) (busy while timing: RoPE)"
 
 
 def test_verdict_says_a_busy_run_is_not_a_test_of_the_goals():

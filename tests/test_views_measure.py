@@ -198,7 +198,7 @@ def test_the_float32_scan_skips_only_pairs_that_cannot_exceed_tol():
         assert worst <= P._COS32_SLACK / 4, (hi, worst)
     limit = 40_000
     pos = np.arange(limit + 1, dtype=np.float64)
-    for inv in (default_inv_freq(128, 5e5), default_inv_freq(64, 1e4), default_inv_freq(96, 1e6) * 3.0):
+    for inv in (default_inv_freq(128, 5e5), default_inv_freq(64, 1e4), default_inv_freq(96, 1e6) * -3.0):
         c, s = P.rope_cos_sin(pos, inv, "float32")
         c0, s0 = np.cos(np.multiply.outer(pos, inv)), np.sin(np.multiply.outer(pos, inv))
         err = np.maximum(np.abs(c - c0), np.abs(s - s0))  # (positions, pairs)
