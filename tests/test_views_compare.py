@@ -455,3 +455,26 @@ def test_kept_bounds_by_count_by_bytes_or_both_and_drops_the_least_recently_used
     huge = Kept(max_bytes=1)
     huge.put("big", b"too large")
     assert huge.get("big") == b"too large"  # one entry always stays
+
+
+def test_offset_profiles_draw_the_widest_line_first_so_both_show():
+    """RoPE against xPos (d = 128, n = 1,024): past offset +500 xPos swings from −50 to +120 around RoPE's 0–50.  Vega-Lite
+    draws a line's series in the order of their rows, so the widest goes first; in the exported picture both colours
+    keep a share of the pixels (drawn the other way, RoPE's blue kept 7,237 pixels to xPos's 42,914)."""
+    import io
+
+    from PIL import Image
+
+    from posenc.charts.base import OKABE_ITO, style
+    from posenc.charts.compare import offset_profiles
+    from posenc.io.export import chart_png
+    from posenc.views.rope import xpos_view
+
+    xp = xpos_view(128, 1024)
+    ch = offset_profiles(xp["offsets"], xp["names"])
+    (rows,) = [ds for ds in ch.to_dict()["datasets"].values()]
+    assert [r["scheme"] for r in rows][:1] == ["xPos"] and [r["scheme"] for r in rows][-1:] == ["RoPE"]
+    img = np.asarray(Image.open(io.BytesIO(chart_png(style(ch)))).convert("RGB")).astype(int)
+    shown = {name: int((np.abs(img - np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)])).sum(axis=2) < 60).sum())
+             for name, c in zip(xp["names"], OKABE_ITO)}  # RoPE blue, xPos orange: the domain's first two colours
+    assert min(shown.values()) > 0.4 * max(shown.values()), shown

@@ -102,11 +102,13 @@ def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 2
 @memo
 def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | str = "container") -> alt.VConcatChart:
     """Score against offset j - i, one panel per unit (independent y), one line per scheme.
-    ``frame``: (scheme, unit, method, offset, score)."""
+    ``frame``: (scheme, unit, method, offset, score).  Within a panel the line that swings widest is drawn first and
+    the narrowest last (Vega-Lite draws a line's series in the order of their rows), so a wide line cannot cover a
+    narrow one: xPos's swings past offset +500 hid RoPE's line, drawn under it."""
     _check_marks(frame, "offset chart")
     panels = []
     for unit in dict.fromkeys(frame["unit"]):
-        part = frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]]  # what the lines draw: no more is sent
+        part = _widest_first(frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]])  # what the lines draw: no more
         ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title="offset j − i (key − query)",
                    y_title=unit, domain=list(names), height=170, width=width)
         # the legend above, one name a line: on the right it took half a phone's width and still cut the names
@@ -114,6 +116,14 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
                                        legend=alt.Legend(orient="top", columns=1, labelLimit=300)))
         panels.append(ch.properties(title=unit))
     return alt.vconcat(*panels, spacing=16).resolve_scale(color="shared")
+
+
+def _widest_first(part: pd.DataFrame) -> pd.DataFrame:
+    """``part``'s rows, series by series, by each series' range of finite scores, widest first (ties keep their order)."""
+    finite = part["score"].where(part["score"].abs() < float("inf"))
+    span = finite.groupby(part["scheme"], sort=False).agg(lambda s: s.max() - s.min()).fillna(0.0)
+    rank = part["scheme"].map({name: i for i, name in enumerate(span.sort_values(ascending=False, kind="stable").index)})
+    return part.iloc[rank.to_numpy().argsort(kind="stable")]
 
 
 @memo
