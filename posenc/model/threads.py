@@ -13,7 +13,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-BLAS_THREADS: int | None = 1  # None: leave the BLAS library as it is
+from posenc.blas import THREADS
+
+BLAS_THREADS: int | None = THREADS  # the count the app's process is held to (posenc.blas); None: leave the library as it is
 _lock = threading.Lock()
 _state = {"active": 0, "limit": None, "controller": None}
 
