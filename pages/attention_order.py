@@ -79,7 +79,7 @@ if base is not None:
     slot = pair(base, "bag", "(no positions)")
     if slot is not None:
         with slot:
-            table(base["perm_table"])
+            table(base["perm_table"], key="attention_permutation")
         slot.markdown(
             "**The permutation.** Each token of A sits somewhere in B; re-ordering A's rows and columns by this "
             "table gives B's matrix exactly (the heatmap on the left is B minus that re-ordering). This tiny attention "

@@ -39,7 +39,7 @@ if view is not None:
     f = view["frame"]  # four columns, so that a phone shows the verdict and its page without scrolling sideways
     frame = pd.DataFrame({"claim": f["claim"] + " (" + f["source"] + ")", "measured": f["measured"] + "; at " + f["setting"],
                           "verdict": f["verdict"] + " in this setting", "page": [f"/{PAGE_BY_PATH[p].url_path}" for p in f["page"]]})
-    table(frame, labels={"claim": "The article says (article)", "measured": "Measured here, and at what setting",
+    table(frame, key="claims", labels={"claim": "The article says (article)", "measured": "Measured here, and at what setting",
                          "verdict": "Verdict", "page": "Measured on"}, links={"page": "open ↗"})
     st.caption(f"The claims about training beyond the length seen are checked on {view['lab']}. {view['rule']}")
     chart(style(verdict_grid(view["frame"])), key="claims_verdicts", data=view["frame"],

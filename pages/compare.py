@@ -49,9 +49,9 @@ article = safe(article_table, n, d, n_heads, train_len)
 if article is not None:
     st.subheader("The article's table, measured", anchor=False)
     told = ask_first(ask := claims_quiz(article["frame"]))  # its verdicts, in the table and the lab columns below, wait for it
-    table(quiz_table(ask["key"], article["frame"], ask["cells"]),
+    table(quiz_table(ask["key"], article["frame"], ask["cells"]), key="compare_article",
           labels={"measured: learned or fixed": "↳ measured", "measured: extrapolates": "↳ measured ",
-                  "measured: used in": "↳ in this dashboard's registry"})
+                  "measured: used in": "↳ models this dashboard lists"})
     st.caption(f"The four rows as *Positional Encoding in Transformers* prints them, with a measured verdict beside each cell "
                f"({article['setting']}). Every claim of the three articles is on the claims page.")
     st.page_link("pages/claims.py", label="The articles' claims, one by one", icon=":material/fact_check:")

@@ -131,7 +131,7 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
                       "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention."
                       + _spread(curve_spread(lr["entropy"], "length", "p50")))
     if fid is not None and lr is not None and bands is not None:
-        table(summary_table(fid, lr, bands), links={"Extrapolation lab": "measured there"}, missing="—",
+        table(summary_table(fid, lr, bands), key="extension_summary", links={"Extrapolation lab": "measured there"}, missing="—",
               formats={"short-range max |Δ|": ".4f", "logit scale": ".4f", "fast pairs changed by": ".4f",
                        "entropy at target − at L (nats)": ".3f"})
         st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "

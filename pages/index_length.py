@@ -54,8 +54,9 @@ if view is not None:
     with right:
         chart(style(step_chart(view["steps"], summary)), key="index_steps", data=view["steps"],
               caption="Step between neighbouring tokens, 1/L, for L = 2 … 64; dots mark your sentences.")
-    table(summary.drop(columns=["slot"]), labels={"text": "words", "first": "token 1: 1/L", "step": "step 1/L", "last": "token L: L/L",
-                                                  "at_position": f"chosen token t = {t}: t/L"},
+    table(summary.drop(columns=["slot"]), key="index_length_sentences",
+          labels={"text": "words", "first": "token 1: 1/L", "step": "step 1/L", "last": "token L: L/L",
+                  "at_position": f"chosen token t = {t}: t/L"},
           formats={"first": ".4g", "step": ".4g", "last": ".4g", "at_position": ".4g"}, missing="—")
     st.markdown(
         "So the model cannot learn *what position 1 looks like*: it looks different in every prompt. Worse, "

@@ -112,7 +112,7 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
           caption=f"Results of {label}: {settings}. Line: mean over seeds; band: min–max. Trained at the first point; "
                   "a flat line after it means the scheme carries the task past L. Falsified by a run (other seeds, below) "
                   "whose band leaves this one's.")
-    table(predict.blank(ov["table"], ask))
+    table(predict.blank(ov["table"], ask), key="lab_overview")
     for name, seeds in ov["not_learned"].items():
         st.caption(f":material/warning: {name} did not learn the task at L (gap over {ov['learned_fraction']:.0%} of uniform − floor) at "
                    f"{len(seeds)} of {ov['seeds']} training seeds ({', '.join(map(str, seeds))}): its longer lengths measure a "
@@ -133,7 +133,7 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
                     f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "
                     f"{ov['steps']:,} steps. Dashed in the chart above.")
-        table(more["table"])
+        table(more["table"], key="lab_more")
         st.caption(f"Learned the task with {more['steps']:,} steps: {more['n_learned']} of {more['n_models']} models. Made by the "
                    "same command, which trains again whatever did not learn; its verdict is the one the Compare "
                    f"table shows. Falsified by a seed of the follow-up whose gap at L is over the same {ov['learned_fraction']:.0%} line.")
@@ -150,7 +150,7 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
                       f"per position as transformers without a cache; the Context extension page's formulas). Lowest at 4L: "
                       f"{ext['best'][4 * L]}; at 8L: {ext['best'][8 * L]} ({settings}; a method that needs fine-tuning "
                       "would show no gain here).")
-        table(_view("extension_table", key, (), _run=run))
+        table(_view("extension_table", key, (), _run=run), key="lab_extensions")
         ident = _view("extension_identity", key, (), _run=run)
         if ident["identical"]:
             st.caption(f"At head size {ident['head_dim']}, YaRN and Llama 3 give these models identical "

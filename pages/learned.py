@@ -103,7 +103,7 @@ if contrast is not None:
                       "over channels). Trained rows are smooth: their share sits at long wavelengths; noise is flat."
                       + (f" Your table: {up['spectrum_points']:,} log-spaced frequencies drawn."
                          if up is not None and up["spectrum_thinned"] else ""))
-    table(summary, labels={"median_norm": "median ‖row‖", "median_wavelength": "median wavelength",
+    table(summary, key="learned_summary", labels={"median_norm": "median ‖row‖", "median_wavelength": "median wavelength",
                            "low_share": "share at wavelength ≥ 32", "neighbour_cosine": "mean cos(p, p+1)"},
           formats={"median_norm": ".4f", "median_wavelength": ".1f", "low_share": ".3f", "neighbour_cosine": ".3f"})
 

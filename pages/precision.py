@@ -45,7 +45,7 @@ if v is not None:
         above = r["first_above"]
         col.metric(f"{mode}: > 10⁻³ from", "never (≤ 10⁶)" if above is None or above != above else f"p = {int(above):,}",
                    help=f"cos/sin error near 131,072: {v['at_128k'][mode]:.2g}")
-    table(v["table"], labels={"mode": "computed in", "first_identical": "first p with rotation(p) = rotation(p + 1)",
+    table(v["table"], key="precision_modes", labels={"mode": "computed in", "first_identical": "first p with rotation(p) = rotation(p + 1)",
                               "first_above": "first p with a cos/sin error > 10⁻³"},
           formats={"first_identical": ",.0f", "first_above": ",.0f"}, missing="—")
     st.caption("—: it does not happen up to 10⁶. Both columns scan every position and every pair, in order. "

@@ -43,7 +43,7 @@ def draw() -> None:
           "Factor 8 appears with the answer.")
     eight = [(i, "perplexity") for i in range(len(view["frame"])) if int(view["frame"]["factor"].iloc[i]) == 8]
     table(quiz_table("ext_worst", view["frame"].drop(columns="key"), eight + [(i, "change %") for i, _ in eight]),
-          formats={"perplexity": ".3f", "change %": "+.1f"})
+          key="real_extension_worst", formats={"perplexity": ".3f", "change %": "+.1f"})
     st.page_link("pages/context_extension.py", label="Context extension, frequency by frequency",
                  icon=":material/open_in_full:")
     show_code(extension_view)

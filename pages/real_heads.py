@@ -73,7 +73,8 @@ def draw() -> None:
     if prope is None:
         return
     quiz(prope["quiz"])
-    table(quiz_table("prope25", prope["frame"], [(2, "perplexity"), (2, "change %")]), formats={"perplexity": ".3f", "change %": "+.2f"})
+    table(quiz_table("prope25", prope["frame"], [(2, "perplexity"), (2, "change %")]), key="real_heads_prope",
+          formats={"perplexity": ".3f", "change %": "+.2f"})
     if revealed("prope25"):
         chart(style(charts.prope_curve(prope["frame"])), key="real_heads_prope", data=prope["frame"],
               caption=f"Perplexity on {prope['n']} tokens as the slowest pairs stop rotating, in every layer, without retraining.")

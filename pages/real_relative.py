@@ -49,7 +49,7 @@ def draw() -> None:
                   "and float16 appear with the answer. float16 cannot hold a position past 65,504: no point there.")
     st.markdown("**Where the Precision page predicts it.** The first position at which some pair's cos or sin is off "
                 "float64 by more than 10⁻³, for this model's frequencies (base 100,000, 32 pairs):")
-    table(view["onset_table"])
+    table(view["onset_table"], key="real_relative_onsets")
     st.page_link("pages/precision.py", label="Precision: the same rounding, pair by pair", icon=":material/speed:")
     show_code(shift_view, positions.rotation)
     wrap_up(PATH, shift_takeaway(view))

@@ -86,7 +86,7 @@ def t5_section() -> None:
                   caption=f"bucket(j − i) for {view['n']} positions"
                   + (f", one row and column in {view['step']} drawn." if view["step"] > 1 else ".")
                   + " Constant along every diagonal: only the offset matters.")
-        table(view["ranges"][["bucket", "covers", "side", "kind"]], height=280)
+        table(view["ranges"][["bucket", "covers", "side", "kind"]], key="t5_buckets", height=280)
 
 
 t5_section()
@@ -124,7 +124,7 @@ def alibi_section() -> None:
             chart(style(slopes_chart(frame)), key="alibi_slopes", data=frame,
                   caption="Slope m per head: a steep head only looks nearby, a shallow one far away.")
         with right:
-            table(frame, height=300, labels={"slope": "m", "neg_log2": "−log2 m"}, formats={"slope": ".6g", "neg_log2": ".4g"})
+            table(frame, key="alibi_slopes", height=300, labels={"slope": "m", "neg_log2": "−log2 m"}, formats={"slope": ".6g", "neg_log2": ".4g"})
 
     mat = safe(alibi_heads_view, heads, head.param.value, train_len, causal) if head is not None else None
     if mat is not None:

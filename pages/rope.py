@@ -47,8 +47,8 @@ def hello_section() -> None:
     hw = safe(hello_rope, s)
     if hw is None:
         return
-    table(hw["frame"])
-    table(hw["scores"], formats={"rotated": ".6f", "added": ".6f"},
+    table(hw["frame"], key="rope_hello_words")
+    table(hw["scores"], key="rope_hello_scores", formats={"rotated": ".6f", "added": ".6f"},
           labels={"pair": "positions", "rotated": "score q·k, rotated (RoPE)", "added": "score with PE added"})
     st.markdown(f"Rotated: the two scores differ by **{hw['same']:.1e}** (float64 rounding). Added: they differ by "
                 f"**{hw['moved']:.4f}**: the added vectors carry absolute positions into the score.")
@@ -137,7 +137,7 @@ def decay_section(d: int, base: float, probe: str, seed: int) -> None:
                   f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
                   r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
                   f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
-    table(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), height=250,
+    table(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), key="rope_decay", height=250,
           labels={"bound_rel": "bound / bound(0)", "score_rel": "probe score / |q|²"},
           formats={"distance": ",", "bound": ".4f", "bound_rel": ".4f", "score_rel": ".4f"})
     exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
@@ -159,7 +159,7 @@ if (lay := safe(layout_view, d, base, probe, seed, m)) is not None:
                   "it the scores differ — which is why converting Meta's Llama weights to HF permutes the rows of W_q and W_k.")
     if (pairs := when_open("Every pair: its channels in both layouts, θ and wavelength", key="rope_pairs", icon=":material/table:")) is not None:
         with pairs:
-            table(lay["pairs"], height=220, formats={"theta": ".6g", "wavelength": ".5g"},
+            table(lay["pairs"], key="rope_pairs", height=220, formats={"theta": ".6g", "wavelength": ".5g"},
                   labels={"theta": "θ (rad/position)", "half_split": "half-split channels", "interleaved": "interleaved channels"})
 
 st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)

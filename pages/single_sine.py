@@ -59,7 +59,8 @@ if view is not None:
                 caption="Drag the slider or press play: the hand turns by ω per position, and the sine only reports its "
                         "height. Every reading repeats, once per turn and also on the way down.")
     with st.expander(f"The {len(shown)} closest colliding pairs", icon=":material/table:"):
-        table(shown, labels={"i": "position i", "j": "position j", "value_i": "sin(ω i)", "value_j": "sin(ω j)", "distance": "|difference|"},
+        table(shown, key="single_sine_pairs",
+              labels={"i": "position i", "j": "position j", "value_i": "sin(ω i)", "value_j": "sin(ω j)", "distance": "|difference|"},
               formats={"value_i": ".6f", "value_j": ".6f", "distance": ".6f"})
     quiz(q)
 

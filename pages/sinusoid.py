@@ -108,10 +108,10 @@ if ws is not None:
                  for i, w in enumerate(ws))
     we = safe(v.worked_example, words, embs)
     if we is not None:
-        table(we["frame"])
+        table(we["frame"], key="sinusoid_word_position")
         st.caption(we["caption"])
         with st.expander("Full precision", icon=":material/pin:"):
-            table(we["full"], formats={"embedding": ".12f", "PE": ".12f", "sum": ".12f"})
+            table(we["full"], key="sinusoid_full_precision", formats={"embedding": ".12f", "PE": ".12f", "sum": ".12f"})
         quiz(we["quiz"])
 
 st.subheader("Relative by rotation: PE(p + k) = M_k · PE(p)")
@@ -161,7 +161,7 @@ if wb is not None:
     m2.metric("closest pair", f"{cp['i']:,} and {cp['j']:,}")
     m3.metric("their offset j − i", f"{cp['offset']:,}")
     st.info(wb["conclusion"], icon=":material/lightbulb:")
-    table(asked_above(wb["table"], [(wb["chosen_row"], wbv.LONGEST)], "the exercise above"))
+    table(asked_above(wb["table"], [(wb["chosen_row"], wbv.LONGEST)], "the exercise above"), key="sinusoid_bases")
     left, right = st.columns(2)
     with left:
         chart(style(dot_chart(wb["dots"], order=wb["dot_series"])), key="sinusoid_dots", data=wb["dots"],

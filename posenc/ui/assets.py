@@ -10,6 +10,16 @@ CSS = """<style>
 /* a metric's label wraps instead of ending in "…": a long label (scheme and setting) is read whole on a phone */
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * { white-space: normal !important; overflow: visible !important;
   text-overflow: clip !important; height: auto !important; }
+/* posenc.ui.frame.table: one Markdown table, set like st.table (14 px, plain headers at 70 % of the text colour),
+   scrolling sideways in its own box when wider than the column (a phone) instead of being cut */
+[class*="st-key-table_"] table { display: block; max-width: 100%; overflow-x: auto; font-size: 0.875rem; margin-bottom: 0; }
+[class*="st-key-table_"] th { font-weight: 400; color: color-mix(in srgb, currentColor 70%, transparent); }
+[class*="st-key-table_"] th, [class*="st-key-table_"] td { padding: 0.25rem 0.5rem; line-height: 1.5; }
+/* a table with a height (keyed table_scroll_ and its key): its container scrolls both ways and the header stays on top, on the
+   page's own background (--posenc-bg, read from the app by FIT_FORMULAS's script, so it follows the theme) */
+[class*="st-key-table_scroll_"] { padding-top: 0; }  /* the header sticks to the box's top edge, not 15 px below it */
+[class*="st-key-table_scroll_"] table { overflow: visible; }
+[class*="st-key-table_scroll_"] thead th { position: sticky; top: 0; z-index: 1; background: var(--posenc-bg, transparent); }
 @media (max-width: 640px) {
   .katex-display > .katex { font-size: 0.9em; }
   [data-testid="stMetricValue"] { font-size: 1.6rem; }
@@ -27,7 +37,16 @@ FIT_FORMULAS = """<script>
   if (window.__posencFit) return;
   window.__posencFit = true;
   let sizes = null;  // every formula and its box, watched: a font arriving or a column narrowing refits it
+  // the theme's background as --posenc-bg, for a sticky table header (assets.CSS): read at every fit and twice a
+  // second, since a theme switch (the system's or Streamlit's settings) may restyle the app without a new element
+  const syncBg = () => {
+    const app = document.querySelector("[data-testid='stApp']"), root = document.documentElement.style;
+    const bg = app && getComputedStyle(app).backgroundColor;
+    if (bg && root.getPropertyValue("--posenc-bg") !== bg) root.setProperty("--posenc-bg", bg);
+  };
+  setInterval(syncBg, 500);
   const fit = () => {
+    syncBg();
     const found = [];
     for (const box of document.querySelectorAll(".katex-display")) {
       const tex = box.firstElementChild, column = box.closest("[data-testid='stMarkdown']");

@@ -223,17 +223,18 @@ def _export_row(key: str, whole: Callable[[], alt.TopLevelMixin], data: pd.DataF
                        "with every k-th row and column; its header gives the shape.")
 
 
-def table(df: pd.DataFrame, *, formats: Mapping[str, str] | None = None, labels: Mapping[str, str] | None = None,
+def table(df: pd.DataFrame, *, key: str, formats: Mapping[str, str] | None = None, labels: Mapping[str, str] | None = None,
           height: int | None = None, missing: str = "?", links: Mapping[str, str] | None = None) -> None:
-    """A small table that changes with the controls, as a static HTML table (``st.table``), drawn with the rest of
-    a rerun: a data grid (``st.dataframe``) repaints its cells about 0.2 s after everything else on the page
-    (docs/performance.md, section 8).  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``);
-    ``labels`` renames columns for display; a missing value (NaN, None: an exercise's hidden cell) prints
-    ``missing``.  st.table reads every cell and header as Markdown: each cell is escaped (``md.escape``) and
-    shows as its text, and a header (the dashboard's own label) is only kept from starting a block
-    (``md.block_safe``); ``links`` maps a column of the dashboard's own paths ("/lab") to the link text shown.
-    ``height`` (px) scrolls a long table under a sticky header.  The data sent keeps its numbers (the Styler
-    only formats them)."""
+    """A small table that changes with the controls, drawn with the rest of a rerun, in a container keyed
+    ``table_<key>`` (tests find it by that key): one Markdown table (a GFM table, numbers right-aligned).  Streamlit's
+    st.table renders every cell as a Markdown element of its own, and those took a third of a page's first paint in
+    the browser (Sinusoid: 2.2 -> 1.55 s; docs/performance.md, section 8); a data grid (``st.dataframe``) repaints its
+    cells about 0.2 s after everything else.  With ``height`` (px) a long table scrolls in a box of that height under
+    a sticky header.  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``); ``labels``
+    renames columns for display; a missing value (NaN, None: an exercise's hidden cell) prints ``missing``.  Every
+    cell is escaped (``md.escape``) and shows as its text; a header (the dashboard's own label) is only kept from
+    starting a block (``md.block_safe``); ``links`` maps a column of the dashboard's own paths ("/lab") to the link
+    text shown."""
     formats = dict(formats or {})
     labels = dict(labels or {})
     links = dict(links or {})
@@ -255,11 +256,19 @@ def table(df: pd.DataFrame, *, formats: Mapping[str, str] | None = None, labels:
 
     # headers are the dashboard's own labels (never text from outside): Markdown, kept from starting a block ("+ PE")
     head = {c: md.block_safe(labels.get(c, c)) for c in df.columns}
-    styler = df.rename(columns=head).style.format({head[c]: link(links[c]) if c in links else shown(formats.get(c)) for c in df.columns})
-    # No uuid of pandas' own (a random one per Styler, so every rerun sent a different table and the browser redrew
-    # every cell): Streamlit then names the table by its place on the page, and an unchanged table sends the same bytes.
-    styler.set_uuid(None)
-    st.table(styler.hide(axis="index"), hide_index=True, height="content" if height is None else height)
+    cells = {c: link(links[c]) if c in links else shown(formats.get(c)) for c in df.columns}
+    # a scrolling table's box is the container (keyed table_scroll_<key>: assets.CSS lets its header stick there)
+    with st.container(key=f"table_{'scroll_' if height is not None else ''}{key}", height=height or "content"):
+        right = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) and c not in links
+                 for c in df.columns]
+        lines = [_row(head[c] for c in df.columns), "|" + "|".join("---:" if r else "---" for r in right) + "|"]
+        lines += [_row(cells[c](v) for c, v in zip(df.columns, values)) for values in df.itertuples(index=False, name=None)]
+        st.markdown("\n".join(lines))
+
+
+def _row(cells) -> str:
+    """One line of a GFM table: a pipe inside a cell is escaped (GFM's one table escape); an empty cell is kept."""
+    return "| " + " | ".join(str(c).replace("|", "\\|") or " " for c in cells) + " |"
 
 
 class _Held:

@@ -179,7 +179,74 @@ def payload_bytes(at: AppTest) -> int:
         total += len(el.proto.spec) + sum(len(ds.data.data) for ds in el.proto.datasets)
     for df in [*at.dataframe, *at.table]:  # st.dataframe and st.table send the same Arrow proto
         total += len(df.proto.arrow_data.data) if hasattr(df.proto, "arrow_data") else 0
-    return total
+    return total + sum(len(s.encode()) for s in tables(at, source=True).values())  # Markdown tables
+
+
+MISSING = ("?", "—")  # what posenc.ui.frame.table prints for a missing value (its ``missing``): NaN in a column of numbers
+_NUMBER = re.compile(r"[-+]?(\d{1,3}(,\d{3})+|\d+)(\.\d*)?([eE][-+]?\d+)?|[-+]?\.\d+([eE][-+]?\d+)?|[-+]?inf|nan")
+_PIPE = re.compile(r"(?<!\\)\|")  # a cell boundary: a pipe not escaped by a backslash
+_LINK = re.compile(r"(?<!\\)\[((?:\\.|[^\]\\])*)\]\([^)\s]*\)")  # a Markdown link (its text stays): "[text](/lab)"
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash escape of ASCII punctuation (CommonMark 2.4)
+
+
+def markdown_table(text: str) -> pd.DataFrame:
+    """A GFM table (posenc.ui.frame.table's Markdown) as the text its cells show: escapes resolved, a link as its
+    text, without the invisible word joiners of ``md.escape``; a column whose every cell is a plain number ("3",
+    "-0.5", "1e-06", "2,048", with ``MISSING`` marks as NaN) as numbers, all others as text."""
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    assert len(lines) >= 2 and set(lines[1]) <= set("|-: "), f"not a Markdown table: {text[:200]!r}"
+
+    def cells(line: str) -> list[str]:
+        parts = _PIPE.split(line.strip()[1:-1])
+        return [_ESCAPED.sub(r"\1", _LINK.sub(r"\1", p.strip())).replace("\u2060", "") for p in parts]
+
+    frame = pd.DataFrame([cells(ln) for ln in lines[2:]], columns=cells(lines[0]))
+    for i, col in enumerate(frame.columns):
+        values = frame.iloc[:, i]
+        missing = values.isin(MISSING)
+        if (~missing).any() and all(_NUMBER.fullmatch(v) for v in values[~missing]):
+            values = values.mask(missing).str.replace(",", "")  # "2,048": a thousands separator (format ",")
+            whole = not missing.any() and all(re.fullmatch(r"[-+]?\d+", v) for v in values)
+            frame[col] = values.astype(int) if whole else pd.to_numeric(values)
+    return frame
+
+
+def _blocks(node, path=()):
+    """(path, node) of every block and element under ``node``, in page order."""
+    yield path, node
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for i in sorted(children):
+            yield from _blocks(children[i], (*path, i))
+
+
+def tables(at: AppTest, source: bool = False) -> dict:
+    """Every table posenc.ui.frame.table drew, by its key (the container ``table_<key>``, or ``table_scroll_<key>``
+    for one that scrolls), in page order, as the browser shows it (``markdown_table``), or with ``source`` its
+    Markdown.  Tests find a table by key, never by its place on the page; two tables with one key fail here."""
+    out: dict = {}
+    for _, node in _blocks(at._tree):
+        key = getattr(node, "key", None)
+        if isinstance(key, str) and key.startswith("table_") and type(node).__name__ == "Block":
+            inner = [n for _, n in _blocks(node) if type(n).__name__ != "Block"]
+            assert len(inner) == 1 and type(inner[0]).__name__ == "Markdown", f"table {key!r} holds {inner}"
+            name = key.removeprefix("table_").removeprefix("scroll_")
+            assert name not in out, f"two tables with the key {name!r}"
+            out[name] = inner[0].value if source else markdown_table(inner[0].value)
+    return out
+
+
+def shown_frames(at: AppTest) -> list[pd.DataFrame]:
+    """Every table the page shows, as data: each st.dataframe's and st.table's, then each Markdown table drawn by
+    posenc.ui.frame.table (``markdown_table``): where a test looks for a number or a word in any table."""
+    return [el.value for el in [*at.dataframe, *at.table]] + [markdown_table(s) for s in tables(at, source=True).values()]
+
+
+def table(at: AppTest, key: str) -> pd.DataFrame:
+    """Table ``key`` of the page (``tables``); a missing key fails naming the keys the page drew."""
+    drawn = tables(at)
+    assert key in drawn, f"no table {key!r} on the page; drawn: {list(drawn)}"
+    return drawn[key]
 
 
 def reveal(at: AppTest, key: str) -> AppTest:

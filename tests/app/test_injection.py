@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from apphelpers import open_page
+from apphelpers import open_page, tables
 from mdcheck import live_links, markdown_strings, rendered_links
 
 COLLECTOR = "127.0.0.1:9"
@@ -148,10 +149,23 @@ def test_frame_table_escapes_every_cell():
     script = f"""
 import pandas as pd
 from posenc.ui import frame
-frame.table(pd.DataFrame({{"field": {LINKS!r}, "value": {LINKS!r}}}))
+frame.table(pd.DataFrame({{"field": {LINKS!r}, "value": {LINKS!r}}}), key="t")
 """
     at = AppTest.from_string(script, default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]
-    cells = _table_cells(at)
-    assert len(at.table) == 1 and not [c for c in cells if any(COLLECTOR in x for x in rendered_links(c))], cells
+    source = tables(at, source=True)["t"]  # one Markdown table
+    assert not [x for x in rendered_links(source) if COLLECTOR in x], source
+    shown = tables(at)["t"]  # each value in one cell of its own, shown as its text
+    assert [v.replace("\u2060", "") for v in shown["field"]] == LINKS == [v.replace("\u2060", "") for v in shown["value"]]
     assert _shown_somewhere(at, f"http://{COLLECTOR}/bare")  # shown, as text
+
+
+def test_the_shared_css_has_no_tag_inside_its_style():
+    """st.html sanitizes what it is given: a "<" inside a style (a CSS comment naming "table_scroll_<key>") made the
+    whole style vanish from the page on 2026-12-06 -- bold table headers, a header that scrolled away.  The browser
+    test checks the style as drawn (tests/e2e/browserchecks.TABLES); this checks the text."""
+    from posenc.ui.assets import CSS, PRESENT
+
+    for html in (CSS, PRESENT):
+        styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+        assert styles and not [s for s in styles if "<" in s], styles

@@ -9,6 +9,7 @@ from apphelpers import (
     open_page,
     payload_bytes,
     reveal,
+    tables,
     text_of,
 )
 
@@ -44,7 +45,7 @@ def test_defaults_show_the_seed_proof():
     assert m["max |pooled A − pooled B|" + NO] == "0.0 (exact)"
     assert m["max |out B − P·out A|" + NO] == "0.0 (exact)"
     assert m["max |scores B − P·scores A·Pᵀ|" + NO] == "0.0 (exact)"
-    table = at.table[0].value
+    table = tables(at)["attention_permutation"]
     assert table["token"].tolist() == ["the", "dog", "bit", "the", "man", "."]
     assert table["position in B"].tolist() == [0, 4, 2, 3, 1, 5]  # dog <-> man
     # five heatmaps: A, B, difference without positions; A, B with the sinusoid (their difference answers the

@@ -4,7 +4,7 @@ derived marks, the page links, controls, seeded and bad links, uploads, payload 
 import hashlib
 
 import pytest
-from apphelpers import APP, assert_clean, chart_frame, charts, open_page, payload_bytes
+from apphelpers import APP, assert_clean, chart_frame, charts, open_page, payload_bytes, tables
 from streamlit.testing.v1 import AppTest
 
 import posenc
@@ -187,7 +187,7 @@ def test_the_articles_table_comes_first_with_a_measured_verdict_beside_each_cell
     from posenc.views.compare import verdict_text
 
     at = open_page(PAGE)
-    shown = at.table[0].value  # the first table on the page: the article's four rows
+    shown = tables(at)["compare_article"]  # the first table on the page: the article's four rows
     assert list(shown.iloc[:, 0]) == [r[0] for r in ARTICLE_ROWS]
     assert list(shown.iloc[:, 3]) == [r[2] for r in ARTICLE_ROWS]  # "Yes, in principle", "No", "Partially", ...
     view = article_table(512, 64, 8, 512)["frame"]

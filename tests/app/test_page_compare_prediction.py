@@ -5,7 +5,7 @@ nor the lab's verdict columns of the full table are shown; once revealed they ar
 from __future__ import annotations
 
 import pandas as pd
-from apphelpers import assert_clean, open_page
+from apphelpers import assert_clean, open_page, tables
 from test_quizzes import claim_leaks
 
 from posenc.views.claims import ARTICLE_ROWS, article_table
@@ -22,7 +22,7 @@ def test_asked_first_hidden_until_revealed_then_shown():
     asked = [m.value for m in at.markdown if "Predict, then reveal" in m.value]
     assert "which of its four" in asked[0]  # the first exercise on the page, before the article's table
     assert not claim_leaks(at), claim_leaks(at)
-    assert list(at.table[0].value.iloc[:, 4]) == ["?"] * len(ARTICLE_ROWS)
+    assert list(tables(at)["compare_article"].iloc[:, 4]) == ["?"] * len(ARTICLE_ROWS)
     assert not [c for c in at.dataframe[0].value.columns if c.startswith(("verdict_", "beyond_L_"))]
     assert "contradict “Good with scaling tricks”" not in "\n".join(m.value for m in at.markdown)  # the intro said it
     at.toggle(key=f"ex_{CLAIMS_KEY}_reveal").set_value(True).run()

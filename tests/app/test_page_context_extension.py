@@ -4,7 +4,7 @@ import json
 import math
 
 import numpy as np
-from apphelpers import chart_frame, charts, export_keys, exported, metrics, open_page, payload_bytes, reveal, text_of
+from apphelpers import chart_frame, charts, export_keys, exported, metrics, open_page, payload_bytes, reveal, tables, text_of
 
 from posenc.analysis.extension import short_range_fidelity
 from posenc.io.modelconfig import EXAMPLE_CONFIGS
@@ -54,8 +54,9 @@ def test_defaults_8k_to_32k():
     logits, entropy = curves(at, "ext_logits"), curves(at, "ext_entropy")
     assert logits.groupby("method")["distance"].max().eq(32768).all()
     assert entropy.groupby("method")["length"].max().eq(32768).all()
-    table = at.table[-1].value.set_index("method")
-    assert list(table.index) == LABELS and set(table["Extrapolation lab"]) == {"/lab"}
+    table = tables(at)["extension_summary"].set_index("method")
+    assert list(table.index) == LABELS and set(table["Extrapolation lab"]) == {"measured there"}
+    assert tables(at, source=True)["extension_summary"].count("[measured there](/lab)") == len(LABELS)  # a link to the lab
     assert table.loc[LABELS[5], "short-range max |Δ|"] < 0.01 < table.loc[LABELS[1], "short-range max |Δ|"]
     assert "s² − s + 1" in "".join(str(x.proto.help) for x in at.metric)
 

@@ -1,6 +1,6 @@
 """The landing page: the wishlist marks are the measurements of Compare schemes, and every page is linked."""
 
-from apphelpers import assert_clean, chart_frame, open_page, text_of
+from apphelpers import assert_clean, chart_frame, open_page, tables, text_of
 
 import posenc
 from posenc.ui.frame import view_link
@@ -30,7 +30,7 @@ def test_marks_are_the_compare_rules():
     assert "max |value| between positions 10⁵ and 10⁶: 1e+06" in detail[("Raw index", "bounded")]
     assert "slope changes with the prompt length" in detail[("Index / length", "continuous")]
     assert "no value past its last row" in detail[("Learned (MiniLM, trained)", "bounded")]
-    assert not at.dataframe and not at.table
+    assert not at.dataframe and not at.table and not tables(at)
     caption = text_of(at)
     assert "Ticking all four: Sinusoidal, RoPE." in caption
 

@@ -10,6 +10,7 @@ from apphelpers import (
     open_page,
     payload_bytes,
     reveal,
+    tables,
     text_of,
 )
 
@@ -40,7 +41,7 @@ def test_defaults_show_the_seed_numbers():
     curve = next(d for d in steps.values() if list(d.columns) == ["L", "step"])
     assert curve["L"].tolist() == list(range(2, 65))
     assert all(abs(s - 1 / L) < 1e-15 for L, s in zip(curve["L"], curve["step"]))  # step = 1/L
-    table = at.table[0].value
+    table = tables(at)["index_length_sentences"]
     assert table["step 1/L"].tolist() == [0.5, 0.25] and table["words"].tolist() == ["Hello world", "Cat sat on table"]
     assert "t = 1, \\ldots, L" in at.latex[0].value
     assert payload_bytes(at) <= 1_000_000
@@ -66,7 +67,7 @@ def test_a_token_past_a_sentence_keeps_every_chart_and_says_so_for_that_sentence
     notes = text_of(at)
     assert "sentence 1 (L = 2) has fewer than 3 tokens" in notes and "sentence 2 (L = 4) has fewer" not in notes
     assert metrics(at)["change of token 3 across the lengths"] == "—"  # only one sentence has a token 3
-    table = at.table[0].value
+    table = tables(at)["index_length_sentences"]
     assert table["chosen token t = 3: t/L"].isna().tolist() == [True, False]
     at.text_input(key="s3").input("a b c d e f").run()
     assert metrics(at)["change of token 3 across the lengths"] == f"{3 / 4 - 3 / 6:.4g}"
@@ -107,27 +108,18 @@ def test_payload_at_the_largest_settings():
     assert payload_bytes(at) <= 2_000_000
 
 
-def _shown(at, index=0):
-    """What table ``index`` prints in each cell (its Styler's display values), as a DataFrame of strings."""
-    import io
-
-    import pyarrow as pa
-
-    return pa.ipc.open_stream(io.BytesIO(at.table[index].proto.arrow_data.styler.display_values)).read_all().to_pandas()
-
-
 def test_the_summary_is_a_static_table_that_prints_typed_words_as_text():
-    """frame.table: the sentences table is an st.table (drawn with the rest of a rerun); every cell is Markdown there,
-    so typed words are escaped and print as themselves -- no link, no emphasis -- and numbers keep their format."""
+    """frame.table: the sentences table is one Markdown table (drawn with the rest of a rerun), so typed words are
+    escaped and print as themselves -- no link, no emphasis, no cell boundary -- and numbers keep their format."""
     from mdcheck import rendered_links
 
     at = open_page(PAGE, {"s3": "+plus *bold* [x](http://evil.example)", "p": "3"})
     assert_clean(at)
-    assert not at.dataframe and len(at.table) == 1
-    shown = _shown(at)
-    words = shown["words"].tolist()[2]
-    assert words.startswith("+plus \\*bold\\* \\[x\\]") and not rendered_links(words)
-    assert shown["token 1: 1/L"].tolist()[:2] == ["0.5", "0.25"]  # format .4g
-    assert shown["chosen token t = 3: t/L"].tolist()[0] == "—"  # "Hello world" has no token 3
-    raw = at.table[0].value
-    assert raw["token 1: 1/L"].tolist()[:2] == [0.5, 0.25]  # the numbers themselves are sent, only their print is formatted
+    assert not at.dataframe and not at.table and list(tables(at)) == ["index_length_sentences"]
+    source = tables(at, source=True)["index_length_sentences"]
+    row = source.splitlines()[2 + 2]  # header, delimiter, then the third sentence
+    assert "| +plus \\*bold\\* \\[x\\]" in row and not rendered_links(source)
+    shown = tables(at)["index_length_sentences"]
+    assert shown["words"].tolist()[2].startswith("+plus *bold* [x]")  # as typed
+    assert shown["token 1: 1/L"].tolist()[:2] == [0.5, 0.25] and "| 0.5 |" in source  # format .4g
+    assert shown["chosen token t = 3: t/L"].isna().tolist()[0] and "| — |" in source.splitlines()[2]  # no token 3

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apphelpers import assert_clean, chart, chart_frame, chart_places, charts, metrics, text_of
+from apphelpers import assert_clean, chart, chart_frame, chart_places, charts, metrics, tables, text_of
 from apphelpers import open_page as _open
 
 from posenc.lab.positions import NAMES
@@ -49,11 +49,11 @@ def test_opens_with_the_shipped_results():
     failed = sorted({c["scheme"] for c in checks if not c["learned"]})
     # every scheme that did not learn the task at some seed says so on the page
     assert all(f"{NAMES[s]} did not learn the task at L" in text_of(at) for s in failed)
-    table = at.table[0].value
+    table = tables(at)["lab_overview"]
     assert table.iloc[2]["4L = 128"] == "no row past L"
     # the follow-up: the raw index (and RoPE + randomized) trained 4x longer, its table and its line in the gap chart
     longer = SHIPPED["longer"]
-    more = at.table[1].value
+    more = tables(at)["lab_more"]
     want = spread([r["mean"]["128"]["gap"] for r in next(iter(longer["runs"].values())).values()])
     assert list(more["scheme"]) == [NAMES[s] for s in longer["runs"]]
     assert more.iloc[0]["4L = 128"] == f"{want['mean']:.3f} ({want['min']:.3f}–{want['max']:.3f})"
@@ -146,7 +146,7 @@ def test_one_top_sentence_the_finding_at_the_shipped_results_with_the_bands_and_
     assert abs(alibi["gap"] - sum(per) / len(per)) < 1e-12
     assert (alibi["lo"], alibi["hi"]) == bootstrap_interval(per)
     assert VERDICT_RULE.replace("**", "") in text_of(at)
-    ext = next(t.value for t in at.table if "paper" in t.value.columns)
+    ext = tables(at)["lab_extensions"]
     assert "Chen et al., Position Interpolation (arXiv:2306.15595)" in set(ext["paper"])
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from apphelpers import assert_clean, chart_frame, charts, open_page, text_of
+from apphelpers import assert_clean, chart_frame, charts, open_page, tables, text_of
 from test_quizzes import RANK, rank_leaks
 
 from posenc.lab.positions import NAMES
@@ -63,7 +63,7 @@ def test_until_the_reveal_nothing_ranks_them_and_after_it_everything_is_drawn():
     assert set(gap["scheme"].dropna()) == {NAMES[s] for s in load_tasks()["markov"]["runs"]}  # every scheme is drawn, ...
     assert gap[gap["scheme"].isin(names)]["length"].max() == 32  # ... the asked ones up to L
     assert "lab_ext" not in charts(at)  # the RoPE model's chart starts from its own gap past L
-    table = at.table[0].value
+    table = tables(at)["lab_overview"]
     assert set(table[table["scheme"].isin(names)]["4L = 128"]) == {"?"}
     assert all(f"{n}: its gaps past L are hidden" in text_of(at) for n in names)
     assert lab_takeaway(overview(load_task("markov")))["shows"][0] in text_of(at)  # the wrap-up counts every scheme

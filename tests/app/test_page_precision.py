@@ -1,7 +1,7 @@
 """Precision at long context: the page's numbers against posenc.analysis.precision and float arithmetic facts."""
 
 import numpy as np
-from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes
+from apphelpers import chart_frame, charts, metrics, open_page, payload_bytes, tables
 
 from posenc.analysis.precision import first_error_above
 from posenc.io.examples import REAL_CONFIGS
@@ -19,7 +19,7 @@ def clean(at):
 def test_defaults():
     at = open_page(PAGE)
     clean(at)
-    table = at.table[0].value.set_index("computed in").rename(columns={"first p with rotation(p) = rotation(p + 1)": "first_identical"})
+    table = tables(at)["precision_modes"].set_index("computed in").rename(columns={"first p with rotation(p) = rotation(p + 1)": "first_identical"})
     # float16 holds integers exactly up to 2^11 = 2048, bfloat16 up to 2^8 = 256: then p and p + 1 round together
     assert table.loc["float16", "first_identical"] == 2048 and table.loc["bfloat16", "first_identical"] == 256
     assert np.isnan(table.loc["float32", "first_identical"])  # 2^24 is past 10^6

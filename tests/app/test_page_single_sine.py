@@ -11,6 +11,7 @@ from apphelpers import (
     metrics,
     open_page,
     payload_bytes,
+    tables,
     text_of,
 )
 
@@ -41,7 +42,7 @@ def test_defaults_show_the_seed_identity_and_the_collisions():
     colliding = set(pts[pts["status"] == "within ε of another position"]["t"])
     oracle = {t for i, j in itertools.combinations(range(64), 2) if abs(math.sin(i) - math.sin(j)) <= 0.01 for t in (i, j)}
     assert colliding == oracle and {0, 22, 11, 55} <= colliding
-    table = at.table[0].value
+    table = tables(at)["single_sine_pairs"]
     assert (table["position i"].iloc[0], table["position j"].iloc[0]) == (11, 55) and len(table) == 20
     # the exercise answer (the issue): omega = 1 first comes within 0.01 of position 0 at 22, sin 22 = -0.00885
     fr = posenc.first_return("single_sine", 1, eps=0.01)

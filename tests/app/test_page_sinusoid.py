@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 from apphelpers import (
     assert_clean,
     chart_frame,
@@ -11,6 +12,7 @@ from apphelpers import (
     open_page,
     payload_bytes,
     reveal,
+    tables,
     text_of,
 )
 
@@ -29,7 +31,7 @@ def vec(s: str) -> list[float]:
 
 def worked(at):
     """The worked-example table (the first dataframe on the page)."""
-    return at.table[0].value
+    return tables(at)["sinusoid_word_position"]
 
 
 def test_defaults_show_the_seed_numbers():
@@ -56,11 +58,11 @@ def test_defaults_show_the_seed_numbers():
     # alone) points to the exercise in the chosen base's row, before and after
     longest = f"{2 * math.pi * 10000 ** (126 / 128):,.2f}"
     assert m["longest wavelength"] == "?" and longest not in text_of(at)
-    assert longest not in at.table[2].value.to_string()
-    assert at.table[2].value.set_index("base").loc["10,000 (chosen)", "longest wavelength"] == "the exercise above"
+    assert longest not in tables(at)["sinusoid_bases"].to_string()
+    assert tables(at)["sinusoid_bases"].set_index("base").loc["10,000 (chosen)", "longest wavelength"] == "the exercise above"
     reveal(at, "longest")
-    assert metrics(at)["longest wavelength"] == longest and longest not in at.table[2].value.to_string()
-    assert at.table[2].value.set_index("base").loc["10,000 (chosen)", "longest wavelength"] == "the exercise above"
+    assert metrics(at)["longest wavelength"] == longest and longest not in tables(at)["sinusoid_bases"].to_string()
+    assert tables(at)["sinusoid_bases"].set_index("base").loc["10,000 (chosen)", "longest wavelength"] == "the exercise above"
     assert m["2π·base (the limit)"] == "62,831.85"
     assert m["‖PE(p)‖ at every position"] == "8.0000"  # sqrt(d/2), Vaswani et al. 2017, arXiv:1706.03762 §3.5
     # PE(p+k) = M_k PE(p): residual < 1e-10 (Vaswani et al. 2017, arXiv:1706.03762 §3.5), and the same as posenc's own fit
@@ -73,12 +75,12 @@ def test_defaults_show_the_seed_numbers():
     # the article "What are Positional Embeddings?", "Hello World" to the Rescue: position vectors and sums at 3 decimals
     w = worked(at)
     assert w["word"].tolist() == ["Hello", "World"]
-    assert vec(w["\\+ position vector PE(pos)"][0]) == [0.0, 1.0, 0.0, 1.0]
-    assert vec(w["\\+ position vector PE(pos)"][1]) == [0.841, 0.540, 0.010, 1.000]
+    assert vec(w["+ position vector PE(pos)"][0]) == [0.0, 1.0, 0.0, 1.0]
+    assert vec(w["+ position vector PE(pos)"][1]) == [0.841, 0.540, 0.010, 1.000]
     assert vec(w["= sum"][0]) == [0.1, 1.2, 0.3, 1.4]
     assert vec(w["= sum"][1]) == [1.341, 1.140, 0.710, 1.800]
-    full = at.table[1].value
-    assert full["PE"].iloc[6] == math.sin(0.01)  # full precision, not the rounded 0.010
+    full = tables(at)["sinusoid_full_precision"]
+    assert full["PE"].iloc[6] == pytest.approx(math.sin(0.01), abs=5e-13) != 0.01  # to 12 decimals, not the rounded 0.010
     assert not at.warning
     assert payload_bytes(at) <= 1 * MB
     assert "Show the code" in [e.label for e in at.expander]
@@ -92,7 +94,7 @@ def test_exercise_reveals_the_computed_answer():
     body = text_of(at)
     assert "Answer: 60611.5." in body and "Not quite" in body  # 2*pi*base is only the limit
     # the worked example asks about position 50, which no table can show (at most 12 words)
-    assert f"{math.sin(0.5):.3f}" not in text_of(at) + at.table[0].value.to_string()
+    assert f"{math.sin(0.5):.3f}" not in text_of(at) + tables(at)["sinusoid_word_position"].to_string()
     assert f"Answer: {round(math.sin(0.5), 6):g}." in text_of(reveal(at, "pe_slow"))
 
 

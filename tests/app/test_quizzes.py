@@ -15,7 +15,7 @@ import math
 import re
 
 import pytest
-from apphelpers import chart_frame, charts, open_page
+from apphelpers import chart_frame, charts, open_page, shown_frames
 from streamlit.testing.v1 import AppTest
 
 from posenc.lab.results import load_tasks
@@ -55,9 +55,9 @@ def _cell(x) -> str:
 
 def _cells(at: AppTest) -> list[str]:
     out = []
-    for df in [*at.dataframe, *at.table]:
-        for col in df.value.columns:
-            out += [_cell(x) for x in df.value[col].tolist()]
+    for df in shown_frames(at):
+        for i in range(df.shape[1]):  # by place: two columns may share a header ("↳ measured")
+            out += [_cell(x) for x in df.iloc[:, i].tolist()]
     return out
 
 
@@ -161,9 +161,9 @@ def table_leaks(at: AppTest, key: str, answer: str) -> list[str]:
     which ``leaks`` skips ("20" may name a position; in a column of bucket ids, 10 is the bucket asked for)."""
     found = []
     for column in declared_columns(at, key):
-        for df in [*at.dataframe, *at.table]:
-            if column in df.value.columns:
-                found += [f"table column {column!r} holds {v!r}" for v in df.value[column].tolist() if _same(v, answer)]
+        for df in shown_frames(at):
+            for i in (i for i, c in enumerate(df.columns) if c == column):
+                found += [f"table column {column!r} holds {v!r}" for v in df.iloc[:, i].tolist() if _same(v, answer)]
     return found
 
 
@@ -215,8 +215,7 @@ def rank_leaks(at: AppTest, key: str, answer: str) -> list[str]:
         rows = frame[past & frame["scheme"].isin(names) & frame[field].notna()]
         found += [f"figure {chart_key!r} draws {s} past L" for s in dict.fromkeys(rows["scheme"])]
     for column in declared_columns(at, key):
-        for df in [*at.dataframe, *at.table]:
-            v = df.value
+        for v in shown_frames(at):
             if column in v.columns and "scheme" in v.columns:
                 cells = v.loc[v["scheme"].isin(names), column]
                 found += [f"table column {column!r} holds {x!r}" for x in cells if re.search(r"\d", str(x))]
@@ -233,11 +232,10 @@ def claim_leaks(at: AppTest) -> list[str]:
     measured cell beside the article's claim, or a lab verdict (which the rule under the table reads as one) in any
     table."""
     found = []
-    for df in [*at.dataframe, *at.table]:
-        v = df.value
+    for v in shown_frames(at):
         if CLAIM in v.columns:
-            measured = v.columns[list(v.columns).index(CLAIM) + 1]
-            found += [f"beside {claim!r}: {cell[:40]!r}" for claim, cell in zip(v[CLAIM], v[measured].astype(str)) if CLAIM_VERDICT.match(cell)]
+            measured = v.iloc[:, list(v.columns).index(CLAIM) + 1]  # by place: two "↳ measured" headers read alike
+            found += [f"beside {claim!r}: {cell[:40]!r}" for claim, cell in zip(v[CLAIM], measured.astype(str)) if CLAIM_VERDICT.match(cell)]
         for col in v.columns:
             hits = [str(x) for x in v[col] if LAB_VERDICT.match(str(x))]
             found += [f"column {col!r}: {hits[0][:40]!r}"] if hits else []

@@ -37,8 +37,9 @@ OVERFLOW = """() => {
 # Text whose colour is too close to the background behind it (WCAG contrast ratio under 3).
 CONTRAST = """() => {
   const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-  const lum = c => { const m = c.match(/[\\d.]+/g).map(Number);
-                     return [0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]), m.length > 3 ? m[3] : 1]; };
+  const lum = c => { const m = c.match(/[\\d.]+/g).map(Number);  // rgb(a) in 0..255, or color(srgb r g b / a) in 0..1
+                     const k = c.startsWith("color(") ? 255 : 1;
+                     return [0.2126 * f(k * m[0]) + 0.7152 * f(k * m[1]) + 0.0722 * f(k * m[2]), m.length > 3 ? m[3] : 1]; };
   const bg = el => { for (let p = el; p; p = p.parentElement) { const c = getComputedStyle(p).backgroundColor; if (lum(c)[1] > 0.5) return c; }
                      return getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor; };
   const bad = [];
@@ -81,6 +82,19 @@ def full_screenshot(page, path, width: int) -> None:
     page.screenshot(path=str(path), full_page=True)
 
 
+# posenc.ui.frame.table's Markdown tables as assets.CSS sets them (a style the sanitizer of st.html dropped -- a "<" in
+# a CSS comment did, 2026-12-06 -- leaves bold headers and a header that scrolls away): plain headers, and a scrolling
+# table's header sticky on the page's own background, whatever the theme.
+TABLES = """() => {
+  const bad = [], app = getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor;
+  for (const th of document.querySelectorAll("[class*='st-key-table_'] th")) {
+    const s = getComputedStyle(th), box = th.closest("[class*='st-key-table_']");
+    if (s.fontWeight !== "400") bad.push(box.className.match(/st-key-\\S+/)[0] + ": header weight " + s.fontWeight);
+    if (box.className.includes("st-key-table_scroll_") && (s.position !== "sticky" || s.backgroundColor !== app))
+      bad.push(box.className.match(/st-key-\\S+/)[0] + ": header " + s.position + " on " + s.backgroundColor + ", page " + app);
+  }
+  return [...new Set(bad)];
+}"""
 FORMULAS_FIT = "() => [...document.querySelectorAll('.katex-display')].every(k => k.scrollWidth <= k.clientWidth + 1)"
 
 
@@ -114,4 +128,5 @@ def check_dark(page, shot) -> None:
     bg = page.evaluate("() => getComputedStyle(document.querySelector(\"[data-testid='stApp']\")).backgroundColor")
     assert sum(int(x) for x in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3]) < 200, f"not the dark theme: {bg}"
     assert page.evaluate(CONTRAST) == []
+    assert page.evaluate(TABLES) == []
     full_screenshot(page, shot, 1400)
