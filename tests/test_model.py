@@ -202,3 +202,53 @@ def test_a_shorter_passage_is_a_slice_of_a_longer_run_and_moving_the_slider_runs
     assert ppl["ppl"]["RoPE"] == pytest.approx(float(np.exp(kept[0, :47].mean())), rel=1e-12)
     with pytest.raises(ValueError):
         longer[0, 0] = 1.0  # read-only: a view cannot change what the next length reads
+
+
+@needs_model
+def test_every_shipped_passage_run_is_what_the_model_computes_now():
+    """posenc/data/passage_losses.npz (python -m posenc.views.real_model): every variant set of the pages on every
+    passage a visitor picks, recorded with this model file, these variants and these tokens -- so the pages answer
+    from it (a change of a variant set, a passage or the model leaves it unused: this test then says to rerun the
+    command) -- and each run's losses on its first 24 tokens are those the model computes now (PREFIX_TOL nats)."""
+    from posenc.views import passage_runs
+    from posenc.views import real_model as views
+
+    meta, arrays = passage_runs._shipped_file()
+    assert meta["model"] == passage_runs.model_identity() and meta["command"] == "python -m posenc.views.real_model"
+    assert set(meta["runs"]) == {passage_runs.run_name(w, p) for w in views.VARIANTS for p in views.PASSAGE_CHOICES}
+    for what, variants in views.VARIANTS.items():
+        for passage in views.PASSAGE_CHOICES:
+            yours = views.YOUR_DEFAULT if passage == views.YOURS else ""
+            ids = views.passage_ids(passage, yours, views.MAX_PASSAGE_TOKENS)
+            losses = passage_runs.shipped(what, variants, passage, yours, ids)
+            assert losses is not None and losses.shape == (len(variants), ids.size - 1), "rerun python -m posenc.views.real_model"
+            head = ids[:24]
+            own = pm.load().logits_many(head, variants)
+            for i in range(len(variants)):
+                np.testing.assert_allclose(losses[i, :23], measure.token_nll(own[i], head), atol=views.PREFIX_TOL, rtol=0)
+
+
+@needs_model
+def test_a_picked_passage_runs_no_forward_and_a_typed_one_or_another_model_file_does(monkeypatch):
+    import importlib
+
+    from posenc.views import passage_runs
+    from posenc.views import real_model as views
+
+    module = importlib.import_module("posenc.model.forward")
+    calls, forward = [], module.forward
+    monkeypatch.setattr(module, "forward", lambda *a, **k: calls.append(a[2].size) or forward(*a, **k))
+    views._RUNS.clear()
+    for passage in views.PASSAGE_CHOICES:
+        yours = views.YOUR_DEFAULT if passage == views.YOURS else ""
+        for n in (16, 128, views.MAX_PASSAGE_TOKENS):
+            views.extension_view(passage, yours, n), views.prope_view(passage, yours, n), views.perplexity_view(passage, yours, n)
+    assert calls == []  # every one answered from the shipped runs
+    views.perplexity_view(views.YOURS, views.YOUR_DEFAULT + " One more sentence.", 16)
+    assert calls == [16]  # a text typed by the visitor runs the model
+    views._RUNS.clear()
+    other = {**passage_runs.model_identity(), "version": "0.0.0"}
+    monkeypatch.setattr(passage_runs, "model_identity", lambda: other)
+    views.perplexity_view("alice", "", 16)
+    assert calls == [16, 16]  # another model file: the shipped runs are not its own
+    views._RUNS.clear()

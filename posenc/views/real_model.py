@@ -20,6 +20,7 @@ from posenc.analysis.precision import first_error_above
 from posenc.model import measure
 from posenc.model.texts import PASSAGES, text
 from posenc.registry import get_scheme
+from posenc.views import passage_runs
 
 YOURS = "yours"
 YOUR_DEFAULT = ("Paste a passage of your own here: a few sentences are enough, since the model predicts every word from the "
@@ -34,6 +35,10 @@ FACTORS = (2, 4, 8)
 DROPS = (0.0, 12.5, 25.0, 50.0, 75.0, 100.0)
 MAX_HEAT_TOKENS = 64
 NOPE = {"scheme": "nope"}
+# The variant sets run on a passage, one per view (passage_losses' ``what``): shipped for the bundled passages too
+VARIANTS = {"order": [{}, NOPE],
+            "prope": [{"fraction": 1 - d / 100} for d in DROPS],
+            "extension": [{}] + [{"scheme": k, "params": {"factor": float(f)}} for k in EXTENSIONS for f in FACTORS]}
 
 
 def missing_model() -> str | None:
@@ -53,7 +58,9 @@ def model_facts() -> dict:
             "base": float(m.rope.base), "layout": m.rope.layout, "trained": int(m.rope.trained_length),
             "caption": f"SmolLM2-135M-Instruct (Q4_1 GGUF): {s.n_layers} layers, {s.n_heads} query / {s.n_kv_heads} key-value "
                        f"heads of {s.head_dim}, RoPE base {m.rope.base:,.0f} on {m.rope.layout} pairs, trained to "
-                       f"{m.rope.trained_length:,} tokens; computed in numpy, float32."}
+                       f"{m.rope.trained_length:,} tokens; computed in numpy, float32."
+                       + (" The bundled passages and the default text were run ahead of time by the same code (`python -m "
+                          "posenc.views.real_model`); a text you type runs live." if passage_runs.in_use() else "")}
 
 
 def passage_ids(passage: str, yours: str, n_tokens: int) -> np.ndarray:
@@ -78,10 +85,14 @@ def passage_losses(what: str, variants: list[dict], passage: str, yours: str, n_
     The model is causal and no variant's rotation depends on the length (each is a table of angles by position): the
     losses on the first n tokens do not depend on the tokens after them.  So a run over more tokens answers every
     shorter n by a slice (equal up to float32 rounding, PREFIX_TOL), and a longer n than any run so far runs the whole
-    passage (up to MAX_PASSAGE_TOKENS) once: moving the passage slider then runs no forward at all."""
+    passage (up to MAX_PASSAGE_TOKENS) once: moving the passage slider then runs no forward at all.  A passage a
+    visitor picks rather than types was run ahead of time (posenc.views.passage_runs): its losses come from the
+    shipped file when they were computed from this model, these variants and these tokens."""
     ids = passage_ids(passage, yours, n_tokens)
     key = (what, passage, yours if passage == YOURS else "")
     kept = _RUNS.get(key)
+    if kept is None and (kept := passage_runs.shipped(what, variants, passage, yours, ids)) is not None:
+        _RUNS.put(key, kept)
     if kept is None or kept.shape[1] < ids.size - 1:
         run = ids if kept is None else passage_ids(passage, yours, MAX_PASSAGE_TOKENS)  # first: only what was asked
         L = pm.load().logits_many(run, variants)
@@ -134,7 +145,7 @@ def order_view(a: str, b: str, top: int = 6) -> dict:
 
 def perplexity_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Per-token loss on a passage with RoPE and with positions removed; perplexities and their ratio."""
-    ids, losses = passage_losses("order", [{}, NOPE], passage, yours, n_tokens)
+    ids, losses = passage_losses("order", VARIANTS["order"], passage, yours, n_tokens)
     nll = dict(zip(("RoPE", "NoPE"), losses))
     frame = pd.concat([pd.DataFrame({"token": np.arange(1, ids.size), "positions": name,
                                      "running mean loss": np.cumsum(v) / np.arange(1, ids.size)}) for name, v in nll.items()])
@@ -213,7 +224,7 @@ def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
 
 def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Perplexity when the slowest x % of the rotation pairs stop rotating (p-RoPE applied to a model trained without it)."""
-    ids, losses = passage_losses("prope", [{"fraction": 1 - d / 100} for d in DROPS], passage, yours, n_tokens)
+    ids, losses = passage_losses("prope", VARIANTS["prope"], passage, yours, n_tokens)
     ppl = [float(np.exp(v.mean())) for v in losses]
     frame = pd.DataFrame({"dropped %": DROPS, "perplexity": ppl, "change %": [100 * (p / ppl[0] - 1) for p in ppl]})
     at25 = float(frame.loc[frame["dropped %"] == 25.0, "change %"].iloc[0])
@@ -292,7 +303,7 @@ def shift_takeaway(view: dict) -> dict:
 # ----------------------------------------------------------------------------- What an extension costs
 def extension_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Perplexity within the trained length with each context extension at factors 2, 4, 8 (no fine-tuning)."""
-    variants = [{}] + [{"scheme": k, "params": {"factor": float(f)}} for k in EXTENSIONS for f in FACTORS]
+    variants = VARIANTS["extension"]
     ids, losses = passage_losses("extension", variants, passage, yours, n_tokens)
     base = float(np.exp(losses[0].mean()))
     rows = [{"method": get_scheme(v["scheme"]).short_name, "key": v["scheme"], "factor": int(v["params"]["factor"]),
@@ -313,3 +324,25 @@ def extension_view(passage: str, yours: str, n_tokens: int) -> dict:
                 "wrong": ["Short range only: what the extensions buy, the long context, needs a longer text than a page can run.",
                           "No fine-tuning: PI and YaRN were proposed with some; Llama 3's scaling came with long training."]}
     return {"frame": frame, "base": base, "n": int(ids.size), "quiz": quiz, "takeaway": takeaway}
+
+
+def ship_passage_runs() -> dict:
+    """Run every variant set (VARIANTS) on every passage a visitor picks, over MAX_PASSAGE_TOKENS tokens, as
+    ``passage_losses`` would, and write them to posenc/data/passage_losses.npz (posenc.views.passage_runs)."""
+    runs = {}
+    for passage in PASSAGE_CHOICES:
+        text = YOUR_DEFAULT if passage == YOURS else None
+        ids = passage_ids(passage, text or "", MAX_PASSAGE_TOKENS)
+        for what, variants in VARIANTS.items():
+            logits = pm.load().logits_many(ids, variants)
+            losses = np.stack([measure.token_nll(logits[i], ids) for i in range(len(variants))])
+            runs[passage_runs.run_name(what, passage)] = {"variants": variants, "text": text, "ids": ids, "losses": losses}
+            print(f"{passage_runs.run_name(what, passage)}: {len(variants)} variants x {ids.size} tokens", flush=True)
+    return passage_runs.write(runs)
+
+
+if __name__ == "__main__":
+    if not pm.available():
+        raise SystemExit(f"the bundled model is not installed: {pm.INSTALL}")
+    shipped = ship_passage_runs()
+    print(f"wrote {passage_runs.PATH} ({passage_runs.PATH.stat().st_size:,} bytes), model sha256 {shipped['model_sha256']}")
