@@ -227,14 +227,14 @@ def table(df: pd.DataFrame, *, key: str, formats: Mapping[str, str] | None = Non
           height: int | None = None, missing: str = "?", links: Mapping[str, str] | None = None) -> None:
     """A small table that changes with the controls, drawn with the rest of a rerun, in a container keyed
     ``table_<key>`` (tests find it by that key): one Markdown table (a GFM table, numbers right-aligned).  Streamlit's
-    st.table renders every cell as a Markdown element of its own, and those took a third of a page's first paint in
-    the browser (Sinusoid: 2.2 -> 1.55 s; docs/performance.md, section 8); a data grid (``st.dataframe``) repaints its
-    cells about 0.2 s after everything else.  With ``height`` (px) a long table scrolls in a box of that height under
-    a sticky header.  ``formats`` maps a column to a format spec (".4f", ",", ".6g"; else ``str``); ``labels``
-    renames columns for display; a missing value (NaN, None: an exercise's hidden cell) prints ``missing``.  Every
-    cell is escaped (``md.escape``) and shows as its text; a header (the dashboard's own label) is only kept from
-    starting a block (``md.block_safe``); ``links`` maps a column of the dashboard's own paths ("/lab") to the link
-    text shown."""
+    st.table renders every cell as a Markdown element of its own (the sinusoid's page held 265): one table each cut the
+    browser's work on a first paint there from 1.72-1.91 to 1.46-1.48 s (docs/performance.md, "Changed later on
+    2026-12-06"); a data grid (``st.dataframe``) repaints its cells about 0.2 s after everything else.  With ``height``
+    (px) a long table scrolls in a box of that height under a sticky header.  ``formats`` maps a column to a format
+    spec (".4f", ",", ".6g"; else ``str``); ``labels`` renames columns for display; a missing value (NaN, None: an
+    exercise's hidden cell) prints ``missing``.  Every cell is escaped (``md.escape``) and shows as its text; a header
+    (the dashboard's own label) is only kept from starting a block (``md.block_safe``); ``links`` maps a column of the
+    dashboard's own paths ("/lab") to the link text shown."""
     formats = dict(formats or {})
     labels = dict(labels or {})
     links = dict(links or {})
