@@ -12,7 +12,7 @@ CSS = """<style>
   text-overflow: clip !important; height: auto !important; }
 /* posenc.ui.frame.table: one Markdown table, set like st.table (14 px, plain headers at 70 % of the text colour),
    scrolling sideways in its own box when wider than the column (a phone) instead of being cut */
-[class*="st-key-table_"] table { display: block; max-width: 100%; overflow-x: auto; font-size: 0.875rem; margin-bottom: 0; }
+[class*="st-key-table_"] table { display: block; max-width: 100%; overflow-x: auto; font-size: 0.875rem; margin-bottom: 1rem; }
 [class*="st-key-table_"] th { font-weight: 400; color: color-mix(in srgb, currentColor 70%, transparent); }
 [class*="st-key-table_"] th, [class*="st-key-table_"] td { padding: 0.25rem 0.5rem; line-height: 1.5; }
 /* a table with a height (keyed table_scroll_ and its key): its container scrolls both ways and the header stays on top, on the
