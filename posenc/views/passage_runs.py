@@ -30,9 +30,10 @@ from posenc.model.locate import DISTRIBUTION, FILE, bundled_path
 PATH = Path(__file__).resolve().parents[1] / "data" / "passage_losses.npz"
 
 
+@lru_cache(maxsize=1)
 def model_identity() -> dict | None:
     """What a shipped run must have been computed from: the installed model file's distribution, version, name and size
-    (None when the model is not installed)."""
+    (None when the model is not installed); read once per process (the installed package does not change under it)."""
     path = bundled_path()
     if path is None:
         return None

@@ -95,11 +95,16 @@ def passage_losses(what: str, variants: list[dict], passage: str, yours: str, n_
         _RUNS.put(key, kept)
     if kept is None or kept.shape[1] < ids.size - 1:
         run = ids if kept is None else passage_ids(passage, yours, MAX_PASSAGE_TOKENS)  # first: only what was asked
-        L = pm.load().logits_many(run, variants)
-        kept = np.stack([measure.token_nll(L[i], run) for i in range(len(variants))])
+        kept = variant_losses(run, variants)
         kept.flags.writeable = False
         _RUNS.put(key, kept)
     return ids, kept[:, : ids.size - 1]
+
+
+def variant_losses(ids: np.ndarray, variants: list[dict]) -> np.ndarray:
+    """(len(variants), ids.size - 1): each variant's loss (nats) on each next token of ``ids``, one batched forward."""
+    logits = pm.load().logits_many(ids, variants)
+    return np.stack([measure.token_nll(logits[i], ids) for i in range(len(variants))])
 
 
 def _ids(sentence: str, limit: int) -> np.ndarray:
@@ -334,9 +339,8 @@ def ship_passage_runs() -> dict:
         text = YOUR_DEFAULT if passage == YOURS else None
         ids = passage_ids(passage, text or "", MAX_PASSAGE_TOKENS)
         for what, variants in VARIANTS.items():
-            logits = pm.load().logits_many(ids, variants)
-            losses = np.stack([measure.token_nll(logits[i], ids) for i in range(len(variants))])
-            runs[passage_runs.run_name(what, passage)] = {"variants": variants, "text": text, "ids": ids, "losses": losses}
+            runs[passage_runs.run_name(what, passage)] = {"variants": variants, "text": text, "ids": ids,
+                                                          "losses": variant_losses(ids, variants)}
             print(f"{passage_runs.run_name(what, passage)}: {len(variants)} variants x {ids.size} tokens", flush=True)
     return passage_runs.write(runs)
 
