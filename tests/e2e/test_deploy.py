@@ -13,6 +13,7 @@ import json
 import secrets
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from deploy.cluster import Cluster, exclusive, nginx_path
 from tools.liveserver import wait_for_app
@@ -37,6 +38,21 @@ def _press(page, key: str = "ArrowRight") -> None:
     thumb = page.locator("[data-testid='stSlider'] input[type='range']").nth(1)  # d_model
     thumb.focus()
     thumb.press(key)
+
+
+def _press_until(page, d: int, tries: int = 3) -> None:
+    """Press until the page shows d: a reconnected session reruns its page from the link, and a press made while that
+    rerun is still on its way is overwritten by it (the slider back at the link's value; seen once in a fresh-clone CI
+    run, 2026-12-06, never alone): each try waits 20 s for d, then presses again."""
+    for _ in range(tries - 1):
+        _press(page)
+        try:
+            _expect(page, d, timeout_ms=20_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    _press(page)
+    _expect(page, d)
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +103,7 @@ def test_two_sessions_on_two_workers_survive_a_restart(cluster, browser):
         # its page from the link (d = 91, the value the URL holds), then works as before
         _expect(b, 91, timeout_ms=120_000)
         wait_for_app(b, timeout_ms=120_000)
-        _press(b)
-        _expect(b, 92)
+        _press_until(b, 92)
         assert cluster.nodes[index_b].restarts == 1
         for page in pages:
             assert page.locator("[data-testid='stException']").count() == 0
