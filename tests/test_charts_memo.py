@@ -73,3 +73,23 @@ def test_bounded_and_made_follows_eviction(monkeypatch):
     monkeypatch.setattr(M, "MAX_BYTES", 2 * M.weight(frame()))
     line(frame(7.0))
     assert len(M._CHARTS) == 2  # bounded by the bytes of the data the charts hold, too
+
+
+@M.memo
+def titled(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    return chart.properties(width=300)
+
+
+def test_a_chart_built_on_a_freed_chart_is_never_handed_to_a_new_one_at_its_address(monkeypatch):
+    # A fresh-clone CI run (2026-12-06) drew the lab's attention maps at head 1 for a link asking head 3: ``style`` of a
+    # chart was remembered under the chart's id; that chart was evicted and freed, a new one (head 3) was made at the
+    # same address, and ``style`` of it returned the remembered head-1 chart.  Every chart at one address here makes
+    # the reuse certain: a made chart is fingerprinted by what built it, never by where it lives.
+    real = id
+    monkeypatch.setattr(M, "id", lambda x: 7 if isinstance(x, alt.TopLevelMixin) else real(x), raising=False)
+    M.clear()
+    a = line(frame(1.0))
+    assert titled(a).to_dict()["datasets"] == titled.__wrapped__(a).to_dict()["datasets"]
+    b = line(frame(2.0))  # at a's address
+    assert M.made(b) and not M.made(a)
+    assert titled(b).to_dict()["datasets"] == titled.__wrapped__(b).to_dict()["datasets"] != titled(a).to_dict()["datasets"]

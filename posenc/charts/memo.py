@@ -4,7 +4,8 @@ A page reruns on every control change, and most of its charts do not change with
 costs Altair's construction and schema validation (most of a warm rerun's script time, measured with
 cProfile on the lab page).  ``memo`` wraps a builder: its arguments are fingerprinted -- scalars as
 they are, DataFrames / Series / arrays by a digest of their content, Altair parameters and small
-schema objects by their JSON, and a chart that ``memo`` itself made by its identity -- and the chart
+schema objects by their JSON, and a chart that ``memo`` itself made by the fingerprint it was built for (never by
+its address: a freed chart's address goes to the next object, so a chart built on it would be handed to a new one) -- and the chart
 built for that fingerprint is returned again (the 256 most recent, built from at most 96 MiB of data
 together, shared by every session: Altair's methods copy, never change, a chart in place).  An argument it cannot fingerprint (a function, an
 unknown object) makes the call go through unremembered.  ``made(chart)`` says whether a chart came
@@ -28,7 +29,7 @@ import pandas as pd
 MAX_CHARTS = 256
 MAX_BYTES = 96 * 2**20  # the data the remembered charts were built from (frames and arrays), all together
 _CHARTS: OrderedDict = OrderedDict()  # fingerprint -> (chart, bytes of its arguments' data), most recent last
-_MADE: dict[int, Any] = {}  # id(chart) -> chart, for every chart held in _CHARTS
+_MADE: dict[int, tuple] = {}  # id(chart) -> (chart, the fingerprint it was built for), for every chart held in _CHARTS
 _LOCK = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,8 +69,9 @@ def fingerprint(x) -> Any:
     if isinstance(x, alt.Parameter):
         return ("param", json.dumps(x.param.to_dict(), sort_keys=True, default=str))
     if isinstance(x, alt.TopLevelMixin):
-        if _MADE.get(id(x)) is x:
-            return ("made", id(x))
+        entry = _MADE.get(id(x))
+        if entry is not None and entry[0] is x:
+            return ("made", entry[1])
         raise Unhashable("a chart memo did not make")
     if isinstance(x, alt.SchemaBase):  # Title, Legend, Axis, Tooltip, Scale, expressions ...
         return ("alt", type(x).__name__, json.dumps(x.to_dict(validate=False), sort_keys=True, default=str))
@@ -106,7 +108,7 @@ def memo(fn: F) -> F:
         size = weight(args) + weight(kwargs)
         with _LOCK:
             _CHARTS[key] = (out, size)
-            _MADE[id(out)] = out
+            _MADE[id(out)] = (out, key)
             total = sum(w for _, w in _CHARTS.values())
             while len(_CHARTS) > 1 and (len(_CHARTS) > MAX_CHARTS or total > MAX_BYTES):
                 _, (old, w) = _CHARTS.popitem(last=False)
@@ -121,7 +123,8 @@ def memo(fn: F) -> F:
 
 def made(chart) -> bool:
     """True when ``chart`` is a chart ``memo`` holds (so its identity names its content)."""
-    return _MADE.get(id(chart)) is chart
+    entry = _MADE.get(id(chart))
+    return entry is not None and entry[0] is chart
 
 
 def clear() -> None:
