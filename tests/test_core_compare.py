@@ -194,3 +194,12 @@ def test_a_new_training_length_remeasures_the_score_matrix_only_where_the_parame
         assert list(a) == list(b), k
         assert all(a[c] == b[c] or (isinstance(a[c], float) and math.isnan(a[c]) and math.isnan(b[c])) for c in a), k
     cmp._measured.cache_clear()
+
+
+def test_the_score_spread_is_over_the_finite_entries():
+    from posenc.analysis.compare import _finite_spread
+
+    assert _finite_spread(np.arange(4.0).reshape(2, 2)) == 3.0  # every entry finite: max - min
+    assert _finite_spread(np.array([[1.0, -np.inf], [3.0, 2.0]])) == 2.0  # a masked entry left out
+    assert _finite_spread(np.array([[np.nan, 1.0], [5.0, 2.0]])) == 4.0
+    assert _finite_spread(np.full((2, 2), -np.inf)) == 0.0  # nothing finite

@@ -170,11 +170,18 @@ def _at_length(key: str, n: int, d: int, n_heads: int, params: tuple) -> tuple[d
               **uniqueness(scheme.signature(np.arange(n), d, seq_len=n, **sig_kw, **kw), best["distance"])}
     # relative: translation invariance of the dense score matrix, and whether it varies
     S = scheme.dense_scores(n, d, n_heads=n_heads, **kw)  # (n, n) from the defining function
-    finite = S[np.isfinite(S)]
-    relative = {"translation_invariance": translation_invariance(S),
-                "score_spread": float(finite.max() - finite.min()) if finite.size else 0.0}
+    relative = {"translation_invariance": translation_invariance(S), "score_spread": _finite_spread(S)}
     relative["relative"] = bool(relative["translation_invariance"] <= RELATIVE_TOL and relative["score_spread"] > 1e-9)
     return unique, relative
+
+
+def _finite_spread(S: np.ndarray) -> float:
+    """max - min over the finite entries of S (0 when none is): two reductions when every entry is finite, the usual case."""
+    lo, hi = float(np.min(S, initial=np.inf)), float(np.max(S, initial=-np.inf))
+    if np.isfinite(lo) and np.isfinite(hi):
+        return hi - lo
+    finite = S[np.isfinite(S)]
+    return float(finite.max() - finite.min()) if finite.size else 0.0
 
 
 def _learned_row(scheme, table: np.ndarray, *, n: int, train_len: int) -> dict:
