@@ -165,6 +165,12 @@ def narrow_ints(df: pd.DataFrame, *, skip: Sequence[str] = ()) -> pd.DataFrame:
 PARAM_PREFIX = "url_"  # a chart parameter url_<key> is the page's link parameter <key> (see posenc.ui.assets.CLIENT_PARAMS)
 
 
+def room_right(px: int) -> dict:
+    """A chart's padding with ``px`` on the right (Vega's 5 elsewhere): room for text that runs past the plot at its right
+    edge -- a label at a line's end, a tilted axis label -- which a narrow chart (a phone, 390 px) otherwise cuts."""
+    return {"left": 5, "top": 5, "bottom": 5, "right": int(px)}
+
+
 def columns_that_fit(item_px: int) -> dict:
     """A legend's ``columns`` as a Vega expression: as many entries side by side as the plot's width holds at
     ``item_px`` each (at least one), so a legend under a chart wraps on a phone instead of running off it."""

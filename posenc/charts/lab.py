@@ -21,6 +21,7 @@ from posenc.charts.base import (
     named_ends,
     pick,
     pick_text,
+    room_right,
     wrap_label,
 )
 from posenc.charts.memo import memo
@@ -114,7 +115,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     budgets = list(dict.fromkeys(frame["budget"])) if "budget" in frame else []
     if len(budgets) < 2:
         return alt.layer(band, base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips), names_at_end).resolve_scale(
-            fill="independent").properties(width="container", autosize=FIT_X)
+            fill="independent").properties(width="container", autosize=FIT_X, padding=room_right(30))
     # two budgets: dashed by budget (a line mark alone, so the dash legend draws lines), the points on their own layer
     tips.append(alt.Tooltip("budget:N", title="training"))
     dash = alt.StrokeDash("budget:N", title="training", scale=alt.Scale(domain=budgets, range=[[1, 0], [6, 3]]),
@@ -122,7 +123,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
     points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, detail="budget:N", tooltip=tips)
     return alt.layer(band.encode(detail="budget:N"), line, points, names_at_end).resolve_scale(fill="independent").properties(
-        width="container", autosize=FIT_X)
+        width="container", autosize=FIT_X, padding=room_right(30))  # a long end label on a phone ("RoPE + randomized")
 
 
 @memo
@@ -141,7 +142,8 @@ def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int,
                  alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")],
     )
     names_at_end = end_labels(frame, scale, "position", x, "gap", ys, height=height, log_y=False)
-    return alt.layer(line, _rule(train_len, f"L = {train_len}"), names_at_end).properties(width="container", autosize=FIT_X)
+    return alt.layer(line, _rule(train_len, f"L = {train_len}"), names_at_end).properties(
+        width="container", autosize=FIT_X, padding=room_right(30))
 
 
 @memo
@@ -271,7 +273,8 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
         x=x, y=y, tooltip=[alt.Tooltip("band_label:N", title="positions"), alt.Tooltip("gap:Q", title="uniform guess", format=".4f")])
     utext = u.transform_filter(alt.datum.band == 0).mark_text(align="left", dx=4, dy=-7, fontSize=11, color=NEUTRAL_TEXT).encode(
         x=x, y=y, text=alt.value("uniform guess"))
-    return alt.layer(ubase, utext, bars, lines, points, leaders, text, height=height).properties(width="container", autosize=FIT_X)
+    return alt.layer(ubase, utext, bars, lines, points, leaders, text, height=height).properties(
+        width="container", autosize=FIT_X, padding=room_right(30))  # a long end label on a phone ("RoPE + randomized")
 
 
 @memo
@@ -307,4 +310,5 @@ def order_chart(view: dict, *, height: int = 300) -> alt.LayerChart:
                                                                     legend=None), tooltip=[alt.Tooltip("label:N")])
     rule_text = m.mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11, color=NEUTRAL_TEXT).encode(
         x=alt.value(0), y=alt.Y("fraction:Q", scale=ys), text="label:N")
-    return alt.layer(rules, rule_text, lines, points, leaders, text, height=height).properties(width="container", autosize=FIT_X)
+    return alt.layer(rules, rule_text, lines, points, leaders, text, height=height).properties(
+        width="container", autosize=FIT_X, padding=room_right(30))

@@ -7,7 +7,7 @@ import math
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, heatmap, lines
+from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, columns_that_fit, heatmap, lines
 from posenc.charts.memo import memo
 
 KIND_COLORS = {"previous token": "#D55E00", "first token (sink)": "#0072B2", "local window": "#E69F00", "broad": "#999999"}
@@ -63,7 +63,7 @@ def attention_map(frame: pd.DataFrame, *, title: str) -> alt.Chart:
 def kind_energy(frame: pd.DataFrame) -> alt.Chart:
     """Each kind of head's share of |q|·|k| per rotation pair (pair 0 turns fastest)."""
     return alt.Chart(frame, height=300, width="container").mark_line(point=True).encode(
-        x=alt.X("pair:Q", title="rotation pair (0 = fastest, wavelength 2π; 31 = slowest)"),
+        x=alt.X("pair:Q", title=["rotation pair", "(0 = fastest, wavelength 2π; 31 = slowest)"]),  # one line ran past a phone
         y=alt.Y("energy share:Q", title="share of |q|·|k|"),
         color=alt.Color("kind:N", title="kind", scale=alt.Scale(domain=list(KIND_COLORS), range=list(KIND_COLORS.values())),
                         legend=alt.Legend(orient="bottom", columns=2)),
@@ -101,7 +101,7 @@ def shift_chart(frame: pd.DataFrame, *, value: str, y_title: str, precisions: tu
                               labelExpr="datum.value >= 1e6 ? '1M' : datum.value >= 1e3 ? datum.value / 1e3 + 'k' : datum.value")),
         y=alt.Y("shown:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("precision:N", title="rotation table in", scale=alt.Scale(domain=list(PRECISION_COLORS),
-                        range=list(PRECISION_COLORS.values())), legend=alt.Legend(orient="bottom")),
+                        range=list(PRECISION_COLORS.values())), legend=alt.Legend(orient="bottom", columns=columns_that_fit(90))),
         tooltip=[alt.Tooltip("precision:N"), alt.Tooltip("shift:Q", format=","), alt.Tooltip(f"{value}:Q", format=".3g")])
     return base.properties(autosize=FIT_X)
 

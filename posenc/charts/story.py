@@ -7,7 +7,7 @@ import math
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SEQUENTIAL, lines
+from posenc.charts.base import DIVERGING, FIT_X, MAX_MARKS, NEUTRAL_TEXT, OKABE_ITO, SEQUENTIAL, lines, room_right
 from posenc.charts.memo import memo
 
 
@@ -202,7 +202,8 @@ def wishlist_chart(marks: pd.DataFrame) -> alt.LayerChart:
         color=alt.Color("mark:N", title="measured", scale=alt.Scale(domain=["✓ yes", "✗ no"], range=[OKABE_ITO[0], OKABE_ITO[3]]),
                         legend=alt.Legend(orient="bottom", direction="horizontal")))
     text = base.mark_text(color="white", fontSize=16, fontWeight="bold").encode(text="glyph:N")
-    return alt.layer(cells, text).properties(autosize=FIT_X)
+    # the last column's label, tilted up and to the right from its band's centre, runs past the plot ("uniqu" on a phone)
+    return alt.layer(cells, text).properties(autosize=FIT_X, padding=room_right(40))
 
 
 def recurrence_chart(frame: pd.DataFrame) -> alt.LayerChart:

@@ -97,6 +97,35 @@ TABLES = """() => {
 }"""
 FORMULAS_FIT = "() => [...document.querySelectorAll('.katex-display')].every(k => k.scrollWidth <= k.clientWidth + 1)"
 
+# Text of a chart (Vega draws SVG here) that runs past the chart's edge, where the browser cuts it: an end label, a tilted
+# axis label, an axis title longer than the plot, a legend wider than a phone (five charts did, 2026-12-06).  4 px of
+# slack: a glyph's box includes the font's ascent, so a tick label at the very top pokes out 2-3 px and is not cut.
+CHART_TEXT_CUT = """() => {
+  const out = [];
+  for (const c of document.querySelectorAll("[data-testid='stVegaLiteChart']")) {
+    const svg = c.querySelector("svg");
+    if (!svg) continue;
+    const R = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll("text")) {
+      const r = t.getBoundingClientRect();
+      if (!r.width || !t.textContent.trim()) continue;
+      if (r.left < R.left - 4 || r.right > R.right + 4 || r.top < R.top - 4 || r.bottom > R.bottom + 4)
+        out.push(`"${t.textContent.slice(0, 40)}": x ${Math.round(r.left - R.left)}..${Math.round(r.right - R.left)} of ${Math.round(R.width)}, `
+                 + `y ${Math.round(r.top - R.top)}..${Math.round(r.bottom - R.top)} of ${Math.round(R.height)}`);
+    }
+  }
+  return out;
+}"""
+
+
+def chart_text_cut(page) -> list[str]:
+    """CHART_TEXT_CUT once the charts have settled: a chart laid out again (fit to its column) is given 5 s to stop."""
+    try:
+        page.wait_for_function(f"() => ({CHART_TEXT_CUT})().length === 0", timeout=5_000, polling=200)
+    except PlaywrightTimeout:
+        pass  # the caller's assertion names what is still cut
+    return page.evaluate(CHART_TEXT_CUT)
+
 
 
 
@@ -116,6 +145,7 @@ def check_phone(page, url: str, shot) -> None:
     assert fit["page"] <= PHONE["width"] and fit["main"] <= fit["client"] + 1, fit
     assert not fit["bad"], fit["bad"]
     assert not fit["formulas"], fit["formulas"]
+    assert not (cut := chart_text_cut(page)), cut
     full_screenshot(page, shot, PHONE["width"])
 
 
@@ -129,4 +159,5 @@ def check_dark(page, shot) -> None:
     assert sum(int(x) for x in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3]) < 200, f"not the dark theme: {bg}"
     assert page.evaluate(CONTRAST) == []
     assert page.evaluate(TABLES) == []
+    assert not (cut := chart_text_cut(page)), cut
     full_screenshot(page, shot, 1400)
