@@ -8,6 +8,11 @@ any of them into a slide in one place: a container width becomes the slide width
 between side-by-side panels), and no axis label, axis title, legend label or legend title is
 cut short ("…"): every limit is lifted.  The PNG is rendered at 2x or more, so it is at least
 1,600 px wide.
+
+Text is set in ``SLIDE_FONT``.  vl-convert lays text out with the Liberation Sans it carries (whatever the host has), and
+an SVG names its font: named "sans-serif", a viewer whose sans-serif is wider (DejaVu Sans, the default on Debian and
+Ubuntu desktops) drew every label past where the layout ended -- legend titles and end labels past the SVG's edge (14
+of the 27 charts on the pages' default settings, 2026-12-06).  Liberation Sans, Arial and Helvetica share their widths.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ def chart_spec(chart: alt.TopLevelMixin) -> dict:
 
 SLIDE_WIDTH = 800  # px: the plot width a "container" chart gets on a slide
 MIN_PNG_WIDTH = 1600  # px: every PNG is at least this wide (a 16:9 slide at 1600 x 900)
+SLIDE_FONT = "Liberation Sans, Arial, Helvetica, sans-serif"  # the widths vl-convert measures with (see the docstring)
 _LIMITS = ("labelLimit", "titleLimit")  # Vega cuts text longer than these with "…"; 0 = no limit
 _PANEL_SPACING = 24
 SLIDE_COLUMNS = 4  # panels of a wrapped concat per slide row
@@ -113,6 +119,7 @@ def slide_spec(chart: alt.TopLevelMixin | dict) -> dict:
         config.setdefault(part, {}).update({"labelLimit": 0, "titleLimit": 0})
     config.setdefault("title", {}).setdefault("limit", 0)
     config.setdefault("background", "white")
+    config["font"] = SLIDE_FONT
     return spec
 
 

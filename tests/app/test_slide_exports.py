@@ -219,6 +219,7 @@ def test_every_chart_exports_whole(monkeypatch, path, query):
         spec = export.slide_spec(ch)
         svg = vlc.vegalite_to_svg(spec)
         texts = _texts(svg)
+        assert set(re.findall(r'font-family="([^"]*)"', svg)) <= {export.SLIDE_FONT}, key  # the font its layout measured
         cut = [t for t in texts if t.rstrip().endswith("…")]  # Vega cuts a text at its limit with a trailing "…"
         assert not cut, (key, cut)
         missing = sorted(s for s in expected_strings(spec) if not _whole(s, texts))
@@ -248,6 +249,24 @@ def test_slide_spec_lifts_every_limit_and_replaces_container_widths():
     assert spec["hconcat"][1]["encoding"]["x"]["axis"] == {"labelLimit": 0, "titleLimit": 0}
     texts = _texts(export.chart_svg(ch).decode())
     assert "a label much longer than any default legend limit allows" in texts
+
+
+def test_the_svg_names_the_font_its_text_was_measured_with():
+    """vl-convert lays text out with Liberation Sans whatever the host has: a legend sized for it is as wide in
+    SLIDE_FONT as under Vega's default font and as in Liberation Sans named.  (A Debian or Ubuntu viewer's "sans-serif"
+    is DejaVu Sans, wider: an SVG naming "sans-serif" drew 14 of the pages' 27 charts past their edge there.)"""
+    import altair as alt
+
+    df = pd.DataFrame({"x": [0, 1], "y": [0, 1], "c": ["float32 → bfloat16 and a long legend label", "b"]})
+    ch = alt.Chart(df).mark_point().encode(x="x:Q", y="y:Q", color="c:N")
+
+    def width(font: str | None) -> float:
+        spec = ch.to_dict() if font is None else ch.configure(font=font).to_dict()
+        return float(re.search(r'<svg[^>]*\swidth="([0-9.]+)"', vlc.vegalite_to_svg(spec)).group(1))
+
+    assert width(export.SLIDE_FONT) == width(None) == width("Liberation Sans")
+    svg = export.chart_svg(ch).decode()
+    assert set(re.findall(r'font-family="([^"]*)"', svg)) == {export.SLIDE_FONT}
 
 
 def test_png_scale_reaches_the_slide_width():
