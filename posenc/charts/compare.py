@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, lines
+from posenc.charts.base import DIVERGING, MAX_MARKS, OKABE_ITO, SEQUENTIAL, columns_that_fit, lines, room_right
 from posenc.charts.memo import memo
 from posenc.charts.raster import HOVER_CELLS, MASKED, RASTER_CELLS, frame_heatmap, palette_of
 
@@ -111,11 +111,15 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
         part = _widest_first(frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]])  # what the lines draw: no more
         ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title="offset j − i (key − query)",
                    y_title=unit, domain=list(names), height=170, width=width)
-        # the legend above, one name a line: on the right it took half a phone's width and still cut the names
+        # the legend above, one name a line: on the right it took half a phone's width and still cut the names; the x
+        # axis ends at the offsets drawn (a nice axis ran on to ±1,200 for ±1,023)
         ch = ch.encode(color=alt.Color("scheme:N", title="scheme", scale=alt.Scale(range=OKABE_ITO, domain=list(names)),
-                                       legend=alt.Legend(orient="top", columns=1, labelLimit=300)))
+                                       legend=alt.Legend(orient="top", columns=1, labelLimit=300)),
+                       x=alt.X("offset:Q", title="offset j − i (key − query)", scale=alt.Scale(zero=False, nice=False),
+                               axis=alt.Axis(labelFlush=True, tickCount={"expr": "max(3, floor(width / 60))"})))  # even on a phone
         panels.append(ch.properties(title=unit))
-    return alt.vconcat(*panels, spacing=16).resolve_scale(color="shared")
+    # a tick near the axis's end (1,000 of 1,023) has its label half past it: room for it on a phone
+    return alt.vconcat(*panels, spacing=16, padding=room_right(20)).resolve_scale(color="shared")
 
 
 def _widest_first(part: pd.DataFrame) -> pd.DataFrame:
