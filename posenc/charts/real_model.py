@@ -99,7 +99,7 @@ def shift_chart(frame: pd.DataFrame, *, value: str, y_title: str, precisions: tu
         x=alt.X("shift:Q", title="shift Δ of every position (symlog)", scale=alt.Scale(type="symlog", constant=10),
                 axis=alt.Axis(values=[0, 10, 100, 1_000, 10_000, 100_000, 1_000_000],
                               labelExpr="datum.value >= 1e6 ? '1M' : datum.value >= 1e3 ? datum.value / 1e3 + 'k' : datum.value")),
-        y=alt.Y("shown:Q", title=y_title, scale=alt.Scale(type="log")),
+        y=alt.Y("shown:Q", title=y_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~e")),  # not 0.00002 beside 2e-7
         color=alt.Color("precision:N", title="rotation table in", scale=alt.Scale(domain=list(PRECISION_COLORS),
                         range=list(PRECISION_COLORS.values())), legend=alt.Legend(orient="bottom", columns=columns_that_fit(90))),
         tooltip=[alt.Tooltip("precision:N"), alt.Tooltip("shift:Q", format=","), alt.Tooltip(f"{value}:Q", format=".3g")])
