@@ -11,8 +11,8 @@ cut short ("…"): every limit is lifted.  The PNG is rendered at 2x or more, so
 
 Text is set in ``SLIDE_FONT``.  vl-convert lays text out with the Liberation Sans it carries (whatever the host has), and
 an SVG names its font: named "sans-serif", a viewer whose sans-serif is wider (DejaVu Sans, the default on Debian and
-Ubuntu desktops) drew every label past where the layout ended -- legend titles and end labels past the SVG's edge (14
-of the 27 charts on the pages' default settings, 2026-12-06).  Liberation Sans, Arial and Helvetica share their widths.
+Ubuntu desktops) drew every label past where the layout ended -- legend titles and end labels past the SVG's edge (17
+of the 63 charts the pages export at their defaults, 2026-12-06).  Liberation Sans, Arial and Helvetica share their widths.
 """
 
 from __future__ import annotations

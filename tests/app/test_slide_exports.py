@@ -254,7 +254,8 @@ def test_slide_spec_lifts_every_limit_and_replaces_container_widths():
 def test_the_svg_names_the_font_its_text_was_measured_with():
     """vl-convert lays text out with Liberation Sans whatever the host has: a legend sized for it is as wide in
     SLIDE_FONT as under Vega's default font and as in Liberation Sans named.  (A Debian or Ubuntu viewer's "sans-serif"
-    is DejaVu Sans, wider: an SVG naming "sans-serif" drew 14 of the pages' 27 charts past their edge there.)"""
+    is DejaVu Sans, wider: an SVG naming "sans-serif" drew 17 of the 63 charts the pages export at their defaults past
+    their edge there.)"""
     import altair as alt
 
     df = pd.DataFrame({"x": [0, 1], "y": [0, 1], "c": ["float32 → bfloat16 and a long legend label", "b"]})

@@ -98,8 +98,9 @@ TABLES = """() => {
 FORMULAS_FIT = "() => [...document.querySelectorAll('.katex-display')].every(k => k.scrollWidth <= k.clientWidth + 1)"
 
 # Text of a chart (Vega draws SVG here) that runs past the chart's edge, where the browser cuts it: an end label, a tilted
-# axis label, an axis title longer than the plot, a legend wider than a phone (five charts did, 2026-12-06).  4 px of
-# slack: a glyph's box includes the font's ascent, so a tick label at the very top pokes out 2-3 px and is not cut.
+# axis label, an axis title longer than the plot, a legend wider than a phone (seven charts on five pages did,
+# 2026-12-06).  4 px of slack: a glyph's box includes the font's ascent, so a tick label at the very top pokes out 2-3 px
+# and is not cut.
 CHART_TEXT_CUT = """() => {
   const out = [];
   for (const c of document.querySelectorAll("[data-testid='stVegaLiteChart']")) {
