@@ -203,3 +203,12 @@ def test_the_score_spread_is_over_the_finite_entries():
     assert _finite_spread(np.array([[1.0, -np.inf], [3.0, 2.0]])) == 2.0  # a masked entry left out
     assert _finite_spread(np.array([[np.nan, 1.0], [5.0, 2.0]])) == 4.0
     assert _finite_spread(np.full((2, 2), -np.inf)) == 0.0  # nothing finite
+
+
+def test_the_finite_range_of_a_score_matrix():
+    from posenc.analysis.scores import finite_range
+
+    assert finite_range(np.arange(4.0).reshape(2, 2)) == (0.0, 3.0)
+    assert finite_range(np.array([[1.0, -np.inf], [3.0, 2.0]])) == (1.0, 3.0)  # the causal mask left out
+    assert finite_range(np.array([[np.nan, 1.0], [5.0, 2.0]])[:, ::-1]) == (1.0, 5.0)  # a strided view
+    assert all(np.isnan(finite_range(np.full((2, 2), -np.inf))))

@@ -32,7 +32,7 @@ import numpy as np
 
 from posenc._validate import check_int
 from posenc.analysis.geometry import collisions, growth, length_dependence
-from posenc.analysis.scores import translation_invariance
+from posenc.analysis.scores import finite_range, translation_invariance
 from posenc.analysis.tables import measure_table, uniqueness
 from posenc.registry import SCHEMES, get_scheme
 from posenc.schemes.scheme import MAX_HEADS
@@ -176,12 +176,9 @@ def _at_length(key: str, n: int, d: int, n_heads: int, params: tuple) -> tuple[d
 
 
 def _finite_spread(S: np.ndarray) -> float:
-    """max - min over the finite entries of S (0 when none is): two reductions when every entry is finite, the usual case."""
-    lo, hi = float(np.min(S, initial=np.inf)), float(np.max(S, initial=-np.inf))
-    if np.isfinite(lo) and np.isfinite(hi):
-        return hi - lo
-    finite = S[np.isfinite(S)]
-    return float(finite.max() - finite.min()) if finite.size else 0.0
+    """max - min over the finite entries of S (``finite_range``), 0 when none is."""
+    lo, hi = finite_range(S)
+    return hi - lo if np.isfinite(lo) else 0.0
 
 
 def _learned_row(scheme, table: np.ndarray, *, n: int, train_len: int) -> dict:

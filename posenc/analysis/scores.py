@@ -125,6 +125,19 @@ def dense_scores(key: str, n: int, *, d: int = 64, probe: str = "ones", n_heads:
     return get_scheme(key).dense_scores(n, d, n_heads=n_heads, head=head, probe=probe, **params)
 
 
+def finite_range(S: np.ndarray) -> tuple[float, float]:
+    """(min, max) over the finite entries of a score matrix S (-inf where masked); (nan, nan) when none is.  Two plain
+    reductions when every entry is finite (the usual case), else two masked ones: S (a strided view, maybe) is never
+    copied."""
+    lo, hi = float(np.min(S, initial=np.inf)), float(np.max(S, initial=-np.inf))
+    if np.isfinite(lo) and np.isfinite(hi):
+        return lo, hi
+    ok = np.isfinite(S)
+    if not ok.any():
+        return float("nan"), float("nan")
+    return float(np.min(S, where=ok, initial=np.inf)), float(np.max(S, where=ok, initial=-np.inf))
+
+
 def translation_invariance(S) -> float:
     """How far a score matrix is from depending on j - i alone; 0 means exactly relative.
 

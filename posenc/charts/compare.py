@@ -99,6 +99,9 @@ def score_matrices(frame: pd.DataFrame, panels: Sequence[dict], *, size: int = 2
         color="independent", stroke="independent")
 
 
+OFFSET_TITLE = "offset j − i (key − query)"
+
+
 @memo
 def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | str = "container") -> alt.VConcatChart:
     """Score against offset j - i, one panel per unit (independent y), one line per scheme.
@@ -109,13 +112,13 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
     panels = []
     for unit in dict.fromkeys(frame["unit"]):
         part = _widest_first(frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]])  # what the lines draw: no more
-        ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title="offset j − i (key − query)",
+        ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title=OFFSET_TITLE,
                    y_title=unit, domain=list(names), height=170, width=width)
         # the legend above, one name a line: on the right it took half a phone's width and still cut the names; the x
         # axis ends at the offsets drawn (a nice axis ran on to ±1,200 for ±1,023)
         ch = ch.encode(color=alt.Color("scheme:N", title="scheme", scale=alt.Scale(range=OKABE_ITO, domain=list(names)),
                                        legend=alt.Legend(orient="top", columns=1, labelLimit=300)),
-                       x=alt.X("offset:Q", title="offset j − i (key − query)", scale=alt.Scale(zero=False, nice=False),
+                       x=alt.X("offset:Q", title=OFFSET_TITLE, scale=alt.Scale(zero=False, nice=False),
                                axis=alt.Axis(labelFlush=True, tickCount={"expr": "max(3, floor(width / 60))"})))  # even on a phone
         panels.append(ch.properties(title=unit))
     # a tick near the axis's end (1,000 of 1,023) has its label half past it: room for it on a phone

@@ -27,6 +27,10 @@ from posenc.charts.base import (
 from posenc.charts.memo import memo
 from posenc.charts.raster import RASTER_CELLS, frame_heatmap
 
+# A chart with its lines named at their ends fills its column, with 30 px on its right for the end of a long name
+# (a phone cut "RoPE + randomized" and "T5 buckets scaled to L" at the chart's edge)
+WITH_END_LABELS = {"width": "container", "autosize": FIT_X, "padding": room_right(30)}
+
 # Paul Tol's muted and dark colours, for a second scheme whose registry colour is already drawn in the same chart (the
 # naive schemes share theirs with later ones; T5 with its buckets scaled to L shares T5's).  The first ones read on white and
 # on the dark theme alike (indigo #332288, first before, was dim on dark)
@@ -115,7 +119,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     budgets = list(dict.fromkeys(frame["budget"])) if "budget" in frame else []
     if len(budgets) < 2:
         return alt.layer(band, base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tips), names_at_end).resolve_scale(
-            fill="independent").properties(width="container", autosize=FIT_X, padding=room_right(30))
+            fill="independent").properties(**WITH_END_LABELS)
     # two budgets: dashed by budget (a line mark alone, so the dash legend draws lines), the points on their own layer
     tips.append(alt.Tooltip("budget:N", title="training"))
     dash = alt.StrokeDash("budget:N", title="training", scale=alt.Scale(domain=budgets, range=[[1, 0], [6, 3]]),
@@ -123,7 +127,7 @@ def gap_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 340) -
     line = base.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tips)
     points = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, detail="budget:N", tooltip=tips)
     return alt.layer(band.encode(detail="budget:N"), line, points, names_at_end).resolve_scale(fill="independent").properties(
-        width="container", autosize=FIT_X, padding=room_right(30))  # a long end label on a phone ("RoPE + randomized")
+        **WITH_END_LABELS)
 
 
 @memo
@@ -142,8 +146,7 @@ def position_chart(frame: pd.DataFrame, names: Sequence[str], *, train_len: int,
                  alt.Tooltip("lo:Q", title="min over seeds", format=".4f"), alt.Tooltip("hi:Q", title="max over seeds", format=".4f")],
     )
     names_at_end = end_labels(frame, scale, "position", x, "gap", ys, height=height, log_y=False)
-    return alt.layer(line, _rule(train_len, f"L = {train_len}"), names_at_end).properties(
-        width="container", autosize=FIT_X, padding=room_right(30))
+    return alt.layer(line, _rule(train_len, f"L = {train_len}"), names_at_end).properties(**WITH_END_LABELS)
 
 
 @memo
@@ -273,8 +276,7 @@ def band_chart(view: dict, *, height: int = 340) -> alt.LayerChart:
         x=x, y=y, tooltip=[alt.Tooltip("band_label:N", title="positions"), alt.Tooltip("gap:Q", title="uniform guess", format=".4f")])
     utext = u.transform_filter(alt.datum.band == 0).mark_text(align="left", dx=4, dy=-7, fontSize=11, color=NEUTRAL_TEXT).encode(
         x=x, y=y, text=alt.value("uniform guess"))
-    return alt.layer(ubase, utext, bars, lines, points, leaders, text, height=height).properties(
-        width="container", autosize=FIT_X, padding=room_right(30))  # a long end label on a phone ("RoPE + randomized")
+    return alt.layer(ubase, utext, bars, lines, points, leaders, text, height=height).properties(**WITH_END_LABELS)
 
 
 @memo
@@ -310,5 +312,4 @@ def order_chart(view: dict, *, height: int = 300) -> alt.LayerChart:
                                                                     legend=None), tooltip=[alt.Tooltip("label:N")])
     rule_text = m.mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11, color=NEUTRAL_TEXT).encode(
         x=alt.value(0), y=alt.Y("fraction:Q", scale=ys), text="label:N")
-    return alt.layer(rules, rule_text, lines, points, leaders, text, height=height).properties(
-        width="container", autosize=FIT_X, padding=room_right(30))
+    return alt.layer(rules, rule_text, lines, points, leaders, text, height=height).properties(**WITH_END_LABELS)

@@ -23,6 +23,7 @@ from posenc.analysis.compare import RELATIVE_TOL
 from posenc.analysis.scores import (
     cosine_from_gram,
     dense_scores,
+    finite_range,
     offset_profile,
     position_scores,
     translation_invariance,
@@ -157,12 +158,8 @@ def _matrix_view(S: np.ndarray, n: int, max_cells: int) -> tuple[pd.DataFrame, t
     rows, cols, sub, steps = downsample(S, max_cells)
     frame = matrix_frame(sub, rows, cols, row="i", col="j", value="score")  # -inf (masked) -> NaN
     frame = frame.astype({"i": np.int16, "j": np.int16})  # n <= 4096: half the bytes of int32
-    ok = np.isfinite(S)  # (n, n) bool; min/max without copying the (possibly strided-view) matrix
-    rng = {
-        "min": float(np.min(S, where=ok, initial=np.inf)) if ok.any() else float("nan"),
-        "max": float(np.max(S, where=ok, initial=-np.inf)) if ok.any() else float("nan"),
-        "masked_fraction": float(np.mean(np.isneginf(S))),
-    }
+    lo, hi = finite_range(S)
+    rng = {"min": lo, "max": hi, "masked_fraction": float(np.mean(np.isneginf(S)))}
     return frame, steps, rng
 
 
