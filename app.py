@@ -13,7 +13,7 @@ warm_for("app.py")
 import streamlit as st  # noqa: E402
 
 from posenc import blas  # noqa: E402
-from posenc.ui import compat, controls, frame  # noqa: E402
+from posenc.ui import compat, controls, frame, runclock  # noqa: E402
 from posenc.ui.pages import HOME, PAGES  # noqa: E402
 
 blas.hold()  # one BLAS thread for this process, before any page computes (posenc/blas.py)
@@ -23,7 +23,8 @@ st.sidebar.caption("posenc: every number on these pages is computed by the `pose
 controls.begin_run(page.url_path)
 compat.mark_routed(True)
 warm_for(*(p.path for p in PAGES if p.url_path == page.url_path or (p.path == HOME and not page.url_path)))  # its closure
-page.run()
+with runclock.timed("run", page.url_path or "home"):  # the server's share of a step, when the benchmark asks
+    page.run()
 compat.mark_routed(False)
 frame.finish_run()
 compat.freeze_long_lived()  # a run that imported modules: later full collections skip them (compat, behaviour 6)

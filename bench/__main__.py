@@ -142,8 +142,9 @@ def main(argv=None) -> int:
             RESULTS.write_text(json.dumps({**kept, "interact": results["interact"]}, indent=1, default=float))
             flat = [{**{k: r[k] for k in ("page", "first_paint_s")},
                      "first_paints_s": paint_tries(r),
-                     **{k: r.get(k) for k in ("controls", "median_new_step_s", "worst_new_step_s", "worst_new_control",
-                                              "median_repeat_step_s", "new_steps_timed", "driver_lead_s", "page_wall_s")}}
+                     **{k: r.get(k) for k in ("controls", "median_new_step_s", "median_new_server_s", "worst_new_step_s",
+                                              "worst_new_server_s", "worst_new_control", "median_repeat_step_s",
+                                              "new_steps_timed", "driver_lead_s", "page_wall_s")}}
                     for r in results["interact"]["pages"]]
             name = f" (run {n + 1} of {args.interact_runs})" if args.interact_runs > 1 else ""
             out.append(table(f"8. What a person feels{name}: first paint, then each control's steps to new values and its "

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ from playwright.sync_api import sync_playwright
 from bench.timing import IDLE_PROBE_S, cpu_model, cpu_probe, host_verdict, idle_bound, stolen_seconds, wait_for_idle
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
+from posenc.ui.runclock import ENV as RUN_LOG_ENV
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
 
 POLL_MS = 40
@@ -297,6 +299,24 @@ def _step(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> b
 
 
 LEADS: list[float] = []  # seconds from the driver's start of each step to the input itself (what the figures leave out)
+# The servers this run starts log each script run (posenc.ui.runclock); a step's share of it is what the server spent.
+RUN_LOG = Path(tempfile.gettempdir()) / f"posenc-bench-runs-{os.getpid()}.log"
+SERVER: list[float | None] = []  # per timed step: seconds of the server's runs it caused (None for an in-chart step)
+
+
+def server_seconds(log: Path, offset: int) -> tuple[float, int]:
+    """The wall seconds of the runs ``log`` holds after byte ``offset``, summed (a step may cause two runs: a page's
+    ``st.rerun``), and the offset after the last whole line."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            chunk = f.read()
+    except FileNotFoundError:
+        return 0.0, offset
+    end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
+    total = sum(float(parts[2]) for parts in (line.split() for line in chunk[:end].decode().splitlines()) if len(parts) == 4)
+    return total, offset + end
+
 
 
 def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> float | None:
@@ -305,6 +325,7 @@ def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) 
     scrolling it into view, opening a select -- is kept in ``LEADS``, not in the figure."""
     page.evaluate(WATCHER)
     wait_for_app(page, timeout_ms=TIMEOUT_MS)
+    logged = RUN_LOG.stat().st_size if RUN_LOG.exists() else 0
     t0 = page.evaluate("() => { window.__posenc_input = null; return performance.now(); }")
     if not _step(page, kind, i, back, fresh):
         return None
@@ -317,6 +338,7 @@ def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) 
     pressed = page.evaluate("() => window.__posenc_input")
     start = t0 if pressed is None else pressed
     LEADS.append((start - t0) / 1000)
+    SERVER.append(None if kind == "in-chart" else round(server_seconds(RUN_LOG, logged)[0], 4))  # in-chart: after the step
     return max(last - start, 0.0) / 1000
 
 
@@ -367,7 +389,7 @@ def control_steps(page, kind: str, label: str, i: int, new_steps: int = NEW_STEP
     now = value_of(page, kind, i)
     if now is not None:
         seen.add(now)
-    new, old, order = [], [], []
+    new, old, order, servers, new_server = [], [], [], [], []
     plan = [(False, True)] * new_steps + [(r % 2 == 0, False) for r in range(repeats)]  # onward; then back, on, back
     phase_new = True
     for back, fresh in plan:
@@ -385,6 +407,9 @@ def control_steps(page, kind: str, label: str, i: int, new_steps: int = NEW_STEP
             seen.add(value)
         (new if is_new else old).append(t)
         order.append(("new" if is_new else "seen", t))
+        servers.append(SERVER[-1])
+        if is_new and SERVER[-1] is not None:
+            new_server.append(SERVER[-1])
         if fresh and not is_new:
             phase_new = False  # nothing new left to reach: on to the repeats
     tries = [t for _, t in order]
@@ -392,7 +417,8 @@ def control_steps(page, kind: str, label: str, i: int, new_steps: int = NEW_STEP
         return {"control": f"{kind}: {label}", "median_s": None, "error": "cannot move"}
     return {"control": f"{kind}: {label}", "median_s": statistics.median(tries), "tries": tries, "order": order,
             "first_s": tries[0], "new_s": statistics.median(new) if new else None, "new_tries": new,
-            "repeat_s": statistics.median(old) if old else None, "repeat_tries": old}
+            "repeat_s": statistics.median(old) if old else None, "repeat_tries": old,
+            "server_tries": servers, "new_server_s": statistics.median(new_server) if new_server else None}
 
 
 def _wanted(info, pages: list[str] | None) -> bool:
@@ -427,6 +453,18 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
     _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear()  # a new server: nothing shown yet
+    RUN_LOG.unlink(missing_ok=True)
+    os.environ[RUN_LOG_ENV] = str(RUN_LOG)  # every server started below logs its runs there
+    try:
+        _timed_pages(out, repeats, pages, cold, new_steps, step_repeats, bound, probes, waits)
+    finally:
+        os.environ.pop(RUN_LOG_ENV, None)
+        RUN_LOG.unlink(missing_ok=True)
+    return _summary(out, t0, probe0, steal0, probes, waits, cpu, bound)
+
+
+def _timed_pages(out, repeats, pages, cold, new_steps, step_repeats, bound, probes, waits) -> None:
+    """``interact``'s browser part: the cold starts, every wanted page, the floor; rows and tries go into ``out``."""
     with sync_playwright() as p:
         browser = launch_chromium(p)
         if cold:  # like every other figure, the median of ``repeats`` tries: here each a new server and a new tab
@@ -468,6 +506,9 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     "median_new_step_s": _median([s["new_s"] for s in news]),
                     "worst_new_step_s": worst_new["new_s"] if worst_new else None,
                     "worst_new_control": worst_new["control"] if worst_new else None,
+                    # of a new step, the server's run (posenc.ui.runclock); the rest is the browser's and the wire's
+                    "median_new_server_s": _median([s.get("new_server_s") for s in news]),
+                    "worst_new_server_s": worst_new.get("new_server_s") if worst_new else None,
                     "new_steps_timed": sum(len(s["new_tries"]) for s in news),
                     "median_repeat_step_s": _median([s.get("repeat_s") for s in timed]),
                     "median_step_s": _median([s["median_s"] for s in timed]),
@@ -486,6 +527,10 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
             out["floor"] = {**floor(browser, repeats=2 * repeats), "cpu_probe_s": round(reading, 4), "waited_for_idle_s": waited}
         finally:
             browser.close()
+
+
+def _summary(out, t0, probe0, steal0, probes, waits, cpu, bound) -> dict:
+    """``interact``'s verdict: the host as the run found it, the figures over pages and the goals."""
     steal1, wall = stolen_seconds(), time.perf_counter() - t0
     probes.append(cpu_probe())
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)

@@ -55,17 +55,19 @@ def cold_tries(res: dict) -> str:
 
 
 def interact_table(res: dict) -> str:
-    """Per page: first paint, then the median over its controls of a step to a new value (the goals' figure), the
-    worst control on new values, the repeats to values already computed, all tries together, and the driver's median
-    time before each input (left out of the steps)."""
-    lines = ["| page | first paint (its tries) | controls | step to a new value, median | worst new step | repeated step | "
-             "step, median (all tries) | driver lead |", "|---|---|---|---|---|---|---|---|"]
+    """Per page: first paint, then the median over its controls of a step to a new value (the goals' figure) and the
+    server's run within it (``median_new_server_s``: the rest is the browser's), the worst control on new values, the
+    repeats to values already computed, all tries together, and the driver's median time before each input (left out
+    of the steps)."""
+    lines = ["| page | first paint (its tries) | controls | step to a new value, median (server's run) | worst new step | "
+             "repeated step | step, median (all tries) | driver lead |", "|---|---|---|---|---|---|---|---|"]
     for p in res["pages"]:
         worst = (f"{_s(p['worst_new_step_s'])} ({p['worst_new_control']})" if p.get("worst_new_step_s") is not None
                  else f"{_s(p['worst_step_s'])} ({p['worst_control']}, all tries)" if p.get("worst_step_s") is not None else "—")
         new = p.get("median_new_step_s", p.get("median_first_step_s"))  # results saved before new values were timed
         tries = paint_tries(p)
-        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(new)} | "
+        server = f" ({_s(p['median_new_server_s'])})" if p.get("median_new_server_s") is not None else ""  # runs since 2026-12-06
+        lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(new)}{server} | "
                      f"{worst} | {_s(p.get('median_repeat_step_s'))} | {_s(p['median_step_s'])} | {_s(p.get('driver_lead_s'))} |")
     return "\n".join(lines)
 

@@ -2,6 +2,8 @@
 
 from types import SimpleNamespace
 
+import pytest
+
 from bench import interact
 
 
@@ -125,3 +127,35 @@ def test_a_run_with_many_pages_timed_on_a_busy_host_is_not_nearly_idle():
     t = host_verdict([0.0949] * 17, 0.003, busy=8, timed=15)  # run T of 2026-12-03: a median just under the bound
     assert not t["nearly_idle"] and "8 of 15 pages" in t["why_not"] and "at most 3" in t["why_not"]
     assert host_verdict([0.081] * 17, 0.0006, busy=2, timed=15)["nearly_idle"]  # run R: the lab and Compare
+
+
+def test_the_run_clock_writes_a_line_per_run_only_when_asked(tmp_path, monkeypatch):
+    from posenc.ui import runclock
+
+    log = tmp_path / "runs.log"
+    monkeypatch.delenv(runclock.ENV, raising=False)
+    with runclock.timed("run", "rope"):
+        pass
+    assert not log.exists()  # off by default: a served page writes nothing
+    monkeypatch.setenv(runclock.ENV, str(log))
+    with runclock.timed("run", "rope"):
+        sum(range(10_000))
+    with pytest.raises(RuntimeError), runclock.timed("section", "pages/lab.py:why section"):
+        raise RuntimeError("a run that ends early (st.rerun, st.stop) is logged as far as it went")
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert [(kind, what) for kind, what, *_ in lines] == [("run", "rope"), ("section", "pages/lab.py:why_section")]
+    assert all(float(wall) >= 0 and float(cpu) >= 0 for *_, wall, cpu in lines)
+
+
+def test_a_steps_server_seconds_are_the_runs_logged_after_it_began(tmp_path):
+    from bench.interact import server_seconds
+
+    log = tmp_path / "runs.log"
+    assert server_seconds(log, 0) == (0.0, 0)  # no server has run yet
+    log.write_text("run home 0.5000 0.4000\n")
+    offset = log.stat().st_size
+    with open(log, "a") as f:
+        f.write("run rope 0.2500 0.2000\nsection pages/rope.py:s 0.1250 0.1000\nrun rope 0.3")  # the last: being written
+    total, end = server_seconds(log, offset)
+    assert total == 0.375 and end == log.stat().st_size - len("run rope 0.3")
+    assert server_seconds(log, end) == (0.0, end)  # the half line waits for its end

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from posenc.ui import runclock
 from posenc.ui.state import full_run_frame as _full_run_frame
 from posenc.ui.state import in_section, note_exercise
 
@@ -181,9 +182,13 @@ def exercise(
 
 @st.fragment
 def _exercise_alone(key: str, *args) -> None:
-    if _full_run_frame() is None and key in st.session_state.get(_ELSEWHERE, ()):
-        st.rerun()  # the exercise's own rerun, and its answer shows elsewhere on the page: redraw the page
-    _exercise(key, *args)
+    if _full_run_frame() is not None:  # drawn by the page's run (timed in app.py)
+        _exercise(key, *args)
+        return
+    with runclock.timed("exercise", key):  # its own rerun
+        if key in st.session_state.get(_ELSEWHERE, ()):
+            st.rerun()  # its answer shows elsewhere on the page: redraw the page
+        _exercise(key, *args)
 
 
 def _exercise(key: str, question: str, answer, explanation: str, options, tolerance: float, default) -> None:

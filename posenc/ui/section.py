@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from posenc.ui import controls, quiz
+from posenc.ui import controls, quiz, runclock
 from posenc.ui.state import IN_SECTION as _IN_SECTION
 from posenc.ui.state import SECTIONS as _SECTIONS
 from posenc.ui.state import full_run_frame, in_section, note_exercise  # noqa: F401 (in_section, note_exercise: re-exported)
@@ -49,7 +49,11 @@ def section(path: str) -> Callable[[Callable], Callable]:
                 quiz._reset_quizzes(path, only=quizzes)
             st.session_state[_IN_SECTION] = name
             try:
-                fn(*args, **kwargs)
+                if full_run:  # timed with the page's run (app.py)
+                    fn(*args, **kwargs)
+                else:
+                    with runclock.timed("section", name):
+                        fn(*args, **kwargs)
             finally:
                 st.session_state.pop(_IN_SECTION, None)
                 if not full_run:
