@@ -318,7 +318,6 @@ def server_seconds(log: Path, offset: int) -> tuple[float, int]:
     return total, offset + end
 
 
-
 def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> float | None:
     """Seconds from the input of one step of control i (the key or pointer press, in the page's clock) to the
     settled repaint (None if it cannot move).  The driver's own time before the press -- finding the control,
