@@ -32,7 +32,8 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -318,6 +319,18 @@ def server_seconds(log: Path, offset: int) -> tuple[float, int]:
     return total, offset + end
 
 
+@contextmanager
+def _servers_log_runs() -> Iterator[None]:
+    """Every server started inside logs its script runs to RUN_LOG (posenc.ui.runclock); the file goes afterwards."""
+    RUN_LOG.unlink(missing_ok=True)
+    os.environ[RUN_LOG_ENV] = str(RUN_LOG)
+    try:
+        yield
+    finally:
+        os.environ.pop(RUN_LOG_ENV, None)
+        RUN_LOG.unlink(missing_ok=True)
+
+
 def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> float | None:
     """Seconds from the input of one step of control i (the key or pointer press, in the page's clock) to the
     settled repaint (None if it cannot move).  The driver's own time before the press -- finding the control,
@@ -452,19 +465,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
     _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear()  # a new server: nothing shown yet
-    RUN_LOG.unlink(missing_ok=True)
-    os.environ[RUN_LOG_ENV] = str(RUN_LOG)  # every server started below logs its runs there
-    try:
-        _timed_pages(out, repeats, pages, cold, new_steps, step_repeats, bound, probes, waits)
-    finally:
-        os.environ.pop(RUN_LOG_ENV, None)
-        RUN_LOG.unlink(missing_ok=True)
-    return _summary(out, t0, probe0, steal0, probes, waits, cpu, bound)
-
-
-def _timed_pages(out, repeats, pages, cold, new_steps, step_repeats, bound, probes, waits) -> None:
-    """``interact``'s browser part: the cold starts, every wanted page, the floor; rows and tries go into ``out``."""
-    with sync_playwright() as p:
+    with _servers_log_runs(), sync_playwright() as p:
         browser = launch_chromium(p)
         if cold:  # like every other figure, the median of ``repeats`` tries: here each a new server and a new tab
             tries = [cold_start(browser) for _ in range(repeats)]
@@ -526,10 +527,6 @@ def _timed_pages(out, repeats, pages, cold, new_steps, step_repeats, bound, prob
             out["floor"] = {**floor(browser, repeats=2 * repeats), "cpu_probe_s": round(reading, 4), "waited_for_idle_s": waited}
         finally:
             browser.close()
-
-
-def _summary(out, t0, probe0, steal0, probes, waits, cpu, bound) -> dict:
-    """``interact``'s verdict: the host as the run found it, the figures over pages and the goals."""
     steal1, wall = stolen_seconds(), time.perf_counter() - t0
     probes.append(cpu_probe())
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)

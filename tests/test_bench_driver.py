@@ -159,3 +159,18 @@ def test_a_steps_server_seconds_are_the_runs_logged_after_it_began(tmp_path):
     total, end = server_seconds(log, offset)
     assert total == 0.375 and end == log.stat().st_size - len("run rope 0.3")
     assert server_seconds(log, end) == (0.0, end)  # the half line waits for its end
+
+
+def test_a_fragment_logs_its_own_rerun_and_nothing_inside_the_pages_run(tmp_path, monkeypatch):
+    from posenc.ui import runclock
+
+    log = tmp_path / "runs.log"
+    monkeypatch.setenv(runclock.ENV, str(log))
+    monkeypatch.setattr(runclock, "full_run_frame", lambda: {"page": "pages/lab.py"})  # the page's full run draws it
+    with runclock.own_rerun("section", "pages/lab.py:why"):
+        pass
+    assert not log.exists()  # app.py times the whole run
+    monkeypatch.setattr(runclock, "full_run_frame", lambda: None)  # the fragment reruns alone
+    with runclock.own_rerun("section", "pages/lab.py:why"):
+        pass
+    assert [line.split()[:2] for line in log.read_text().splitlines()] == [["section", "pages/lab.py:why"]]

@@ -182,12 +182,9 @@ def exercise(
 
 @st.fragment
 def _exercise_alone(key: str, *args) -> None:
-    if _full_run_frame() is not None:  # drawn by the page's run (timed in app.py)
-        _exercise(key, *args)
-        return
-    with runclock.timed("exercise", key):  # its own rerun
-        if key in st.session_state.get(_ELSEWHERE, ()):
-            st.rerun()  # its answer shows elsewhere on the page: redraw the page
+    with runclock.own_rerun("exercise", key):
+        if _full_run_frame() is None and key in st.session_state.get(_ELSEWHERE, ()):
+            st.rerun()  # the exercise's own rerun, and its answer shows elsewhere on the page: redraw the page
         _exercise(key, *args)
 
 

@@ -1,7 +1,7 @@
 """The server's own time of each script run, for the benchmark's split of a step (``python -m bench --only interact``).
 
 Off unless the environment variable ``POSENC_RUN_LOG`` names a file.  Then every full run of a page (``app.py``) and
-every rerun of a section or an exercise on its own (a fragment) appends one line to it::
+every rerun of a section or an exercise on its own (a fragment: ``own_rerun``) appends one line to it::
 
     <kind> <what> <wall seconds> <CPU seconds of the run's thread>
 
@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+
+from posenc.ui.state import full_run_frame
 
 ENV = "POSENC_RUN_LOG"
 
@@ -33,3 +35,9 @@ def timed(kind: str, what: str) -> Iterator[None]:
         line = f"{kind} {what.replace(' ', '_') or '-'} {time.perf_counter() - t0:.4f} {time.thread_time() - c0:.4f}\n"
         with open(target, "a", encoding="utf-8") as f:  # one short write per run: lines of concurrent runs stay whole
             f.write(line)
+
+
+def own_rerun(kind: str, what: str):
+    """``timed(kind, what)`` for a fragment (a section, an exercise) when it reruns on its own; nothing during the page's
+    full run, which app.py times whole."""
+    return nullcontext() if full_run_frame() is not None else timed(kind, what)

@@ -49,11 +49,8 @@ def section(path: str) -> Callable[[Callable], Callable]:
                 quiz._reset_quizzes(path, only=quizzes)
             st.session_state[_IN_SECTION] = name
             try:
-                if full_run:  # timed with the page's run (app.py)
+                with runclock.own_rerun("section", name):
                     fn(*args, **kwargs)
-                else:
-                    with runclock.timed("section", name):
-                        fn(*args, **kwargs)
             finally:
                 st.session_state.pop(_IN_SECTION, None)
                 if not full_run:
