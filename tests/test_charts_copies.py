@@ -1,21 +1,13 @@
 """posenc.charts.copies: Altair's copies made without rebuilding each object.  A copy is Altair's copy (the same spec),
-independent of its original where Altair's is, and every chart of the pages with the most varied charts (layers with
-in-chart parameters, images, concatenations, templates) is the same built either way."""
+independent of its original where Altair's is (tests/app/test_chart_copies.py builds whole pages both ways)."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
 import pytest
 
-from posenc.charts import copies, memo, template
-from posenc.ui import compat
-
-sys.path.insert(0, str(Path(__file__).parent / "app"))
-from apphelpers import charts, open_page  # noqa: E402
+from posenc.charts import copies
 
 FRAME = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [3.0, 4.0, 1.0], "s": ["a", "b", "a"]})
 HEAD = alt.param(name="url_head", value=1, bind=alt.binding_radio(options=[1, 2], name="head"))
@@ -82,30 +74,3 @@ def test_a_class_that_builds_its_own_copy_keeps_altairs():
     assert not copies._plain(type(alt.when(alt.datum.x > 1).then(alt.value(1))))
     chart = alt.Chart(FRAME).mark_point().encode(x="x:Q", opacity=cond)
     assert chart.copy().to_dict() == chart.to_dict()
-
-
-def _page_charts(path: str) -> dict:
-    memo.clear()
-    template.clear()
-    compat._SPECS.clear()
-    compat._BASES.clear()
-    return {key: (c["spec"], {name: frame for name, frame in sorted(c["data"].items())}) for key, c in charts(open_page(path)).items()}
-
-
-@pytest.mark.parametrize("path", ["pages/lab.py", "pages/relative_bias.py", "pages/similarity.py", "pages/sinusoid.py",
-                                  "pages/context_extension.py"])
-def test_every_chart_of_a_page_is_the_same_with_altairs_copies(path):
-    fast = _page_charts(path)
-    try:
-        copies.install(False)
-        slow = _page_charts(path)
-    finally:
-        copies.install(True)
-        memo.clear()
-        template.clear()
-    assert list(fast) == list(slow) and fast
-    for key, (spec, data) in fast.items():
-        assert spec == slow[key][0], key
-        assert list(data) == list(slow[key][1]), key
-        for name, frame in data.items():
-            pd.testing.assert_frame_equal(frame, slow[key][1][name])

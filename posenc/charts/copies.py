@@ -15,8 +15,8 @@ new ``_kwds``, made without calling the class (deep: each value copied the same 
 copied parts, as Altair builds it: its ``__init__`` lifts the parameters of its parts to the top, and Altair's
 ``add_params`` relies on that copy to do it.  Its parts' copies are the cheap ones.  A class with its own
 ``__deepcopy__`` keeps Altair's copy.  On that step, building charts went 0.82 -> 0.26 s (copying 0.74 -> 0.10 s).
-The specs are the same: tests/test_charts_copies.py compares Altair's copies with these, and every chart of five
-pages built both ways.
+The specs are the same: tests/test_charts_copies.py compares Altair's copies with these, and
+tests/app/test_chart_copies.py every chart of five pages built both ways.
 """
 
 from __future__ import annotations
