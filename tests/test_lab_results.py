@@ -200,6 +200,10 @@ def test_bootstrap_interval_by_hand():
     lo, hi = bootstrap_interval(vals)
     assert min(vals) < lo < np.mean(vals) < hi < max(vals)
     assert bootstrap_interval(vals) == (lo, hi)  # a fixed generator
+    # its draws are kept per (seed, resamples, size): the interval is the one drawn afresh from default_rng(0)
+    means = np.asarray(vals)[np.random.default_rng(0).integers(0, 5, size=(BOOTSTRAP_RESAMPLES, 5))].mean(axis=1)
+    assert (lo, hi) == tuple(np.quantile(means, [0.025, 0.975]))
+    assert bootstrap_interval(vals, seed=np.random.default_rng(0)) == (lo, hi)  # a Generator as the seed: drawn from it
     assert BOOTSTRAP_RESAMPLES == 10_000
     for bad in ({"resamples": 0}, {"level": 1.0}, {"resamples": 2.5}):
         with pytest.raises(ValueError, match=next(iter(bad))):

@@ -224,10 +224,20 @@ def bootstrap_interval(values, *, resamples: int = BOOTSTRAP_RESAMPLES, level: f
     a = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
     if a.size == 0:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = a[rng.integers(0, a.size, size=(resamples, a.size))].mean(axis=1)
+    # an int seed draws the same indices every time (kept); a Generator given as the seed moves on, as it always did
+    draws = _draws(seed, resamples, a.size) if isinstance(seed, int) else _draws.__wrapped__(seed, resamples, a.size)
+    means = a[draws].mean(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
+
+
+@functools.lru_cache(maxsize=16)
+def _draws(seed, resamples: int, size: int) -> np.ndarray:
+    """The bootstrap's (resamples, size) indices from ``default_rng(seed)``: the same for every interval over as many
+    seeds, so drawn once (the 82 intervals of 10 seeds of the lab's papers comparison: 0.11 -> 0.05 s)."""
+    draws = np.random.default_rng(seed).integers(0, size, size=(resamples, size))
+    draws.flags.writeable = False
+    return draws
 
 
 def bands(train_len: int, length: int) -> list[tuple[int, int]]:
