@@ -227,10 +227,16 @@ def _style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
         legend=alt.LegendConfig(labelFontSize=FONT["label"], titleFontSize=FONT["label"], labelLimit=0, titleLimit=0),  # never cut
         title=alt.TitleConfig(fontSize=FONT["header"], anchor="start", subtitleColor=NEUTRAL_TEXT),  # a subtitle reads in both themes
         header=alt.HeaderConfig(labelFontSize=FONT["title"], titleFontSize=FONT["title"]),
+        # No ARIA description per point of a line or an area: the mark is one SVG path, which Vega labels with its first
+        # point's ("x: 1; y: 4"), while the browser formats one for every point on every draw (a step of Context
+        # extension's head_dim 0.47 -> 0.40 s, RoPE's 0.71 -> 0.63 s: docs/performance.md).  Points, bars, rects and
+        # text keep theirs, and axes and legends their labels.
+        line=alt.LineConfig(aria=False), area=alt.AreaConfig(aria=False),
     )
     if chart.config is not alt.Undefined:  # a builder's own configuration: add to it, as configure_* would
         return chart.configure_axis(**config["axis"].to_dict()).configure_legend(**config["legend"].to_dict()) \
-            .configure_title(**config["title"].to_dict()).configure_header(**config["header"].to_dict())
+            .configure_title(**config["title"].to_dict()).configure_header(**config["header"].to_dict()) \
+            .configure_line(aria=False).configure_area(aria=False)  # no builder configures lines or areas of its own
     return chart.configure(**config)
 
 
