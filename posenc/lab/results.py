@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from posenc._validate import check_int
+from posenc.lab.bootstrap import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_interval  # noqa: F401 (their home was here)
 
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS_FILE = DATA / "lab_results.json"
@@ -192,9 +193,6 @@ def compare_rows(results: dict | None = None, *, at: int = 4, longer: dict | Non
 
 
 # ----------------------------------------------------------------------------- issue 37: bands, bootstrap, the verdict
-BOOTSTRAP_RESAMPLES = 10_000  # resamples of the seeds (with replacement) behind every interval
-BOOTSTRAP_LEVEL = 0.95  # percentile interval: the 2.5th and 97.5th percentiles of the resampled means
-BOOTSTRAP_SEED = 0  # the fixed generator: the same results give the same interval
 HOLDS, DEGRADES = 0.10, 1.0  # the verdict's thresholds, chosen before looking at any result (issue 37)
 VERDICTS = ("holds", "degrades", "worse than a uniform guess")
 VERDICT_RULE = (f"Beyond L = mean gap over positions [L, 8L) ÷ the uniform guess's gap over the same positions, mean over "
@@ -210,34 +208,6 @@ def task_of(results: dict) -> str:
 def task_title(task: str) -> str:
     """How the pages name a task: "Markov" for the order-k Markov source, else the task's own name."""
     return "Markov" if task == "markov" else task
-
-
-def bootstrap_interval(values, *, resamples: int = BOOTSTRAP_RESAMPLES, level: float = BOOTSTRAP_LEVEL,
-                       seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (the finite ones: one per seed): ``resamples`` draws of
-    as many values with replacement from ``default_rng(seed)``, and the (1 − level)/2 and (1 + level)/2 quantiles of
-    their means.  One value gives (v, v); none gives (nan, nan)."""
-    if not isinstance(resamples, int) or isinstance(resamples, bool) or not 1 <= resamples <= 1_000_000:
-        raise ValueError(f"resamples must be an int in [1, 1000000], got {resamples!r}")
-    if not 0.0 < float(level) < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    a = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
-    if a.size == 0:
-        return math.nan, math.nan
-    # an int seed draws the same indices every time (kept); a Generator given as the seed moves on, as it always did
-    draws = _draws(seed, resamples, a.size) if isinstance(seed, int) else _draws.__wrapped__(seed, resamples, a.size)
-    means = a[draws].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
-
-
-@functools.lru_cache(maxsize=16)
-def _draws(seed, resamples: int, size: int) -> np.ndarray:
-    """The bootstrap's (resamples, size) indices from ``default_rng(seed)``: the same for every interval over as many
-    seeds, so drawn once (the 82 intervals of 10 seeds of the lab's papers comparison: 0.11 -> 0.05 s)."""
-    draws = np.random.default_rng(seed).integers(0, size, size=(resamples, size))
-    draws.flags.writeable = False
-    return draws
 
 
 def bands(train_len: int, length: int) -> list[tuple[int, int]]:
