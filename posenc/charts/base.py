@@ -236,7 +236,7 @@ def _style(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     if chart.config is not alt.Undefined:  # a builder's own configuration: add to it, as configure_* would
         return chart.configure_axis(**config["axis"].to_dict()).configure_legend(**config["legend"].to_dict()) \
             .configure_title(**config["title"].to_dict()).configure_header(**config["header"].to_dict()) \
-            .configure_line(aria=False).configure_area(aria=False)  # no builder configures lines or areas of its own
+            .configure_line(**config["line"].to_dict()).configure_area(**config["area"].to_dict())  # none sets its own
     return chart.configure(**config)
 
 

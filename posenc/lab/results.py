@@ -192,7 +192,7 @@ def compare_rows(results: dict | None = None, *, at: int = 4, longer: dict | Non
     return out
 
 
-# ----------------------------------------------------------------------------- issue 37: bands, bootstrap, the verdict
+# ------------------------------------------------ issue 37: bands and the verdict (its bootstrap: posenc.lab.bootstrap)
 HOLDS, DEGRADES = 0.10, 1.0  # the verdict's thresholds, chosen before looking at any result (issue 37)
 VERDICTS = ("holds", "degrades", "worse than a uniform guess")
 VERDICT_RULE = (f"Beyond L = mean gap over positions [L, 8L) ÷ the uniform guess's gap over the same positions, mean over "
