@@ -20,10 +20,13 @@ one 500-point line chart -- what Streamlit itself costs on this machine for a st
 chart, so a page's figure can be read as the floor plus the page's own work.
 
 How "repainted" is detected: a watcher in the page records the last time anything under the main
-area changed -- a DOM mutation (text, elements, attributes), or the pixels of any chart canvas
-(a 48 x 48 thumbnail of it, hashed every ``POLL_MS``) -- and the measurement ends once the script is idle and nothing has changed
-for ``QUIET_MS``; the figure is that last change minus the moment of the input.  Everything stays
-on loopback and every wait is bounded.
+area changed -- a DOM mutation (text, elements, attributes), the pixels of any chart canvas
+(a 48 x 48 thumbnail of it, hashed every ``POLL_MS``), or a draw on a data grid's canvas -- and the measurement ends
+once the script is idle and nothing has changed for ``QUIET_MS``; the figure is that last change minus the moment of
+the input.  What is inside a ``<canvas>`` element is its fallback content, which a browser that draws canvases never
+paints: the data grid (``st.dataframe``) keeps its accessibility table there and rebuilds it 200 ms after each render
+(glide-data-grid's debounce), so mutations there are not counted and the grid counts when it draws (its cells
+are drawn on the canvas).  Everything stays on loopback and every wait is bounded.
 """
 
 from __future__ import annotations
@@ -61,8 +64,19 @@ WATCHER = """
   document.addEventListener("change", () => { if (window.__posenc_input === null) window.__posenc_input = performance.now(); }, true);
   const main = document.querySelector("[data-testid='stMain']") || document.body;
   window.__posenc_last = performance.now();
-  new MutationObserver(() => { window.__posenc_last = performance.now(); })
-    .observe(main, {subtree: true, childList: true, characterData: true, attributes: true});
+  // A canvas's children are its fallback content, never painted here: the data grid's accessibility table, which
+  // glide-data-grid rebuilds 200 ms after the cells are drawn, is not a change a person sees.
+  const unpainted = (n) => { const e = n.nodeType === 1 ? n : n.parentElement; return !!(e && e.closest("canvas")); };
+  new MutationObserver((records) => {
+    if (records.some((r) => !unpainted(r.target))) { window.__posenc_last = performance.now(); }
+  }).observe(main, {subtree: true, childList: true, characterData: true, attributes: true});
+  // A data grid's cells are drawn on its canvas: each draw on a canvas in the page marks that canvas (read below).
+  const ctx2d = CanvasRenderingContext2D.prototype;
+  for (const m of ["drawImage", "fillText", "fillRect", "clearRect", "putImageData", "fill", "stroke"]) {
+    const f = ctx2d[m];
+    ctx2d[m] = function (...args) { if (this.canvas.isConnected) { this.canvas.__posenc_drawn = performance.now(); } return f.apply(this, args); };
+  }
+  const drawn = new Map();
   const hashes = new Map();
   // Each chart canvas is drawn onto a 48 x 48 thumbnail and its pixels hashed: any change of the chart
   // changes some thumbnail pixel, and the probe costs ~0.1 ms per canvas (encoding the full canvas as a
@@ -83,6 +97,12 @@ WATCHER = """
       let h;
       try { h = hash(c); } catch (e) { h = "x"; }
       if (hashes.get(i) !== h) { hashes.set(i, h); window.__posenc_last = performance.now(); }
+    });
+    document.querySelectorAll("[data-testid='stDataFrame'] canvas").forEach((c) => {
+      if (c.__posenc_drawn && drawn.get(c) !== c.__posenc_drawn) {
+        drawn.set(c, c.__posenc_drawn);
+        window.__posenc_last = Math.max(window.__posenc_last, c.__posenc_drawn);
+      }
     });
   }, POLL_MS);
 }

@@ -229,7 +229,8 @@ def table(df: pd.DataFrame, *, key: str, formats: Mapping[str, str] | None = Non
     ``table_<key>`` (tests find it by that key): one Markdown table (a GFM table, numbers right-aligned).  Streamlit's
     st.table renders every cell as a Markdown element of its own (the sinusoid's page held 265): one table each cut the
     browser's work on a first paint there from 1.72-1.91 to 1.46-1.48 s (docs/performance.md, "Changed later on
-    2026-12-06"); a data grid (``st.dataframe``) repaints its cells about 0.2 s after everything else.  With ``height``
+    2026-12-06"); a data grid (``st.dataframe``) draws its cells on a canvas with the rest of the run, but rebuilds its
+    accessibility table 200 ms later (glide-data-grid's debounce), so a screen reader hears the new values last.  With ``height``
     (px) a long table scrolls in a box of that height under a sticky header.  ``formats`` maps a column to a format
     spec (".4f", ",", ".6g"; else ``str``); ``labels`` renames columns for display; a missing value (NaN, None: an
     exercise's hidden cell) prints ``missing``.  Every cell is escaped (``md.escape``) and shows as its text; a header
