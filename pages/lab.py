@@ -14,7 +14,7 @@ from posenc.ui.cache import cached
 from posenc.ui.frame import chart, header, show_code, table, wrap_up
 from posenc.ui.lab_train import train_section
 from posenc.ui.quiz import ask_first
-from posenc.ui.section import section
+from posenc.ui.section import full_run_frame, section
 from posenc.ui.spine import headline
 from posenc.views import lab as views
 from posenc.views import lab_predict as predict
@@ -54,7 +54,20 @@ task = tasks[0] if len(tasks) == 1 else controls.choice("task", "task", tasks, d
 shipped = cached(load_task, task)
 headline((views.top_sentence([_view("finding", (t,), (), _run=cached(load_task, t)) for t in tasks]), predict.KEY))  # it ranks them
 
-with custom_box:
+SHOWN = "_lab_shown"  # session slot: what the last full run showed for its configuration (``_outside``)
+
+
+def _outside(cfg: LabConfig) -> tuple:
+    """What the page outside the Train section shows for ``cfg``: its run if trained here, else the shipped one (with the
+    notice, unless ``cfg`` is the default)."""
+    key = cfg.key()
+    return ("custom", key) if key in _store() else ("shipped", key != DEFAULT.key())
+
+
+@section(PATH)
+def custom_section(per_run: float) -> LabConfig:
+    """The configuration and its Train button: a new setting reruns only this, unless it changes what the rest shows (a
+    run trained here, the notice above the results); then, and after a training, the whole page."""
     st.subheader("Train a custom configuration", anchor=False)
     c = st.columns(6)
     vocab = controls.number("vocabulary V", "V", default=DEFAULT.vocab, lo=2, hi=16, container=c[0])
@@ -73,9 +86,15 @@ with custom_box:
     if blind:
         st.caption(f":material/block: {', '.join(NAMES[s] for s in blind)} reads no positions (causal mask only): randomized "
                    "positions would change nothing, so it is left out of this run.")
-    per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
     train_section(cfg, per_run, _store(), DEFAULT)  # its price, then the training in this worker's queue (issue 41)
+    if full_run_frame() is None and st.session_state.get(SHOWN) != _outside(cfg):
+        st.rerun()  # the rest of the page shows another run, or the notice comes or goes
+    return cfg
 
+
+with custom_box:
+    cfg = custom_section(_view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"])
+st.session_state[SHOWN] = _outside(cfg)
 key = cfg.key()
 if key in _store():
     run, label = _store()[key], "this custom run"

@@ -16,7 +16,9 @@ Imports go one way: ``posenc.ui.state`` (what the frame, the sections and the ex
 
 A section receives what it needs from the rest of the page as arguments (a section's rerun
 repeats the arguments of the page's last full run) and must not feed anything drawn outside it:
-values it computes stay inside.
+values it computes stay inside -- unless it reruns the whole page (``st.rerun``) on its own rerun
+whenever what it feeds would change (the lab's Train section: a configuration trained here, or the
+notice that it is not, changes the figures above it; any other setting reruns the section alone).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def section(path: str) -> Callable[[Callable], Callable]:
             st.session_state[_IN_SECTION] = name
             try:
                 with runclock.own_rerun("section", name):
-                    fn(*args, **kwargs)
+                    return fn(*args, **kwargs)  # what the page's full run takes from it (a section's own rerun drops it)
             finally:
                 st.session_state.pop(_IN_SECTION, None)
                 if not full_run:

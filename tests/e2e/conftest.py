@@ -11,10 +11,12 @@ another test, still take a context of their own."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from posenc.ui.runclock import ENV as RUN_LOG
 from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "e2e"
@@ -30,10 +32,17 @@ def _require_browser():
 
 
 @pytest.fixture(scope="session")
-def live_server():
+def live_server(tmp_path_factory):
+    """The shared server; it logs each run of a page or a section (posenc.ui.runclock) to ``run_log``."""
     _require_browser()
-    proc, url, _ = start_server()
-    yield {"url": url, "pid": proc.pid}
+    run_log = tmp_path_factory.mktemp("runclock") / "runs.log"
+    before = os.environ.get(RUN_LOG)
+    os.environ[RUN_LOG] = str(run_log)  # read by the server at every run; this process restores its own value
+    try:
+        proc, url, _ = start_server()
+    finally:
+        os.environ.pop(RUN_LOG) if before is None else os.environ.update({RUN_LOG: before})
+    yield {"url": url, "pid": proc.pid, "run_log": run_log}
     stop_server(proc)
 
 
