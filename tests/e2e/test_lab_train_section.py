@@ -8,7 +8,7 @@ from urllib.parse import quote
 import pytest
 
 from posenc.lab.positions import NAMES
-from tools.liveserver import wait_for_app, wait_for_settled_charts
+from tools.liveserver import wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -28,10 +28,9 @@ def _runs_since(log, offset: int) -> list[tuple[str, str]]:
 def test_a_setting_reruns_the_train_section_alone_and_a_training_the_page(live_server, tab):
     page, log = tab, live_server["run_log"]
     page.goto(f"{live_server['url']}/lab?{TINY}", wait_until="domcontentloaded")
-    wait_for_app(page, timeout_ms=60_000)
-    wait_for_settled_charts(page)
     main = page.locator("[data-testid='stMain']")
-    assert "has not been trained on this server yet" in main.inner_text()  # the figures show the shipped run
+    main.get_by_text("has not been trained on this server yet").wait_for(timeout=60_000)  # the figures show the shipped run
+    wait_for_app(page, timeout_ms=60_000)  # the run is over: a click now is not lost in it (its charts may still draw)
 
     seeds = main.locator("[data-testid='stNumberInput']").filter(has_text="seeds").first
     offset = log.stat().st_size
