@@ -41,7 +41,10 @@ def live_server(tmp_path_factory):
     try:
         proc, url, _ = start_server()
     finally:
-        os.environ.pop(RUN_LOG) if before is None else os.environ.update({RUN_LOG: before})
+        if before is None:
+            del os.environ[RUN_LOG]
+        else:
+            os.environ[RUN_LOG] = before
     yield {"url": url, "pid": proc.pid, "run_log": run_log}
     stop_server(proc)
 
