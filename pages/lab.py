@@ -12,7 +12,7 @@ from posenc.lab.task import MarkovSource
 from posenc.ui import controls
 from posenc.ui.cache import cached
 from posenc.ui.frame import chart, header, show_code, table, wrap_up
-from posenc.ui.lab_train import train_section
+from posenc.ui.lab_train import train_button, train_run
 from posenc.ui.quiz import ask_first
 from posenc.ui.section import full_run_frame, section
 from posenc.ui.spine import headline
@@ -66,8 +66,7 @@ def _outside(cfg: LabConfig) -> tuple:
 
 @section(PATH)
 def custom_section(per_run: float) -> LabConfig:
-    """The configuration and its Train button: a new setting reruns only this, unless it changes what the rest shows (a
-    run trained here, the notice above the results); then, and after a training, the whole page."""
+    """The configuration and its Train button: a setting reruns only this, unless it changes what the page shows."""
     st.subheader("Train a custom configuration", anchor=False)
     c = st.columns(6)
     vocab = controls.number("vocabulary V", "V", default=DEFAULT.vocab, lo=2, hi=16, container=c[0])
@@ -86,14 +85,16 @@ def custom_section(per_run: float) -> LabConfig:
     if blind:
         st.caption(f":material/block: {', '.join(NAMES[s] for s in blind)} reads no positions (causal mask only): randomized "
                    "positions would change nothing, so it is left out of this run.")
-    train_section(cfg, per_run, _store(), DEFAULT)  # its price, then the training in this worker's queue (issue 41)
-    if full_run_frame() is None and st.session_state.get(SHOWN) != _outside(cfg):
-        st.rerun()  # the rest of the page shows another run, or the notice comes or goes
+    pressed = train_button(cfg, per_run, DEFAULT)  # its price; the training runs in the page's run, below (issue 41)
+    if full_run_frame() is None and (pressed or st.session_state.get(SHOWN) != _outside(cfg)):
+        st.rerun()  # a training (whose Cancel must interrupt it), another run shown above, or the notice comes or goes
     return cfg
 
 
 with custom_box:
-    cfg = custom_section(_view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"])
+    per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
+    cfg = custom_section(per_run)
+    train_run(cfg, per_run, _store(), DEFAULT)
 st.session_state[SHOWN] = _outside(cfg)
 key = cfg.key()
 if key in _store():

@@ -30,8 +30,11 @@ def cost(cfg: LabConfig, seconds_per_run: float, default: LabConfig) -> jobs.Pri
                       seconds_per_unit=seconds_per_run / (default.steps * default.train_len))
 
 
-def train_section(cfg: LabConfig, seconds_per_run: float, store: MutableMapping, default: LabConfig) -> None:
-    """The price, the Train button (disabled above the cap), and a pressed click's training in its queue turn."""
+def train_button(cfg: LabConfig, seconds_per_run: float, default: LabConfig) -> bool:
+    """The price and the Train button (disabled above the cap); True once it has been pressed, until ``train_run``.
+
+    The page may draw these in a section that reruns alone (``posenc.ui.section``), but not ``train_run``: Streamlit
+    lets no section's rerun interrupt a run in progress, so a Cancel drawn in a section could not stop a training."""
     price = cost(cfg, seconds_per_run, default)
     st.caption(f":material/{'block' if price.refused else 'timer'}: {price.text}")
     st.button("Train", key="lab_train", icon=":material/model_training:", type="primary", disabled=price.refused,
@@ -39,6 +42,13 @@ def train_section(cfg: LabConfig, seconds_per_run: float, store: MutableMapping,
     st.caption(f"{len(cfg.schemes)} schemes × {cfg.n_seeds} seeds; the shipped run took {seconds_per_run:.0f} s per scheme "
                "and seed at the defaults. Runs are kept (4 at most) for every visitor of this server; **Cancel** stops a "
                "run (or leaves the queue) and keeps nothing.")
+    return bool(st.session_state.get(TRAIN))
+
+
+def train_run(cfg: LabConfig, seconds_per_run: float, store: MutableMapping, default: LabConfig) -> None:
+    """A pressed click's training in its queue turn, with its progress and Cancel (which reruns the page and so stops
+    it); after a stopped one, a note that nothing was kept."""
+    price = cost(cfg, seconds_per_run, default)
     if st.session_state.pop(RUNNING, None) is not None:
         st.warning("The last run was stopped before it finished; nothing was kept.", icon=":material/cancel:")
     if not st.session_state.pop(TRAIN, False) or price.refused:
