@@ -45,6 +45,7 @@ from bench.timing import IDLE_PROBE_S, cpu_model, cpu_probe, host_verdict, idle_
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from posenc.ui.runclock import ENV as RUN_LOG_ENV
+from posenc.ui.runclock import read_runs
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
 
 POLL_MS = 40
@@ -328,15 +329,8 @@ SERVER: list[float | None] = []  # per timed step: seconds of the server's runs 
 def server_seconds(log: Path, offset: int) -> tuple[float, int]:
     """The wall seconds of the runs ``log`` holds after byte ``offset``, summed (a step may cause two runs: a page's
     ``st.rerun``), and the offset after the last whole line."""
-    try:
-        with open(log, "rb") as f:
-            f.seek(offset)
-            chunk = f.read()
-    except FileNotFoundError:
-        return 0.0, offset
-    end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
-    total = sum(float(parts[2]) for parts in (line.split() for line in chunk[:end].decode().splitlines()) if len(parts) == 4)
-    return total, offset + end
+    runs, end = read_runs(log, offset)
+    return sum(wall for _, _, wall, _ in runs), end
 
 
 @contextmanager

@@ -95,16 +95,15 @@ with custom_box:
     per_run = _view("overview", ("shipped",), (), _run=shipped)["seconds_per_run"]
     cfg = custom_section(per_run)
     train_run(cfg, per_run, _store(), DEFAULT)
-st.session_state[SHOWN] = _outside(cfg)
-key = cfg.key()
-if key in _store():
+st.session_state[SHOWN] = shown = _outside(cfg)
+if shown[0] == "custom":
+    key = shown[1]
     run, label = _store()[key], "this custom run"
 else:
-    run, label = shipped, f"the shipped default run on the {views.task_title(task)} task (`python -m posenc.lab`)"
-    if key != DEFAULT.key():
+    run, label, key = shipped, f"the shipped default run on the {views.task_title(task)} task (`python -m posenc.lab`)", ("shipped", task)
+    if shown[1]:
         notice.info("This configuration has not been trained on this server yet: press **Train** below. "
-                         "Showing the shipped default run meanwhile.", icon=":material/info:")
-key = key if run is not shipped else ("shipped", task)
+                    "Showing the shipped default run meanwhile.", icon=":material/info:")
 
 with results_box:  # the prediction first; until it is revealed the schemes it asks about stop at L in every figure below
     full = (run, key)  # the attention maps below carry no gap: the same run before and after the reveal

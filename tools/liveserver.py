@@ -61,8 +61,9 @@ def health(url: str, timeout: float = 2.0) -> bool:
 
 
 def start_server(port: int | None = None, *, timeout: float = 90.0, extra_args: tuple[str, ...] = (),
-                 app: Path = ROOT / "app.py") -> tuple[subprocess.Popen, str, float]:
-    """Launch ``streamlit run app.py`` on 127.0.0.1; return (process, base url, seconds to healthy)."""
+                 app: Path = ROOT / "app.py", env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str, float]:
+    """Launch ``streamlit run app.py`` on 127.0.0.1 (``env``: variables added to this process's environment for the
+    server alone); return (process, base url, seconds to healthy)."""
     port = port or free_port()
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(app),
@@ -70,7 +71,8 @@ def start_server(port: int | None = None, *, timeout: float = 90.0, extra_args: 
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args,
     ]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=Path(app).parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=Path(app).parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, **env} if env else None)
     url = f"http://127.0.0.1:{port}"
     deadline = t0 + timeout
     while time.perf_counter() < deadline:

@@ -11,7 +11,6 @@ another test, still take a context of their own."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -36,15 +35,7 @@ def live_server(tmp_path_factory):
     """The shared server; it logs each run of a page or a section (posenc.ui.runclock) to ``run_log``."""
     _require_browser()
     run_log = tmp_path_factory.mktemp("runclock") / "runs.log"
-    before = os.environ.get(RUN_LOG)
-    os.environ[RUN_LOG] = str(run_log)  # read by the server at every run; this process restores its own value
-    try:
-        proc, url, _ = start_server()
-    finally:
-        if before is None:
-            del os.environ[RUN_LOG]
-        else:
-            os.environ[RUN_LOG] = before
+    proc, url, _ = start_server(env={RUN_LOG: str(run_log)})
     yield {"url": url, "pid": proc.pid, "run_log": run_log}
     stop_server(proc)
 

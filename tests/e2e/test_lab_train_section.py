@@ -9,6 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from posenc.lab.positions import NAMES
+from posenc.ui.runclock import read_runs
 from tools.liveserver import wait_for_app
 
 pytestmark = pytest.mark.e2e
@@ -23,7 +24,7 @@ def _settled(page):
 
 def _runs_since(log, offset: int) -> list[tuple[str, str]]:
     """(kind, what) of every run the server logged after byte ``offset`` ("run lab", "section pages/lab.py:...")."""
-    return [tuple(line.split()[:2]) for line in log.read_text(encoding="utf-8")[offset:].splitlines() if line.strip()]
+    return [(kind, what) for kind, what, _, _ in read_runs(log, offset)[0]]
 
 
 def test_a_setting_reruns_the_train_section_alone_and_a_training_the_page(live_server, tab):
