@@ -67,6 +67,7 @@ at = controls.choice("compare the methods at", "at", ["controls", "model"], defa
 note = st.empty()  # always drawn: a caption that came and went moved every element below it, and the browser redrew them all
 if at == "model" and not config:
     note.caption("No model is loaded, so the methods use the controls above.")
+    at = "controls"  # what posenc.views.measure.entries computes then: the controls' measurements, already cached under it
 
 bands = safe(bands_view, d, base, train, s, config, at)
 det = safe(extension_detail, d, base, train, s)

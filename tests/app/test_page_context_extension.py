@@ -263,3 +263,22 @@ def test_the_wrong_file_and_a_model_without_rope_are_named():
     assert not at.exception and any("ALiBi" in e.value for e in at.error)
     links = [e for e in at.get("page_link")]
     assert links and "relative_bias" in str(links[0].proto)
+
+
+def test_the_models_settings_without_a_model_are_the_controls_measured_once(monkeypatch):
+    """"Compare the methods at: the model's settings" with no model loaded says so and measures at the controls: each
+    view is asked for the controls' measurements (cached by the default run), not for the same ones again under "model"."""
+    import posenc.ui.cache as cache
+
+    asked, key = [], cache._key
+    views = {f"posenc.views.measure:{name}" for name in ("bands_view", "fidelity_view", "long_range_view")}
+    monkeypatch.setattr(cache, "_key", lambda fn, args, kwargs: (k := key(fn, args, kwargs), asked.append(k))[0])
+    default = open_page(PAGE)
+    at = open_page(PAGE)
+    at.segmented_control(key="at").set_value("model").run()
+    clean(at)
+    assert "No model is loaded, so the methods use the controls above." in text_of(at)
+    wheres = [args[5] for name, args, _ in asked if name in views]
+    assert len(wheres) == 9 and set(wheres) == {"controls"}, wheres  # three views, three runs
+    for chart_key in CHARTS:
+        assert curves(at, chart_key).equals(curves(default, chart_key)), chart_key
