@@ -196,6 +196,29 @@ def test_a_new_training_length_remeasures_the_score_matrix_only_where_the_parame
     cmp._measured.cache_clear()
 
 
+def test_a_new_length_n_remeasures_no_bound_and_a_new_l_only_where_the_parameters_name_it(monkeypatch):
+    """The bounded columns (growth out to 10^6) do not depend on n: a new n re-measures none of them, a new L only the
+    schemes whose comparison parameters carry L, and every row is the one a measurement that remembers nothing makes."""
+    from posenc.analysis import compare as cmp
+
+    cmp._measured.cache_clear()
+    cmp._bounds.cache_clear()
+    cmp.comparison_table(n=64, train_len=64)
+    first = cmp._bounds.cache_info().misses
+    cmp.comparison_table(n=128, train_len=64)
+    assert cmp._bounds.cache_info().misses == first
+    rows = cmp.comparison_table(n=128, train_len=128)
+    named = [k for k in posenc.SCHEMES if comparison_params(k, 64) != comparison_params(k, 128)]
+    assert cmp._bounds.cache_info().misses == first + len(named)
+    cmp._measured.cache_clear()
+    monkeypatch.setattr(cmp, "_bounds", cmp._bounds.__wrapped__)
+    fresh = cmp.comparison_table(n=128, train_len=128)
+    for k, a, b in zip(posenc.SCHEMES, rows, fresh):
+        assert list(a) == list(b), k
+        assert all(a[c] == b[c] or (isinstance(a[c], float) and math.isnan(a[c]) and math.isnan(b[c])) for c in a), k
+    cmp._measured.cache_clear()
+
+
 def test_the_score_spread_is_over_the_finite_entries():
     from posenc.analysis.compare import _finite_spread
 

@@ -103,17 +103,8 @@ def _measure(key, *, n, d, n_heads, train_len, params) -> dict:
     sig_kw = {"n_heads": n_heads}
     row: dict = {"key": key, "name": scheme.name, "kind": scheme.kind, "d": d, "n_measured": n}
 
-    # bounded: growth of max |value| out to 10^6
-    g_near = growth(key, NEAR, d, **sig_kw, **params)
-    g_far = growth(key, FAR, d, **sig_kw, **params)
-    near_max = float(np.nanmax(g_near["max_abs"]))
-    far_defined = bool(g_far["defined"].all())
-    far_max = float(np.nanmax(g_far["max_abs"])) if g_far["defined"].any() else float("nan")
-    row["max_abs_at_1e6"] = far_max if far_defined else float("nan")
-    row["max_abs_near"] = near_max
-    row["bounded"] = bool(
-        (far_defined and far_max <= BOUND_RATIO * max(near_max, 1e-12)) or (not far_defined and np.isfinite(near_max))
-    )
+    # bounded: growth of max |value| out to 10^6 (_bounds: remembered on the parameters, as it does not depend on n)
+    row.update(_remembered(_bounds, key, d, n_heads, params))
 
     # continuous: defined at fractional positions with a stable local slope, the same whatever
     # the prompt length (up to the training length)
@@ -137,10 +128,7 @@ def _measure(key, *, n, d, n_heads, train_len, params) -> dict:
 
     # unique (closest pair of distinct positions at length n) and relative (the dense score matrix): measured on the
     # positions 0 .. n-1 and the parameters alone, so remembered on them (_at_length)
-    try:
-        unique, relative = _at_length(key, n, d, n_heads, tuple(sorted(params.items())))
-    except TypeError:  # a parameter that cannot be a key (none of the registry's): measured here
-        unique, relative = _at_length.__wrapped__(key, n, d, n_heads, tuple(sorted(params.items())))
+    unique, relative = _remembered(_at_length, key, n, d, n_heads, params)
     row.update(unique)
 
     # length-invariant: position 1 under several sequence lengths
@@ -155,6 +143,31 @@ def _measure(key, *, n, d, n_heads, train_len, params) -> dict:
     row["learned_parameters"] = scheme.learned_parameters(d, n_heads, **params)
     row.update(enters=scheme.enters, models=", ".join(scheme.models), paper=scheme.paper, year=scheme.year)
     return row
+
+
+def _remembered(fn, *args):
+    """``fn(*args[:-1], sorted items of args[-1])`` through its cache; a parameter that cannot be a key (none of the
+    registry's) is measured without it."""
+    *head, params = args
+    try:
+        return fn(*head, tuple(sorted(params.items())))
+    except TypeError:
+        return fn.__wrapped__(*head, tuple(sorted(params.items())))
+
+
+@functools.lru_cache(maxsize=MEASURED_ROWS)
+def _bounds(key: str, d: int, n_heads: int, params: tuple) -> dict:
+    """The bounded columns of scheme ``key`` with ``params`` (sorted items): max |value| near 0 and out to 10^6.
+
+    Neither n nor L enters them except through the parameters: a new n re-measures none of them, and a new L only the
+    schemes whose parameters name L (the RoPE extensions, ``comparison_params``)."""
+    kw = {"n_heads": n_heads, **dict(params)}
+    g_near, g_far = growth(key, NEAR, d, **kw), growth(key, FAR, d, **kw)
+    near_max = float(np.nanmax(g_near["max_abs"]))
+    far_defined = bool(g_far["defined"].all())
+    far_max = float(np.nanmax(g_far["max_abs"])) if g_far["defined"].any() else float("nan")
+    bounded = (far_defined and far_max <= BOUND_RATIO * max(near_max, 1e-12)) or (not far_defined and np.isfinite(near_max))
+    return {"max_abs_at_1e6": far_max if far_defined else float("nan"), "max_abs_near": near_max, "bounded": bool(bounded)}
 
 
 @functools.lru_cache(maxsize=MEASURED_ROWS)
