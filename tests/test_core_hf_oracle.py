@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import posenc
+import posenc.schemes.relative as posenc_relative
 
 ORACLE_PATH = pathlib.Path(__file__).parent / "data" / "hf_oracle.json"
 ORACLE = json.loads(ORACLE_PATH.read_text("utf-8"))
@@ -157,6 +158,23 @@ def test_t5_bucket_grid(case):
     got = posenc.t5_bucket(rel, **kw)
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, case["bucket"])
+
+
+@pytest.mark.parametrize("case", [c for c in T5_CASES if c["bucket"] is not None],
+                         ids=[f"bi{c['bidirectional']}-nb{c['num_buckets']}-md{c['max_distance']}" for c in T5_CASES if c["bucket"] is not None])
+def test_t5_bucket_of_a_score_matrix_is_the_oracles(case):
+    """A matrix of offsets (many entries over few distinct values: t5_bucket computes each value once and looks it up)
+    gets HF's buckets entry by entry, as the oracle's grid does."""
+    kw = {"bidirectional": case["bidirectional"], "num_buckets": case["num_buckets"], "max_distance": case["max_distance"]}
+    rel, want = np.asarray(case["relative_position"]), np.asarray(case["bucket"])
+    near = np.abs(rel) <= 300  # -300 .. 300, each once
+    i = np.arange(301)
+    offsets = i[None, :] - i[:, None]  # (301, 301): every j - i in -300 .. 300, up to 301 times
+    assert np.ptp(offsets) < offsets.size // posenc_relative.LOOKUP_SHARE  # the looked-up path
+    got = posenc.t5_bucket(offsets, **kw)
+    assert got.shape == offsets.shape and got.dtype == np.int64
+    hf = dict(zip(rel[near].tolist(), want[near].tolist()))
+    np.testing.assert_array_equal(got, np.vectorize(hf.get)(offsets))
 
 
 def test_t5_grid_has_the_zero_division_case():
