@@ -15,7 +15,7 @@ from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, tabl
 from posenc.ui.section import section
 from posenc.ui.uploads import config_source
 from posenc.views.extension import extension_detail, model_view, positional_scheme
-from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, summary_table
+from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, methods_at, summary_table
 from posenc.views.takeaways import curve_spread, extension_takeaway
 
 PATH = "pages/context_extension.py"
@@ -65,11 +65,12 @@ at = controls.choice("compare the methods at", "at", ["controls", "model"], defa
                      format_func={"controls": "the controls above", "model": "the model's settings"}.get,
                      help="the model's rotated width, base, trained length and factor, out to its served length")
 note = st.empty()  # always drawn: a caption that came and went moved every element below it, and the browser redrew them all
-if at == "model" and not config:
-    note.caption("No model is loaded, so the methods use the controls above.")
-    at = "controls"  # what posenc.views.measure.entries computes then: the controls' measurements, already cached under it
+where = cached(methods_at, config, at)  # the views below are keyed on where they measure, not on what was asked
+if where != at:
+    note.caption("No model is loaded, so the methods use the controls above." if not config else
+                 "This model states no trained length, so the methods use the controls above.")
 
-bands = safe(bands_view, d, base, train, s, config, at)
+bands = safe(bands_view, d, base, train, s, config, where)
 det = safe(extension_detail, d, base, train, s)
 if bands is not None:
     for why in bands["skipped"].values():
@@ -139,7 +140,7 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
                    "from L to the target. Fine-tuning: what each method's paper did; the Extrapolation lab measures trained models.")
 
 
-fidelity_section(d, base, train, s, config, at, bands)
+fidelity_section(d, base, train, s, config, where, bands)
 
 if det is not None:
     exercise("ext_yarn_af", f"With YaRN at s = {s:g}, what is the attention factor that multiplies cos and sin?",

@@ -238,3 +238,18 @@ def test_every_extension_the_registry_names_has_its_own_colour_and_fine_tuning()
     assert keys and set(keys) | {"rope"} <= set(METHOD_KEY_COLORS)
     assert len(set(METHOD_KEY_COLORS.values())) == len(METHOD_KEY_COLORS) == len(NAME_COLORS)
     assert all(M.FINE_TUNING[name] for _, name in M.CLASSICS)
+
+
+def test_the_methods_are_compared_at_the_model_only_with_a_trained_length():
+    """methods_at names what entries computes: the model's settings need a model that states its trained length."""
+    from posenc.io.modelconfig import EXAMPLE_CONFIGS
+    from posenc.views.measure import entries, methods_at
+
+    llama, bare = EXAMPLE_CONFIGS["Llama 3.1 8B"], '{"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0}'
+    assert methods_at(llama, "model") == "model" and methods_at(llama, "controls") == "controls"
+    assert methods_at("", "model") == methods_at(bare, "model") == "controls"
+    for config in ("", bare):  # the model's settings asked for without one: exactly the controls' measurements
+        asked, controls = entries(128, 500000.0, 8192, 4.0, config, "model"), entries(128, 500000.0, 8192, 4.0, config, "controls")
+        assert [m["label"] for m in asked["methods"]] == [m["label"] for m in controls["methods"]]
+        assert all(np.array_equal(a["inv"], b["inv"]) for a, b in zip(asked["methods"], controls["methods"]))
+    assert entries(128, 500000.0, 8192, 4.0, llama, "model")["trained"] == 8192

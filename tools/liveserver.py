@@ -123,6 +123,12 @@ def wait_for_app(page, timeout_ms: float = 60_000) -> None:
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout_ms)
 
 
+def wait_after_input(page, timeout_ms: float = 60_000) -> None:
+    """A control was just moved: give its rerun 300 ms to start, then wait until no run is in progress."""
+    page.wait_for_timeout(300)
+    wait_for_app(page, timeout_ms=timeout_ms)
+
+
 def wait_for_charts(page, count: int, timeout_ms: float = 60_000) -> None:
     """Wait until at least ``count`` Vega-Lite charts have drawn a canvas or an svg."""
     if count <= 0:

@@ -45,6 +45,14 @@ def settings(d: int, base: float, trained: int, factor: float | None = None, tar
     return out + (f" → {target:,}" if target is not None else "")
 
 
+def methods_at(config_text: str, at: str) -> str:
+    """Where ``entries`` compares the methods: "model" when ``at`` asks for it and ``config_text`` is a model with a
+    trained length, else "controls".  The page keys its views on this, so the model's settings asked for without such
+    a model are the controls' measurements, computed once."""
+    check_choice("at", at, AT)
+    return "model" if at == "model" and config_text and rope_from_config(config_text).trained_length else "controls"
+
+
 def entries(d: int, base: float, trained: int, factor: float, config_text: str = "", at: str = "controls") -> dict:
     """{"methods": [{label, name, inv, theta, logit, d, trained, target, why}], "skipped": {name: message},
     "model": RopeFromConfig or None, "target", "trained"}: plain RoPE first, then each method, then the model.
@@ -52,9 +60,8 @@ def entries(d: int, base: float, trained: int, factor: float, config_text: str =
     At ``at="model"`` the classics use the model's rotated width, base, trained length and factor, and
     extend to its served length; otherwise the page's d, base, L and s, to s x L.
     """
-    check_choice("at", at, AT)
     model = rope_from_config(config_text) if config_text else None
-    if at == "model" and model is not None and model.trained_length:
+    if methods_at(config_text, at) == "model":
         d, base, trained = model.rotary_dim, model.base, model.trained_length
         factor = float(model.model.factor if model.model else factor)
         target = int(model.served_length or round(trained * factor))

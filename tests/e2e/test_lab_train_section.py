@@ -10,16 +10,11 @@ import pytest
 
 from posenc.lab.positions import NAMES
 from posenc.ui.runclock import read_runs
-from tools.liveserver import wait_for_app
+from tools.liveserver import wait_after_input, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
 TINY = f"V=2&k=1&L=8&seeds=1&steps=250&schemes={quote(NAMES['nope'])}"  # one scheme, one seed: ~2 s of training here
-
-
-def _settled(page):
-    page.wait_for_timeout(300)
-    wait_for_app(page, timeout_ms=60_000)
 
 
 def _runs_since(log, offset: int) -> list[tuple[str, str]]:
@@ -37,17 +32,17 @@ def test_a_setting_reruns_the_train_section_alone_and_a_training_the_page(live_s
     seeds = main.locator("[data-testid='stNumberInput']").filter(has_text="seeds").first
     offset = log.stat().st_size
     seeds.locator("[data-testid='stNumberInputStepUp']").click()
-    _settled(page)
+    wait_after_input(page)
     assert "seeds=2" in page.url
     assert _runs_since(log, offset) == [("section", "pages/lab.py:custom_section")]  # not the page: nothing above changed
     assert "has not been trained on this server yet" in main.inner_text()
 
     seeds.locator("[data-testid='stNumberInputStepDown']").click()
-    _settled(page)
+    wait_after_input(page)
     offset = log.stat().st_size
     page.get_by_role("button", name="Train", exact=True).click()
     page.get_by_text("Results of this custom run").first.wait_for(timeout=120_000)
-    _settled(page)
+    wait_after_input(page)
     runs = _runs_since(log, offset)
     assert ("section", "pages/lab.py:custom_section") in runs and ("run", "lab") in runs  # trained there, then drawn whole
     assert "has not been trained on this server yet" not in main.inner_text()

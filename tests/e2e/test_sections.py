@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools.liveserver import wait_for_app, wait_for_settled_charts
+from tools.liveserver import wait_after_input, wait_for_app, wait_for_settled_charts
 
 pytestmark = pytest.mark.e2e
-
-
-def _settled(page):
-    page.wait_for_timeout(300)
-    wait_for_app(page, timeout_ms=60_000)
 
 
 def test_a_section_control_reruns_its_section_and_keeps_link_and_quiz_right(live_server, tab):
@@ -25,7 +20,7 @@ def test_a_section_control_reruns_its_section_and_keeps_link_and_quiz_right(live
     wait_for_settled_charts(page)
     reveal = page.locator("[data-testid='stMain'] [data-testid='stCheckbox']").filter(has_text="Reveal the answer").first
     reveal.locator("label").first.click()
-    _settled(page)
+    wait_after_input(page)
     reveal.locator("input:checked").first.wait_for(state="attached", timeout=10_000)
     assert "Answer:" in page.inner_text("[data-testid='stMain']")
 
@@ -34,7 +29,7 @@ def test_a_section_control_reruns_its_section_and_keeps_link_and_quiz_right(live
     before = int(thumb.input_value())
     thumb.focus()
     thumb.press("ArrowRight")
-    _settled(page)
+    wait_after_input(page)
     assert int(thumb.input_value()) == before + 1
     assert f"t5_num_buckets={before + 1}" in page.url  # the control wrote itself into the address bar
     assert not reveal.locator("input").first.is_checked()  # a moved control asks the question afresh
