@@ -335,14 +335,15 @@ def server_seconds(log: Path, offset: int) -> tuple[float, int]:
 
 @contextmanager
 def _servers_log_runs() -> Iterator[None]:
-    """Every server started inside logs its script runs to RUN_LOG (posenc.ui.runclock); the file goes afterwards."""
+    """A fresh RUN_LOG for the servers started inside with ``env=LOG_RUNS`` (posenc.ui.runclock); it goes afterwards."""
     RUN_LOG.unlink(missing_ok=True)
-    os.environ[RUN_LOG_ENV] = str(RUN_LOG)
     try:
         yield
     finally:
-        os.environ.pop(RUN_LOG_ENV, None)
         RUN_LOG.unlink(missing_ok=True)
+
+
+LOG_RUNS = {RUN_LOG_ENV: str(RUN_LOG)}  # start_server(env=...): that server logs its runs to RUN_LOG
 
 
 def step_time(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> float | None:
@@ -488,7 +489,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
             out["cold_first_paint_s"] = paint
             out["cold_server_to_first_paint_s"] = total
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        proc, base, _ = start_server()
+        proc, base, _ = start_server(env=LOG_RUNS)
         try:
             for info in PAGES:
                 if not _wanted(info, pages):
