@@ -15,7 +15,8 @@ session and per worker, behaviour 7; a link Streamlit drops whole noted, behavio
 before any session's first request.
 
 Issue 42 (cold start): importing everything costs ~2.5 CPU s (11.8 s wall on a loaded host) that a plain
-``streamlit run`` put before its first page.  There app.py calls ``warm_for`` instead: under the same lock it imports
+``streamlit run`` put before its first page.  There the server's ``lifespan`` starts ``warm_for`` for app.py and the
+landing page in a background thread, and app.py calls ``warm_for`` on every run: under the same lock it imports
 only the *closure* of the files it names -- every module they name in an import statement, at any depth, and for each
 ``posenc`` module among them (and its parent packages) that module's own imports, transitively -- so a page's run,
 lazy imports included, finds every ``posenc`` module it can reach already in ``sys.modules`` and cannot race another
@@ -35,9 +36,11 @@ import re
 import sys
 import threading
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+LANDING = "pages/home.py"  # the page a bare address opens (posenc.ui.pages.HOME; a test checks they agree)
 _LOCK = threading.Lock()
 _DONE: dict = {}  # "seconds", "modules", "failed" ({module: error}) once warm() has run
 
@@ -266,3 +269,14 @@ def _is_attribute(name: str) -> bool:
     parent, _, attr = name.rpartition(".")
     mod = sys.modules.get(parent)
     return mod is not None and hasattr(mod, attr)
+
+
+@asynccontextmanager
+async def lifespan(_app):
+    """The server's lifespan under ``streamlit run app.py`` (app.py's ``st.App``): as the server starts, a background
+    thread runs ``warm_for("app.py", LANDING)`` -- what the first session's run would import -- and the server listens
+    at once.  The imports then overlap the browser loading Streamlit's page and opening its WebSocket, instead of
+    following them; a first run that arrives before they are done waits on the lock as it always did (issue 42: the
+    cold start, 3.74 -> 3.05 s median of six alternating starts here; docs/performance.md, "2026-12-06, night")."""
+    threading.Thread(target=warm_for, args=("app.py", LANDING), name="posenc-warm", daemon=True).start()
+    yield

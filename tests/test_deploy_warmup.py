@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploy.cluster import Cluster, exclusive, nginx_path, run_coroutine
-from deploy.warm import ROOT, _fast_imports, _imports, closure, module_names
+from deploy.warm import LANDING, ROOT, _fast_imports, _imports, closure, module_names
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
 
@@ -169,3 +169,37 @@ def test_a_fresh_worker_serves_concurrent_first_runs_of_every_page():
     assert not broken, broken
     assert "DeadlockError" not in log
     assert "[worker] warm:" in log and "failed: none" in log
+
+
+def test_streamlit_run_serves_app_py_as_an_app_whose_lifespan_warms_the_landing_page_without_waiting():
+    """Issue 42, the cold start: ``streamlit run app.py`` finds app.py's ``st.App`` (Streamlit's own discovery) and
+    serves it; its lifespan starts the landing page's imports in a thread and lets the server listen at once (here the
+    thread is held until the lifespan has yielded, so a lifespan that waited for it could not yield)."""
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    from posenc.ui.pages import HOME
+
+    found = discover_asgi_app(ROOT / "app.py")
+    assert found.is_asgi_app and found.import_string == "app:app", found
+    assert LANDING == HOME  # the page a bare address opens
+    out = _python("""
+        import asyncio, sys, threading
+        import deploy.warm as w
+        held, calls, real = threading.Event(), [], w.warm_for
+        def warm_for(*files):
+            held.wait(60)
+            calls.append(files)
+            return real(*files)
+        w.warm_for = warm_for
+        async def serve():
+            async with w.lifespan(None):
+                yielded_first = not calls  # the server listens while the thread is still held
+            return yielded_first
+        yielded_first = asyncio.run(serve())
+        held.set()
+        [t.join(300) for t in threading.enumerate() if t.name == "posenc-warm"]
+        print(yielded_first, calls, sorted(w._FILES), "posenc.ui.frame" in sys.modules, "posenc.views.home" in sys.modules,
+              "posenc.views.lab" in sys.modules)
+    """)
+    assert out.split() == ["True", "[('app.py',", "'pages/home.py')]", "['app.py',", "'pages/home.py']", "True", "True",
+                           "False"], out
