@@ -278,5 +278,10 @@ async def lifespan(_app):
     at once.  The imports then overlap the browser loading Streamlit's page and opening its WebSocket, instead of
     following them; a first run that arrives before they are done waits on the lock as it always did (issue 42: the
     cold start, 3.74 -> 3.05 s median of six alternating starts here; docs/performance.md, "2026-12-06, night")."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    # posenc.ui.compat's behaviour 1, at once (``compat.install`` sets it too, but the thread reaches it only after the
+    # imports): no first run runs a page file alone, importing posenc outside the lock next to the thread's imports.
+    PagesManager.uses_pages_directory = False
     threading.Thread(target=warm_for, args=("app.py", LANDING), name="posenc-warm", daemon=True).start()
     yield

@@ -174,7 +174,8 @@ def test_a_fresh_worker_serves_concurrent_first_runs_of_every_page():
 def test_streamlit_run_serves_app_py_as_an_app_whose_lifespan_warms_the_landing_page_without_waiting():
     """Issue 42, the cold start: ``streamlit run app.py`` finds app.py's ``st.App`` (Streamlit's own discovery) and
     serves it; its lifespan starts the landing page's imports in a thread and lets the server listen at once (here the
-    thread is held until the lifespan has yielded, so a lifespan that waited for it could not yield)."""
+    thread is held until the lifespan has yielded, so a lifespan that waited for it could not yield), with Streamlit's
+    legacy pages mode already ended, so no first run imports a page outside the lock meanwhile."""
     from streamlit.web.server.app_discovery import discover_asgi_app
 
     from posenc.ui.pages import HOME
@@ -191,10 +192,12 @@ def test_streamlit_run_serves_app_py_as_an_app_whose_lifespan_warms_the_landing_
             calls.append(files)
             return real(*files)
         w.warm_for = warm_for
+        from streamlit.runtime.pages_manager import PagesManager
         async def serve():
             async with w.lifespan(None):
                 yielded_first = not calls  # the server listens while the thread is still held
-            return yielded_first
+                routed = PagesManager.uses_pages_directory is False  # every first run goes through app.py's lock
+            return yielded_first and routed
         yielded_first = asyncio.run(serve())
         held.set()
         [t.join(300) for t in threading.enumerate() if t.name == "posenc-warm"]
