@@ -8,12 +8,10 @@ server, with our lifespan) and serves it; the lifespan imports what the first pa
 the router below.
 """
 
-from deploy.warm import warm_for  # stdlib only: before anything imports posenc
+from deploy.warm import lifespan, warm_for  # stdlib only: before anything imports posenc
 
 if __name__ != "__main__":  # imported by `streamlit run` (or an ASGI server): the server, not a run
     import streamlit as st
-
-    from deploy.warm import lifespan
 
     app = st.App(__file__, lifespan=lifespan)
 else:

@@ -11,8 +11,9 @@ up as a test to delete rather than a silent workaround.
    marks the runs it routes; a page that finds no mark calls ``st.navigation`` itself (which ends
    the legacy mode) and reruns, so app.py routes from then on.  ``install`` ends the legacy mode for the
    whole process as ``st.navigation`` does (``PagesManager.uses_pages_directory = False``): ``python -m deploy``
-   calls it in each worker before Streamlit listens, so no first run there runs a page file alone (and each
-   first run goes through app.py's import warm-up, ``deploy/warm.py``).
+   calls it in each worker before Streamlit listens, and a plain ``streamlit run`` sets the flag in its server's
+   lifespan (``deploy.warm.lifespan``) before any request, so no first run runs a page file alone (and each first run
+   goes through app.py's import warm-up, ``deploy/warm.py``).
 2. **A non-finite link value for a bound number widget** (``?d=inf``, ``?d=1e400``) makes
    Streamlit's URL seeding raise ``OverflowError`` (``int(float("inf"))``) instead of falling back
    to the default, because the seeding catches only ValueError, TypeError and IndexError (binding

@@ -23,7 +23,7 @@ from apphelpers import shown_page  # noqa: E402
 from browserchecks import check_dark, check_phone, where  # noqa: E402
 
 from posenc.ui.pages import PAGES  # noqa: E402
-from tools.liveserver import wait_for_app, wait_for_charts  # noqa: E402
+from tools.liveserver import wait_after_input, wait_for_app, wait_for_charts  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")
@@ -115,8 +115,7 @@ def test_page_in_browser(info, live_server, tab, second_tab, artifacts):
         before_text = page.locator("[data-testid='stMain']").inner_text()
         action = ACTIONS.get(info.path, _move_a_control)
         assert action(page), f"{info.path} has no slider, number input or segmented control to move"
-        page.wait_for_timeout(300)
-        wait_for_app(page)
+        wait_after_input(page)
         wait_for_charts(page, expected)
         page.wait_for_timeout(500)
         assert page.locator("[data-testid='stException']").count() == 0

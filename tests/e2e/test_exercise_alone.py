@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.liveserver import wait_for_app, wait_for_settled_charts
+from tools.liveserver import wait_after_input, wait_for_app, wait_for_settled_charts
 
 pytestmark = pytest.mark.e2e
 
@@ -29,8 +29,7 @@ def _open(page, url):
 def _reveal(page, question: str) -> None:
     box = page.get_by_text(question).locator("xpath=ancestor::div[@data-testid='stVerticalBlock'][1]")
     box.get_by_text("Reveal the answer").click()
-    page.wait_for_timeout(300)
-    wait_for_app(page)
+    wait_after_input(page)
     page.wait_for_timeout(800)
 
 
