@@ -30,7 +30,7 @@ RESULTS = ROOT / "bench" / "results.json"
 
 
 def machine() -> dict:
-    from bench.timing import cpu_model  # the name the host verdict's idle bound is looked up by
+    from bench.timing import cpu_identity, cpu_model  # the name the host verdict's idle bound is looked up by
 
     cpu = cpu_model() or platform.processor() or ""
     mem = None
@@ -44,7 +44,7 @@ def machine() -> dict:
     import streamlit
 
     return {
-        "cpu": cpu, "cores": os.cpu_count(), "memory_gib": mem, "python": platform.python_version(),
+        "cpu": cpu, "cpu_identity": cpu_identity(), "cores": os.cpu_count(), "memory_gib": mem, "python": platform.python_version(),
         "platform": platform.platform(), "numpy": np.__version__, "scipy": scipy.__version__,
         "streamlit": streamlit.__version__, "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -273,7 +273,8 @@ def main(argv=None) -> int:
     saved.update({k: v for k, v in results.items() if k in ("machine", "serving_commit", *only, *extra)})
     RESULTS.write_text(json.dumps(saved, indent=1, default=float))
     m = results["machine"]
-    print(f"# posenc benchmark — {m['date']}\nmachine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "
+    ident = f" ({m['cpu_identity']})" if m.get("cpu_identity") else ""
+    print(f"# posenc benchmark — {m['date']}\nmachine: {m['cpu']}{ident}, {m['cores']} cores, {m['memory_gib']} GiB; "
           f"Python {m['python']}, numpy {m['numpy']}, scipy {m['scipy']}, streamlit {m['streamlit']}")
     print("\n".join(out))
     print(f"\nwrote {RESULTS.relative_to(ROOT)}")

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.timing import IDLE_PROBE_S, cpu_model, cpu_probe, host_verdict, idle_bound, stolen_seconds, wait_for_idle
+from bench.timing import IDLE_PROBE_S, cpu_identity, cpu_model, cpu_probe, host_verdict, idle_bound, stolen_seconds, wait_for_idle
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from posenc.ui.runclock import ENV as RUN_LOG_ENV
@@ -547,7 +547,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
     busy = busy_pages(out["pages"], probes[-1], bound)
     out["wall_s"] = round(wall, 1)
-    out["host"] = {"cpu": cpu, "cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
+    out["host"] = {"cpu": cpu, "cpu_identity": cpu_identity(), "cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
                    **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"]), waited_s=sum(waits), wall_s=wall,
                                   bound=bound, cpu=cpu),
                    "busy_pages": busy, "waited_s": round(sum(waits), 1)}

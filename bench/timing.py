@@ -64,6 +64,29 @@ def cpu_model(cpuinfo: str | None = None) -> str:
     return ""
 
 
+def cpu_identity(cpuinfo: str | None = None) -> str:
+    """The CPU as /proc/cpuinfo tells one part from another under the same model name: "family 25, model 17, stepping 1,
+    2596 MHz" ("" where it is not known).  Two machines both named "AMD EPYC" read 0.076-0.092 s (2026-12-03) and
+    0.12-0.14 s (2026-12-06, family 25 model 17 at 2596 MHz) on ``cpu_probe`` with nothing else running; the report
+    records this beside the name so that runs on the two can be told apart."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+                cpuinfo = fh.read()
+        except OSError:
+            return ""
+    first = cpuinfo.split("\n\n", 1)[0]  # the first processor's block
+    fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    parts = [f"{name} {fields[key]}" for key, name in (("cpu family", "family"), ("model", "model"), ("stepping", "stepping"))
+             if fields.get(key)]
+    try:
+        parts.append(f"{float(fields['cpu MHz']):.0f} MHz")
+    except (KeyError, ValueError):
+        pass
+    return ", ".join(parts)
+
+
 def idle_bound(cpu: str | None = None) -> float:
     """The ``cpu_probe`` reading at or below which a host with this CPU (default: this machine's) is nearly idle: the
     bound of the first IDLE_BOUNDS entry the model name starts with, else the smallest bound (a CPU never measured

@@ -94,6 +94,18 @@ def test_the_idle_bound_is_the_cpus_own():
     assert said == f"missed g, on a nearly idle host ({xeon}) (busy while timing: RoPE)"
 
 
+def test_the_report_tells_two_cpus_of_one_name_apart():
+    """Two machines both named "AMD EPYC" idle at different probe readings (0.076-0.092 s and 0.12-0.14 s): the run
+    records family, model, stepping and clock beside the name."""
+    from bench.timing import cpu_identity
+
+    info = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n"
+            "stepping\t: 1\ncpu MHz\t\t: 2596.146\n\nprocessor\t: 1\ncpu family\t: 99\n")
+    assert cpu_identity(info) == "family 25, model 17, stepping 1, 2596 MHz"  # the first processor's block
+    assert cpu_identity("processor\t: 0\nmodel name\t: X\ncpu MHz\t: n/a\n") == ""
+    assert cpu_identity("") == ""
+
+
 def test_verdict_says_a_busy_run_is_not_a_test_of_the_goals():
     goals = {"first_paint_within_1_5_s": True, "cold_within_3_s": False}
     assert interact.verdict(goals, {"nearly_idle": True}) == "missed cold_within_3_s, on a nearly idle host"
