@@ -84,7 +84,11 @@ def main(argv=None) -> int:
                     "one of these comma-separated words (default: every page)")
     ap.add_argument("--interact-runs", type=int, default=1, help="interact: whole runs in a row (the goals hold on two "
                     "runs in a row: 2), each saved and printed, then side by side")
+    ap.add_argument("--interact-max-wait", type=float, default=60.0, help="interact: seconds to wait for the host to calm "
+                    "before each page (0: time at once; the verdict still reads the probe, so no run passes as idle by waiting less)")
     args = ap.parse_args(argv)
+    if not 0 <= args.interact_max_wait <= 600:
+        ap.error(f"--interact-max-wait must be between 0 and 600 seconds, got {args.interact_max_wait:g}")
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS + SERVING)
     if unknown:
@@ -136,7 +140,7 @@ def main(argv=None) -> int:
         wanted = [w for w in args.interact_pages.split(",") if w.strip()] or None
         runs = []
         for n in range(max(1, args.interact_runs)):
-            results["interact"] = interact(pages=wanted)
+            results["interact"] = interact(pages=wanted, max_wait_s=args.interact_max_wait)
             runs.append(results["interact"])
             kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}  # each run kept as soon as it ends
             RESULTS.write_text(json.dumps({**kept, "interact": results["interact"]}, indent=1, default=float))

@@ -122,6 +122,18 @@ def test_wait_for_idle_waits_out_a_burst_and_gives_up_after_its_limit():
     slept.clear()
     assert wait_for_idle(12, 5, probe=lambda: 0.2, sleep=slept.append) == (0.2, 10.0)  # busy throughout: stops waiting
     assert wait_for_idle(60, 5, probe=lambda: 0.08, sleep=slept.append) == (0.08, 0.0)
+    slept.clear()
+    assert wait_for_idle(0, 5, probe=lambda: 0.13, sleep=slept.append) == (0.13, 0.0) and slept == []  # --interact-max-wait 0
+
+
+def test_the_longest_wait_for_a_calm_host_is_a_checked_option(capsys):
+    from bench.__main__ import main
+
+    for bad in ("-1", "601", "nan"):
+        with pytest.raises(SystemExit) as stop:
+            main(["--only", "interact", "--interact-max-wait", bad])
+        assert stop.value.code == 2
+    assert "--interact-max-wait must be between 0 and 600 seconds" in capsys.readouterr().err
 
 
 def test_busy_pages_are_those_with_a_slow_probe_before_or_after():
