@@ -305,6 +305,8 @@ def _step(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> b
     else:  # forward up (down once the top is reached, and on), back the other way
         where = (page.url.split("?")[0], kind, i)
         ids = {"up": "[data-testid='stNumberInputStepUp']", "down": "[data-testid='stNumberInputStepDown']"}
+        if not box.locator("input").first.input_value().strip():
+            return _type_number(box, where, back)
         way = _FORWARD.get(where, "up")
         if back:
             way = "down" if way == "up" else "up"
@@ -317,6 +319,28 @@ def _step(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> b
         if not button.count() or button.first.is_disabled():
             return False
         button.first.click()
+    return True
+
+
+_TYPED: dict = {}  # (page, kind, index) -> the numbers typed into a number input that was empty, in order
+
+
+def _type_number(box, where: tuple, back: bool) -> bool:
+    """One step of a number input that is empty (an exercise's "Your prediction": its step buttons do nothing until it
+    holds a number), as a person takes it: type a number and press Enter, the key the step is timed from.  Forward, the
+    next whole number not typed into it yet (1, 2, ...); ``back``, the one typed before the last.  False: nothing to go
+    back to."""
+    typed = _TYPED.setdefault(where, [])
+    if back:
+        if len(typed) < 2:
+            return False
+        value = typed[-2]
+    else:
+        value = max(typed, default=0) + 1
+    typed.append(value)
+    field = box.locator("input").first
+    field.fill(str(value))
+    field.press("Enter")
     return True
 
 
@@ -482,7 +506,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     bound = idle_bound(cpu)  # this CPU's idle reading (bench.timing.IDLE_BOUNDS): a slower core is not a busy host
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
-    _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear()  # a new server: nothing shown yet
+    _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear(), _TYPED.clear()  # a new server: nothing shown yet
     with _servers_log_runs(), sync_playwright() as p:
         browser = launch_chromium(p)
         if cold:  # like every other figure, the median of ``repeats`` tries: here each a new server and a new tab
