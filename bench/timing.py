@@ -50,14 +50,18 @@ def cpu_probe(loops: int = 3_000_000, repeats: int = 3) -> float:
     return median_time(loop, repeats=repeats, warmup=0)
 
 
+def _cpuinfo() -> str:
+    """/proc/cpuinfo's text ("" where there is none: not Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 def cpu_model(cpuinfo: str | None = None) -> str:
     """The CPU's model name as /proc/cpuinfo gives it (its first ``model name`` line); "" where it is not known."""
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return ""
+    cpuinfo = _cpuinfo() if cpuinfo is None else cpuinfo
     for line in cpuinfo.splitlines():
         if line.startswith("model name") and ":" in line:
             return line.split(":", 1)[1].strip()
@@ -69,12 +73,7 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
     2596 MHz" ("" where it is not known).  Two machines both named "AMD EPYC" read 0.076-0.092 s (2026-12-03) and
     0.12-0.14 s (2026-12-06, family 25 model 17 at 2596 MHz) on ``cpu_probe`` with nothing else running; the report
     records this beside the name so that runs on the two can be told apart."""
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return ""
+    cpuinfo = _cpuinfo() if cpuinfo is None else cpuinfo
     first = cpuinfo.split("\n\n", 1)[0]  # the first processor's block
     fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
     fields = {k.strip(): v.strip() for k, v in fields.items()}
