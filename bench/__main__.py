@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import numeric  # noqa: E402
+from bench.timing import MAX_WAIT_S  # noqa: E402
 
 SECTIONS = ("encoding", "scores", "collisions", "pages", "browser", "interact", "motion", "lab", "model")
 SERVING = ("load", "memory", "soak", "room", "security")  # minutes each: only with --only
@@ -84,7 +85,7 @@ def main(argv=None) -> int:
                     "one of these comma-separated words (default: every page)")
     ap.add_argument("--interact-runs", type=int, default=1, help="interact: whole runs in a row (the goals hold on two "
                     "runs in a row: 2), each saved and printed, then side by side")
-    ap.add_argument("--interact-max-wait", type=float, default=60.0, help="interact: seconds to wait for the host to calm "
+    ap.add_argument("--interact-max-wait", type=float, default=MAX_WAIT_S, help="interact: seconds to wait for the host to calm "
                     "before each page (0: time at once; the verdict still reads the probe, so no run passes as idle by waiting less)")
     args = ap.parse_args(argv)
     if not 0 <= args.interact_max_wait <= 600:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.timing import IDLE_PROBE_S, cpu_identity, cpu_model, cpu_probe, host_verdict, idle_bound, stolen_seconds, wait_for_idle
+from bench.timing import IDLE_PROBE_S, MAX_WAIT_S, cpu_identity, cpu_model, cpu_probe, host_verdict, idle_bound, stolen_seconds, wait_for_idle
 from posenc.ui.compat import runner_flags
 from posenc.ui.pages import PAGES
 from posenc.ui.runclock import ENV as RUN_LOG_ENV
@@ -322,21 +322,18 @@ def _step(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> b
     return True
 
 
-_TYPED: dict = {}  # (page, kind, index) -> the numbers typed into a number input that was empty, in order
+_TYPED: dict = {}  # (page, kind, index) -> the numbers typed into a number input while it was empty, in order
 
 
 def _type_number(box, where: tuple, back: bool) -> bool:
     """One step of a number input that is empty (an exercise's "Your prediction": its step buttons do nothing until it
-    holds a number), as a person takes it: type a number and press Enter, the key the step is timed from.  Forward, the
-    next whole number not typed into it yet (1, 2, ...); ``back``, the one typed before the last.  False: nothing to go
-    back to."""
-    typed = _TYPED.setdefault(where, [])
+    holds a number), as a person takes it: type the next whole number not typed into it yet (1, 2, ...) and press
+    Enter, the key the step is timed from.  Once it holds a number its step buttons take the steps, back ones too;
+    False for a step back while it is empty (no value of its own to return to)."""
     if back:
-        if len(typed) < 2:
-            return False
-        value = typed[-2]
-    else:
-        value = max(typed, default=0) + 1
+        return False
+    typed = _TYPED.setdefault(where, [])
+    value = len(typed) + 1
     typed.append(value)
     field = box.locator("input").first
     field.fill(str(value))
@@ -487,7 +484,7 @@ def _median(xs: list) -> float | None:
 
 
 def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True, new_steps: int = NEW_STEPS,
-             step_repeats: int = REPEATS, max_wait_s: float = 60.0) -> dict:
+             step_repeats: int = REPEATS, max_wait_s: float = MAX_WAIT_S) -> dict:
     """First paint and every control's steps per page -- a run of new values, then repeats (``control_steps``) --,
     the worst control per page on new values, and a cold server's first painted page (the median of ``repeats`` new
     servers, each try kept in ``cold_tries``).  ``pages`` limits the pages timed (``_wanted``); before each page and

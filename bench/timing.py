@@ -143,7 +143,10 @@ def host_verdict(probes: list[float], steal_fraction: float | None, busy: int = 
             "idle_bound_s": bound, "why_not": "; ".join(reasons)}
 
 
-def wait_for_idle(max_wait_s: float = 60.0, every_s: float = 5.0, probe: Callable[[], float] | None = None,
+MAX_WAIT_S = 60.0  # the longest wait for the host to calm before a page (``python -m bench --interact-max-wait``)
+
+
+def wait_for_idle(max_wait_s: float = MAX_WAIT_S, every_s: float = 5.0, probe: Callable[[], float] | None = None,
                   sleep: Callable[[float], None] = time.sleep, bound: float = IDLE_PROBE_S) -> tuple[float, float]:
     """Probe the host; while the reading is above ``bound`` (its CPU's idle bound), wait ``every_s`` and probe again, for at most
     ``max_wait_s``.  Returns (the last reading, seconds waited): the benchmark waits out a burst of other guests
