@@ -2,10 +2,11 @@
 
 For every page: (a) the first paint after opening it -- from navigation until the script is idle
 and every chart has painted and stopped changing; (b) one step of each slider (a keyboard arrow),
-each select box, segmented control, radio, toggle and number input -- from the input until the
-script is idle and every chart and element has repainted -- and of each in-chart control (a chart
-parameter's radio buttons, which repaint in the browser): from the click to the last change
-before the page tells the server (``SYNC_MS`` later).
+each select box, segmented control, radio, toggle, number input and expander (a click on its summary: a box that
+computes only while open reruns its section) -- from the input until the script is idle and every chart and element
+has repainted -- and of each in-chart control (a chart parameter's radio buttons, which repaint in the browser): from
+the click to the last change before the page tells the server (``SYNC_MS`` later).  The expanders come last and are
+left open; then every control they hold is timed the same way.
 
 What a hand does (issue 42): a hand on a slider mostly reaches values nothing has computed.  So each control first
 takes a run of ``new_steps`` steps onward, each to a value of that control not visited before in this server process
@@ -135,34 +136,37 @@ def first_paint(page, url: str) -> float:
     return page.evaluate("() => window.__posenc_last") / 1000
 
 
-def controls(page) -> list[tuple[str, str, int]]:
-    """(kind, label, index within its kind) of every control on the page that one step can move."""
+def controls(page, inside: bool = False) -> list[tuple[str, str, int]]:
+    """(kind, label, index within its kind) of every visible control on the page that one step can move: the widgets,
+    the in-chart buttons and the expanders (``EXPANDER``; opening a box that computes only while open is a step that
+    reruns its section).  ``inside``: only the controls within an expander (found once the expanders are open)."""
     found = []
-    kinds = {
-        "slider": "[data-testid='stSlider']",
-        "select": "[data-testid='stSelectbox']",
-        "segmented": "[data-testid='stButtonGroup']",
-        "radio": "[data-testid='stRadio']",
-        "toggle": "[data-testid='stCheckbox']",
-        "number": "[data-testid='stNumberInput']",
-        "in-chart": IN_CHART,
-    }
-    for kind, sel in kinds.items():
+    for kind, sel in SELECTORS.items():
         boxes = page.locator(f"[data-testid='stMain'] {sel}")
         for i in range(boxes.count()):
             box = boxes.nth(i)
-            if not box.is_visible():
+            if not box.is_visible() or (inside and (kind == "expander" or box.evaluate(HOME) is None)):
                 continue
-            name = ".vega-bind-name" if kind == "in-chart" else "label"
+            name = {"in-chart": ".vega-bind-name", "expander": SUMMARY}.get(kind, "label")
             label = (box.locator(name).first.inner_text() if box.locator(name).count() else kind).strip()[:60]
             found.append((kind, label or kind, i))
     return found
 
 
 IN_CHART = "form.vega-bindings .vega-bind"  # a chart parameter's buttons (posenc.charts.base.url_param)
+EXPANDER = "[data-testid='stExpander']"
+SUMMARY = "summary [data-testid='stMarkdownContainer']"  # an expander's label (its summary also holds the icon's name)
+# the label of the expander a control sits in (null: none)
+HOME = f"e => {{ const x = e.parentElement.closest(\"{EXPANDER}\"); return x ? x.querySelector(\"{SUMMARY}\").innerText.trim() : null; }}"
 SELECTORS = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
              "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
-             "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART}
+             "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART,
+             "expander": EXPANDER}  # last: its steps leave every expander open, and what they hold is timed after
+def _where(page, kind: str, label: str, i: int) -> tuple:
+    """A control told apart from one of the same kind and label in another place: (kind, label, its expander's label)."""
+    return kind, label, page.locator(f"[data-testid='stMain'] {SELECTORS[kind]}").nth(i).evaluate(HOME)
+
+
 SYNC_MS = 900  # an in-chart choice tells the server this long after the hand stops (posenc.ui.assets.CLIENT_PARAMS)
 
 _FORWARD: dict = {}  # (page, kind, index) -> the key its last forward step pressed
@@ -238,6 +242,8 @@ def value_of(page, kind: str, i: int) -> str | None:
             return str(box.locator("input").first.is_checked())
         if kind == "number":
             return box.locator("input").first.input_value()
+        if kind == "expander":
+            return box.locator("details").first.evaluate("e => e.open ? 'open' : 'closed'")
         inputs = box.locator("input[type='radio']")
         if inputs.count():
             return str([inputs.nth(j).is_checked() for j in range(inputs.count())])
@@ -300,8 +306,8 @@ def _step(page, kind: str, i: int, back: bool = False, fresh: bool = False) -> b
             sel.first.select_option(target)
         else:
             return False
-    elif kind == "toggle":
-        box.locator("label").first.click()
+    elif kind in ("toggle", "expander"):  # a toggle's switch; an expander's summary opens or closes it
+        box.locator("summary" if kind == "expander" else "label").first.click()
     else:  # forward up (down once the top is reached, and on), back the other way
         where = (page.url.split("?")[0], kind, i)
         ids = {"up": "[data-testid='stNumberInputStepUp']", "down": "[data-testid='stNumberInputStepDown']"}
@@ -531,8 +537,15 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     wait_for_app(page, timeout_ms=TIMEOUT_MS)
                     page.wait_for_timeout(1000)
                     found = controls(page)
+                before = {_where(page, *c) for c in found}
                 for kind, label, i in found:
                     steps.append(control_steps(page, kind, label, i, new_steps, step_repeats))
+                    if kind == "expander" and value_of(page, kind, i) == "closed":  # left open, to time what it holds
+                        _step(page, kind, i)
+                        wait_for_app(page, timeout_ms=TIMEOUT_MS)
+                for kind, label, i in controls(page, inside=True):  # what the expanders hold, now that they are open
+                    if _where(page, kind, label, i) not in before:
+                        steps.append(control_steps(page, kind, label, i, new_steps, step_repeats))
                 timed = [s for s in steps if s["median_s"] is not None]
                 news = [s for s in timed if s.get("new_s") is not None]
                 worst = max(timed, key=lambda s: s["median_s"]) if timed else None

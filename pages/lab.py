@@ -172,15 +172,13 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
         table(_view("extension_table", key, (), _run=run), key="lab_extensions")
         ident = _view("extension_identity", key, (), _run=run)
         if ident["identical"]:
-            st.caption(f"At head size {ident['head_dim']}, YaRN and Llama 3 give these models identical "
-                       "frequencies (each ramp leaves the fastest pair and divides the other three by s), so their two "
-                       "rows differ only by YaRN's attention temperature (0.1 ln s + 1: "
-                       + ", ".join(f"{t:.3f} at {m}L" for m, t in ident["temperature"].items()) + ").")
+            st.caption(ident["sentence"])
 
-@section(PATH)
+@section(PATH, box=("The attention maps at L and past it, and each head's mass on the tokens that matter", "lab_why"),
+         opens_with=views.WHY_KEYS)
 def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
-    """Scheme and length rerun only this section; layer and head pick, in the browser, among what it sent."""
-    st.subheader("Why: where attention goes", anchor=False)
+    """Scheme and length rerun only this section; layer and head pick, in the browser, among what it sent.  Drawn only
+    while its box is open: closed, a first paint and a change of task skip the attention maps."""
     w = st.columns(4)
     runs = list(run["results"]["runs"])
     scheme = controls.choice("scheme", "scheme", runs, default=extended_scheme(run["results"]) or runs[0], format_func=NAMES.get,
@@ -210,6 +208,7 @@ def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
 
 
 with why_box:
+    st.subheader("Why: where attention goes", anchor=False)
     if run["weights"] is not None:
         why_section(*full, L, k, settings)
     else:

@@ -44,8 +44,7 @@ def hello_section() -> None:
                 "and [0.5, 0.6, 0.7, 0.8]; pair 0 turns 1 radian per position, pair 1 0.01): World at 1 is the query, Hello "
                 "at 0 the key. **Look at the two scores**: move both words and the rotated score stays, the added one moves.")
     s = controls.number("move both words by", "hshift", default=100, lo=1, hi=10_000_000, container=st.columns(4)[0])
-    hw = safe(hello_rope, s)
-    if hw is None:
+    if (hw := safe(hello_rope, s)) is None:
         return
     table(hw["frame"], key="rope_hello_words")
     table(hw["scores"], key="rope_hello_scores", formats={"rotated": ".6f", "added": ".6f"},
@@ -90,8 +89,7 @@ if rot is not None:
         st.caption(f"Both tokens moved by {shift:,} positions, yet the score is the same to {rot['difference']:.1e}: the "
                    f"pair's contribution {rot['pair_score']:.6g} and the angle between the arrows (solid → dashed) are "
                    "unchanged, because only n − m enters.")
-    spin = safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n)
-    if spin is not None:  # section 1, moving: shift both tokens by s = 0 .. one turn of the pair, in the browser
+    if (spin := safe(moving.rope_spin, d, base, layout, probe, seed, pair, m, n)) is not None:  # moving: s = 0 .. one turn, in the browser
         motion.play(spin, label="the query and key arrows of one RoPE pair turning together",
                     caption=f"Drag the slider or press play: q at m + s and k at n + s for s over one turn of pair {pair}. "
                             "Both arrows turn, the angle between them stays, and so does the full score in the readout.")
@@ -164,16 +162,20 @@ if (lay := safe(layout_view, d, base, probe, seed, m)) is not None:
 
 st.subheader("4 · xPos: the same rotation, plus a decay", anchor=False)
 st.latex(get_scheme("xpos").formula)
-if (xp := safe(xpos_view, d, XPOS_N)) is not None:
-    chart(style(offset_profiles(xp["offsets"], xp["names"])), key="rope_xpos", data=xp["offsets"],
-          caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the query by "
-                  "ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): past keys (j < i) fade, "
-                  f"the fast pairs fastest; the score still depends on j − i (deviation from translation invariance "
-                  f"{xp['translation_invariance']:.1g}).")
+@section(PATH, box=("Measured: the score against the offset, RoPE beside xPos", "rope_xpos_box"))
+def xpos_section(d: int) -> None:  # sections 4-6 are drawn only while their boxes are open: a first paint and a new d skip them
+    if (xp := safe(xpos_view, d, XPOS_N)) is not None:
+        chart(style(offset_profiles(xp["offsets"], xp["names"])), key="rope_xpos", data=xp["offsets"],
+              caption=f"q·k of an all-ones probe against the offset j − i, both at base 10000 and d = {d}. xPos scales the query by "
+                      "ζ^(n/512) and the key by ζ^(−m/512), so every pair's term is multiplied by ζ_i^(−(j−i)/512): past keys (j < i) fade, "
+                      f"the fast pairs fastest; the score still depends on j − i (deviation from translation invariance "
+                      f"{xp['translation_invariance']:.1g}).")
+
+xpos_section(d)
 
 st.subheader("5 · p-RoPE: let the slowest pairs stand still", anchor=False)
 st.latex(get_scheme("p_rope").formula)
-@section(PATH)
+@section(PATH, box=("Measured: p, the pairs that turn, and the score against the offset", "rope_p_box"), opens_with=("p_rope_p",))
 def p_rope_section(d: int) -> None:
     """p reruns only this section."""
     p = controls.param({s.name: s for s in get_scheme("p_rope").params}["p"], key="p_rope_p")
@@ -189,12 +191,11 @@ def p_rope_section(d: int) -> None:
               "slowly (within a thousand positions they barely turn, so the gap is small here and grows with distance). Barbero et al. "
               "find trained models using those pairs as semantic channels; p-RoPE makes them exact, and the score stays a function of j − i.")
 
-
 p_rope_section(d)
 
 st.subheader("6 · Randomized positions: train on the positions a long sequence will use", anchor=False)
 st.latex(get_scheme("rope_randomized").formula)
-@section(PATH)
+@section(PATH, box=("Measured: the range N, a seed, and the score matrices beside RoPE's", "rope_rand_box"), opens_with=("rand_N", "rand_seed"))
 def randomized_section(d: int) -> None:
     """The range N and its seed rerun only this section."""
     c = st.columns(2)
@@ -211,7 +212,6 @@ def randomized_section(d: int) -> None:
                    f"subset of [0, N) as its positions (here N = {N:,}, seed {seed}), in training and in evaluation alike, so a model "
                    "trained on short sequences has seen the large positions a long one needs. **Look at** the diagonals: the gaps vary, "
                    "so the score is no longer a function of j − i (at N = 128 every position is drawn and the matrices agree).")
-
 
 randomized_section(d)
 

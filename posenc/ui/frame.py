@@ -37,6 +37,7 @@ from posenc.ui.assets import PRESENT_PARAM
 from posenc.ui.cache import compute_slot
 from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
 from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, asked_above, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
+from posenc.ui.section import when_open
 from posenc.ui.spine import EXPORTS, HEADLINE_ICON, WRAP_UP_KEY, headline, neighbours, page_nav, presenting, wrap_up  # noqa: F401 (pages import these from here)
 from posenc.ui.state import FRAME as _FRAME
 
@@ -316,15 +317,6 @@ def _internals(fns: tuple[Callable, ...]) -> None:
             continue
         st.markdown(f"`{fn.__module__}.{fn.__qualname__}`")
         st.code(src, language="python")
-
-
-def when_open(label: str, *, key: str, icon: str | None = None):
-    """An expander whose content is drawn only while it is open (Streamlit's lazy expander: opening or closing it
-    reruns the page, or the section it sits in): the box to draw into, or None while it is closed.  For what a page
-    keeps at hand but does not show by default -- drawn closed, it would cost every first paint and every step that
-    changes it (RoPE's 64-row pair table: ~320 Markdown cells)."""
-    box = st.expander(label, icon=icon, key=key, on_change="rerun")
-    return box if box.open else None
 
 
 def show_code(*fns: Callable, reference: Callable | None = None, check: Mapping | Callable[[], Mapping | None] | None = None,

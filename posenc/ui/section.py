@@ -24,7 +24,7 @@ notice that it is not, changes the figures above it; any other setting reruns th
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -34,8 +34,10 @@ from posenc.ui.state import SECTIONS as _SECTIONS
 from posenc.ui.state import full_run_frame, in_section, note_exercise  # noqa: F401 (in_section, note_exercise: re-exported)
 
 
-def section(path: str) -> Callable[[Callable], Callable]:
-    """Decorator: the function draws one section of page ``path`` and reruns alone (st.fragment)."""
+def section(path: str, *, box: tuple[str, str] | None = None, opens_with: Sequence[str] = ()) -> Callable[[Callable], Callable]:
+    """Decorator: the function draws one section of page ``path`` and reruns alone (st.fragment).  With ``box``
+    (label, key) it draws inside a box of its own that computes only while open (``when_open``, ``opens_with`` the URL
+    keys of the controls inside): while the box is closed the function does not run, and returns None."""
 
     def wrap(fn: Callable) -> Callable:
         name = f"{path}:{fn.__qualname__}"
@@ -52,7 +54,12 @@ def section(path: str) -> Callable[[Callable], Callable]:
             st.session_state[_IN_SECTION] = name
             try:
                 with runclock.own_rerun("section", name):
-                    return fn(*args, **kwargs)  # what the page's full run takes from it (a section's own rerun drops it)
+                    if box is None:
+                        return fn(*args, **kwargs)  # what the page's full run takes from it (a section's own rerun drops it)
+                    if (opened := when_open(box[0], key=box[1], icon=":material/calculate:", opens_with=opens_with)) is None:
+                        return None
+                    with opened:
+                        return fn(*args, **kwargs)
             finally:
                 st.session_state.pop(_IN_SECTION, None)
                 if not full_run:
@@ -63,3 +70,19 @@ def section(path: str) -> Callable[[Callable], Callable]:
         return run
 
     return wrap
+
+
+def when_open(label: str, *, key: str, icon: str | None = None, opens_with: Sequence[str] = ()):
+    """An expander whose content is drawn only while it is open (Streamlit's lazy expander: opening or closing it
+    reruns the page, or the section it sits in): the box to draw into, or None while it is closed.  For what a page
+    keeps at hand but does not show by default -- drawn closed, it would cost every first paint and every step that
+    changes it (RoPE's 64-row pair table: ~320 Markdown cells; the lab's attention maps, RoPE's variants).
+
+    ``opens_with``: the URL keys of the controls inside; a link that sets one of them opens the box (until the reader
+    closes it), so a shared view of what is inside reopens as it was."""
+    try:
+        linked = any(k in st.query_params for k in opens_with)
+    except Exception:  # pragma: no cover - no query string outside a script run
+        linked = False
+    box = st.expander(label, expanded=linked, icon=icon, key=key, on_change="rerun")
+    return box if box.open else None

@@ -361,8 +361,16 @@ def eta_text(done: float, elapsed: float) -> str:
     return f"about {left // 60} min {left % 60} s left" if left >= 60 else f"about {left} s left"
 
 
+WHY_KEYS = ("scheme", "mult", "layer", "head")  # the lab page's "why" controls: a link that sets one opens its box
+
+
 def extension_identity(run: dict) -> dict:
-    """``yarn_llama3_identity`` at the run's training length and head size (and "head_dim")."""
+    """``yarn_llama3_identity`` at the run's training length and head size (and "head_dim", and "sentence": what
+    the page says when the two are identical)."""
     cfg = run["results"]["config"]
     hd = cfg["d_model"] // cfg["n_heads"]
-    return {**yarn_llama3_identity(cfg["train_len"], hd), "head_dim": hd}
+    ident = yarn_llama3_identity(cfg["train_len"], hd)
+    return {**ident, "head_dim": hd,
+            "sentence": f"At head size {hd}, YaRN and Llama 3 give these models identical frequencies (each ramp leaves the "
+                        "fastest pair and divides the other three by s), so their two rows differ only by YaRN's attention "
+                        "temperature (0.1 ln s + 1: " + ", ".join(f"{t:.3f} at {m}L" for m, t in ident["temperature"].items()) + ")."}

@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 
-def open_page(path: str, query: dict | None = None, timeout: float = 60) -> AppTest:
-    """Run app.py routed to ``path`` (e.g. "pages/sinusoid.py") with ``query`` seeded.
+def open_page(path: str, query: dict | None = None, timeout: float = 60, opened: tuple[str, ...] = ()) -> AppTest:
+    """Run app.py routed to ``path`` (e.g. "pages/sinusoid.py") with ``query`` seeded and the boxes keyed ``opened``
+    open (``frame.when_open``: what such a box holds is drawn only while it is open).
 
     Streamlit 1.67's AppTest accepts switch_page before the first run, so the landing page is
     not run first (that halves the cost of the hypothesis-driven link tests)."""
@@ -28,6 +29,8 @@ def open_page(path: str, query: dict | None = None, timeout: float = 60) -> AppT
     at.switch_page(path)
     for key, value in (query or {}).items():
         at.query_params[key] = value
+    for key in opened:
+        at.session_state[key] = True
     return at.run()
 
 
@@ -35,15 +38,28 @@ _SHOWN: dict[tuple, AppTest] = {}
 
 
 def shown_page(path: str, query: dict | None = None) -> AppTest:
-    """The page ``open_page(path, query)`` draws, run once per process and shared by every test that only reads it
-    (no None shown, plain words, chart keys, export menus, the boundary sweep's first run, the link sweeps' keys, the
-    browser's chart count): a caller reads its elements and never sets a widget or reruns it -- a test that does takes
-    a page of its own from ``open_page``.  Each xdist worker keeps its own copy; tests/conftest.py sends every test of
-    one page to one worker, so a page at one setting is drawn once per run instead of once per sweep."""
+    """The page ``open_page(path, query)`` draws with its lazy boxes open (``lazy_boxes``), run once per process and
+    shared by every test that only reads it (no None shown, plain words, chart keys, export menus, the boundary sweep's
+    first run, the link sweeps' keys): a caller reads its elements and never sets a widget or reruns it -- a test that
+    does takes a page of its own from ``open_page``.  Each xdist worker keeps its own copy; tests/conftest.py sends every
+    test of one page to one worker, so a page at one setting is drawn once per run instead of once per sweep."""
     key = (path, tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (query or {}).items())))
     if key not in _SHOWN:
-        _SHOWN[key] = open_page(path, query, timeout=180)
+        at = open_page(path, query, timeout=180)
+        if boxes := lazy_boxes(at):  # what the page draws once its boxes are open, so that every sweep reads it too
+            for box in boxes:
+                at.session_state[box] = True
+            at.run()
+        _SHOWN[key] = at
     return _SHOWN[key]
+
+
+def lazy_boxes(at: AppTest) -> list[str]:
+    """The keys of the page's closed boxes that compute only while open (``posenc.ui.section.when_open``: the lab's
+    attention maps, RoPE's variants and pair table), its code panels ("code_...", tests/app/test_show_code.py) left
+    out.  Streamlit gives such an expander an id ending in its key; a plain expander has none."""
+    keys = [e.proto.id.split("-", 2)[2] for e in at.expander if e.proto.id and not e.proto.expanded]
+    return [k for k in keys if not k.startswith("code_")]
 
 
 def assert_clean(at: AppTest) -> None:

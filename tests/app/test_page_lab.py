@@ -14,8 +14,8 @@ PAGE = "pages/lab.py"
 
 def open_page(path: str, query: dict | None = None):
     """The page with its prediction (rank the schemes at 4L) revealed, when it asks one: these tests read the results
-    drawn whole (tests/app/test_page_lab_prediction.py reads them before the reveal)."""
-    return reveal(_open(path, query))
+    drawn whole, the "why" box open (tests/app/test_page_lab_prediction.py reads them before the reveal)."""
+    return reveal(_open(path, query, opened=("lab_why",)))
 
 
 def reveal(at):
@@ -242,3 +242,19 @@ def test_the_order_sweep_shows_with_its_file_and_hides_without(tmp_path, monkeyp
     finally:
         results.load_tasks.cache_clear()
         st.cache_data.clear()
+
+
+def test_the_why_box_is_drawn_only_when_opened_and_a_link_to_it_opens_it():
+    """Closed, the attention maps cost no first paint and no change of task (issue 42: the lab's first paint and task
+    step); a link that sets one of its controls opens it, and opening it draws what it holds."""
+    at = reveal(_open(PAGE))
+    assert_clean(at)
+    assert not set(WHY) & set(charts(at)) and not any(s.key == "scheme" for s in at.selectbox)
+    assert {"lab_bands", "lab_gap", "lab_positions"} <= set(charts(at))
+    at.session_state["lab_why"] = True  # the box's key: opening it reruns its section (the page, here)
+    at.run()
+    assert_clean(at)
+    assert set(WHY) <= set(charts(at)) and at.select_slider(key="mult").value == 4
+    linked = _open(PAGE, {"mult": "8L"})
+    assert_clean(linked)
+    assert {"lab_attn_L", "lab_attn_8", "lab_mass"} <= set(charts(linked)) and "Ignored link" not in text_of(linked)

@@ -17,8 +17,8 @@ PAGE = "pages/lab.py"
 
 def open_page(path: str, query: dict | None = None):
     """The page with its prediction (rank the schemes at 4L) revealed, when it asks one: these tests read the results
-    drawn whole (tests/app/test_page_lab_prediction.py reads them before the reveal)."""
-    at = _open(path, query)
+    drawn whole, the "why" box open (tests/app/test_page_lab_prediction.py reads them before the reveal)."""
+    at = _open(path, query, opened=("lab_why",))
     if any(t.key == "ex_lab_rank_reveal" for t in at.toggle):
         at.toggle(key="ex_lab_rank_reveal").set_value(True).run()
     return at

@@ -31,7 +31,7 @@ def score(d, base, m, n, seed=0, layout="half_split"):
 
 
 def test_defaults():
-    at = open_page(PAGE)
+    at = open_page(PAGE, opened=("rope_xpos_box",))
     assert_clean(at)
     assert metrics(at)["bound at distance 0"] == "?"  # the exercise asks for it
     assert set(chart_frame(at, "rope_rotation")["placement"].dropna()) == {"at (m, n)", "shifted by s"}
@@ -144,6 +144,22 @@ def test_the_pair_table_is_drawn_only_when_opened():
     assert len(pairs) == 32  # d / 2 pairs
     shown = " ".join(map(str, pairs.iloc[1].tolist()))
     assert "1, 33" in shown and "2, 3" in shown  # pair 1: channels (1, 1 + d/2) half-split, (2, 3) interleaved
+
+
+def test_the_variants_are_computed_only_when_opened_and_a_link_to_one_opens_it():
+    """Closed, xPos, p-RoPE and randomized positions (4 of the page's 7 charts) cost no first paint and no head_dim
+    step (issue 42); each box opens alone, and a link that sets a control inside one opens that one."""
+    at = open_page(PAGE, {"d": "64"})
+    assert_clean(at)
+    variants = {"rope_xpos", "rope_p_rope", "rope_randomized_0", "rope_randomized_1"}
+    assert not variants & set(charts(at)) and "pairs that rotate" not in metrics(at)
+    at.session_state["rope_p_box"] = True  # the box's key: opening it reruns its section (the page, here)
+    at.run()
+    assert_clean(at)
+    assert "rope_p_rope" in charts(at) and not {"rope_xpos", "rope_randomized_0"} & set(charts(at))
+    linked = open_page(PAGE, {"d": "64", "rand_seed": "3"})
+    assert {"rope_randomized_0", "rope_randomized_1"} <= set(charts(linked)) and "rope_p_rope" not in charts(linked)
+    assert "Ignored link" not in " ".join(c.value for c in linked.caption)
 
 
 def test_hello_world_rotated_opens_the_page_and_the_score_survives_the_shift():

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-from apphelpers import shown_page  # noqa: E402
+from apphelpers import open_page  # noqa: E402
 from browserchecks import check_dark, check_phone, where  # noqa: E402
 
 from posenc.ui.pages import PAGES  # noqa: E402
@@ -30,8 +30,9 @@ LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")
 
 
 def _expected_charts(path: str) -> int:
-    """How many charts AppTest sees on the page at default settings (the browser must draw them)."""
-    return len(shown_page(path).get("vega_lite_chart"))
+    """How many charts AppTest sees on the page at default settings, its lazy boxes closed as a new visit finds them
+    (the browser must draw them)."""
+    return len(open_page(path).get("vega_lite_chart"))
 
 
 def _chart_pixels(page) -> list[bytes]:

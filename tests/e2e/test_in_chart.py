@@ -36,6 +36,7 @@ def test_layer_and_head_repaint_in_the_browser_and_reach_the_link(live_server, t
     page = tab
     page.goto(f"{live_server['url']}/lab", wait_until="domcontentloaded")
     wait_for_app(page, timeout_ms=90_000)
+    page.get_by_text("The attention maps at L and past it").click()  # the box computes them only once opened
     page.locator("input[name='url_head']").first.wait_for(state="attached", timeout=60_000)
     _wait_for_charts(page)
     assert _why_titles(page) == ["RoPE, layer 1, head 1, L = 32", "RoPE, layer 1, head 1, 4L = 128",
