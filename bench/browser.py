@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import psutil
 from playwright.sync_api import sync_playwright
 
-from posenc.ui.pages import PAGES
+from posenc.ui.pages import PAGES, address
 from tools.liveserver import chromium_path, idle_tab, launch_chromium, start_server, stop_server, wait_for_app
 
 
@@ -55,7 +55,7 @@ def _url(base: str, path: str, query: dict) -> str:
     for k, v in query.items():
         for item in v if isinstance(v, list) else [v]:
             pairs.append((k, item))
-    return f"{base}/{info.url_path}" + (f"?{urlencode(pairs)}" if pairs else "")
+    return f"{base}/{address(info)}" + (f"?{urlencode(pairs)}" if pairs else "")
 
 
 def browser(max_queries: dict[str, dict], reruns: int = 50) -> dict:

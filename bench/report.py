@@ -60,15 +60,17 @@ def interact_table(res: dict) -> str:
     repeats to values already computed, all tries together, and the driver's median time before each input (left out
     of the steps)."""
     lines = ["| page | first paint (its tries) | controls | step to a new value, median (server's run) | worst new step | "
-             "repeated step | step, median (all tries) | driver lead |", "|---|---|---|---|---|---|---|---|"]
+             "worst box opened (judged apart) | repeated step | step, median (all tries) | driver lead |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for p in res["pages"]:
         worst = (f"{_s(p['worst_new_step_s'])} ({p['worst_new_control']})" if p.get("worst_new_step_s") is not None
                  else f"{_s(p['worst_step_s'])} ({p['worst_control']}, all tries)" if p.get("worst_step_s") is not None else "—")
         new = p.get("median_new_step_s", p.get("median_first_step_s"))  # results saved before new values were timed
         tries = paint_tries(p)
         server = f" ({_s(p['median_new_server_s'])})" if p.get("median_new_server_s") is not None else ""  # runs since 2026-12-06
+        box = f"{_s(p['worst_box_open_s'])} ({p['worst_box']})" if p.get("worst_box_open_s") is not None else "—"  # since 2026-12-06
         lines.append(f"| {p['page']} | {_s(p['first_paint_s'])}{f' ({tries})' if tries else ''} | {p['controls']} | {_s(new)}{server} | "
-                     f"{worst} | {_s(p.get('median_repeat_step_s'))} | {_s(p['median_step_s'])} | {_s(p.get('driver_lead_s'))} |")
+                     f"{worst} | {box} | {_s(p.get('median_repeat_step_s'))} | {_s(p['median_step_s'])} | {_s(p.get('driver_lead_s'))} |")
     return "\n".join(lines)
 
 
@@ -85,7 +87,8 @@ def runs_side_by_side(runs: list[dict]) -> str:
                                                f"{_s(p.get('worst_new_step_s'))} ({p.get('worst_new_control') or '—'})")
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     for label, key in (("median new step over pages", "median_new_step_over_pages_s"), ("worst new step", "worst_new_step_s"),
-                       ("worst first paint", "worst_first_paint_s"), ("cold start", "cold_server_to_first_paint_s")):
+                       ("worst first paint", "worst_first_paint_s"), ("cold start", "cold_server_to_first_paint_s"),
+                       ("worst box opened (judged apart)", "worst_box_open_s")):
         lines.append(f"| {label} | " + " | ".join(_s(r.get(key)) for r in runs) + " |")
     lines.append("| host | " + " | ".join(
         f"probe median {_s((r.get('host') or {}).get('probe_median_s'))}, waited {_s((r.get('host') or {}).get('waited_s'))} s, "

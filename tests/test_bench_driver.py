@@ -198,3 +198,16 @@ def test_a_fragment_logs_its_own_rerun_and_nothing_inside_the_pages_run(tmp_path
     with runclock.own_rerun("section", "pages/lab.py:why"):
         pass
     assert [line.split()[:2] for line in log.read_text().splitlines()] == [["section", "pages/lab.py:why"]]
+
+
+def test_box_openings_are_reported_apart_from_the_goals():
+    """An expander's step is timed and reported, not judged against the step goals (its own opening transition reads
+    about 0.5 s with nothing computed); the controls it holds are judged like any other."""
+    rows = [{"control": "slider: d", "median_s": 0.2, "new_s": 0.2},
+            {"control": "expander: The attention maps", "median_s": 0.6, "new_s": 0.8},
+            {"control": "slider: long length", "median_s": 0.3, "new_s": 0.4},  # inside the box: judged
+            {"control": "expander: Show the code", "median_s": 0.5, "new_s": None},
+            {"control": "toggle: x", "median_s": None, "error": "cannot move"}]
+    timed, boxes = interact.judged(rows)
+    assert [r["control"] for r in timed] == ["slider: d", "slider: long length"]
+    assert [r["control"] for r in boxes] == ["expander: The attention maps"]

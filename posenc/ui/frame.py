@@ -35,7 +35,7 @@ from posenc.ui.assets import LIVE_LINK as _LIVE_LINK
 from posenc.ui.assets import PRESENT as _PRESENT
 from posenc.ui.assets import PRESENT_PARAM
 from posenc.ui.cache import compute_slot
-from posenc.ui.pages import HOME, PAGE_BY_PATH, sections
+from posenc.ui.pages import HOME, PAGE_BY_PATH, address, sections
 from posenc.ui.quiz import _QUIZ, HIDDEN, _control_state, _reset_quizzes, asked_above, exercise, quiz, quiz_table, quiz_value, revealed  # noqa: F401 (pages import these from here)
 from posenc.ui.section import when_open
 from posenc.ui.spine import EXPORTS, HEADLINE_ICON, WRAP_UP_KEY, headline, neighbours, page_nav, presenting, wrap_up  # noqa: F401 (pages import these from here)
@@ -92,8 +92,7 @@ def view_link(path: str, base_url: str | None = None) -> str:
         parts = urlsplit(base_url)
         if parts.scheme and parts.netloc:
             root = f"{parts.scheme}://{parts.netloc}"
-    where = "" if path == HOME else info.url_path  # the landing page is served at "/" only
-    return f"{root}/{where}" + (f"?{query}" if query else "")
+    return f"{root}/{address(info)}" + (f"?{query}" if query else "")
 
 
 def finish_run() -> None:

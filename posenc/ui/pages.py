@@ -65,6 +65,12 @@ PAGES: tuple[PageInfo, ...] = (
 PAGE_BY_PATH = {p.path: p for p in PAGES}
 HOME = PAGES[0].path  # served at /
 
+
+def address(info: PageInfo) -> str:
+    """The path a browser opens ``info`` at: "" for the landing page (served at "/" only: "/home" shows Streamlit's
+    "Page not found" dialog over it), else its url_path."""
+    return "" if info.path == HOME else info.url_path
+
 # Which page explains each registered scheme: the registry entry says (Scheme.page).
 SCHEME_PAGE: dict[str, str] = {key: scheme.page for key, scheme in SCHEMES.items()}
 

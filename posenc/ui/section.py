@@ -11,8 +11,12 @@ for a section's own rerun:
 - the "Link to this view" box follows the address bar, which every bound control writes to
   (``frame._LIVE_LINK``).
 
+A section may also wait in a box of its own (``section(path, box=(label, key))``): a lazy expander (``when_open``)
+whose content runs only while it is open, so a first paint and every step of the page's own controls skip it; opening
+or closing it reruns the section alone.  A link that sets one of its controls (``opens_with``) opens it.
+
 Imports go one way: ``posenc.ui.state`` (what the frame, the sections and the exercises share) <- ``quiz``
-<- ``frame``, and ``state``, ``quiz`` <- this module.
+<- ``frame``, and ``state``, ``quiz`` <- this module <- ``frame`` (which re-exports ``when_open`` to the pages).
 
 A section receives what it needs from the rest of the page as arguments (a section's rerun
 repeats the arguments of the page's last full run) and must not feed anything drawn outside it:
