@@ -177,7 +177,10 @@ def judged(steps: list[dict]) -> tuple[list[dict], list[dict]]:
 
 def _where(page, kind: str, label: str, i: int) -> tuple:
     """A control told apart from one of the same kind and label in another place: (kind, label, its expander's label)."""
-    return kind, label, page.locator(f"[data-testid='stMain'] {SELECTORS[kind]}").nth(i).evaluate(HOME)
+    try:
+        return kind, label, page.locator(f"[data-testid='stMain'] {SELECTORS[kind]}").nth(i).evaluate(HOME, timeout=5_000)
+    except Exception:  # noqa: BLE001 -- gone since the scan (a rerun redrew the page): told apart by kind and label only
+        return kind, label, None
 
 
 SYNC_MS = 900  # an in-chart choice tells the server this long after the hand stops (posenc.ui.assets.CLIENT_PARAMS)
@@ -559,8 +562,9 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                             wait_for_app(page, timeout_ms=TIMEOUT_MS)
                         except Exception:  # noqa: BLE001 -- a box that cannot be opened hides its controls: none is timed
                             pass
-                for kind, label, i in controls(page, inside=True):  # what the expanders hold, now that they are open
-                    if _where(page, kind, label, i) not in before:
+                inside = [(c, _where(page, *c)) for c in controls(page, inside=True)]  # what the open expanders hold
+                for (kind, label, i), where in inside:
+                    if where not in before:
                         steps.append(control_steps(page, kind, label, i, new_steps, step_repeats))
                 timed, boxes = judged(steps)
                 news = [s for s in timed if s.get("new_s") is not None]
