@@ -83,10 +83,14 @@ def when_open(label: str, *, key: str, icon: str | None = None, opens_with: Sequ
     changes it (RoPE's 64-row pair table: ~320 Markdown cells; the lab's attention maps, RoPE's variants).
 
     ``opens_with``: the URL keys of the controls inside; a link that sets one of them opens the box (until the reader
-    closes it), so a shared view of what is inside reopens as it was."""
-    try:
-        linked = any(k in st.query_params for k in opens_with)
-    except Exception:  # pragma: no cover - no query string outside a script run
-        linked = False
-    box = st.expander(label, expanded=linked, icon=icon, key=key, on_change="rerun")
+    closes it), so a shared view of what is inside reopens as it was.  Read once per session: the box's ``expanded``
+    must not change between runs (a control inside that leaves its default writes its key to the address bar, and a
+    new ``expanded`` made Streamlit draw the box anew, closed, under the reader's hand)."""
+    linked = f"_posenc_linked_{key}"
+    if linked not in st.session_state:
+        try:
+            st.session_state[linked] = any(k in st.query_params for k in opens_with)
+        except Exception:  # pragma: no cover - no query string outside a script run
+            st.session_state[linked] = False
+    box = st.expander(label, expanded=st.session_state[linked], icon=icon, key=key, on_change="rerun")
     return box if box.open else None
