@@ -555,6 +555,8 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                     found = controls(page)
                 before = {_where(page, *c) for c in found}
                 for kind, label, i in found:
+                    if kind == "expander":  # found again by its label: a step before it may have added one above it
+                        i = next((j for k, lbl, j in controls(page) if k == kind and lbl == label), i)
                     steps.append(control_steps(page, kind, label, i, new_steps, step_repeats))
                     if kind == "expander" and value_of(page, kind, i) == "closed":  # left open, to time what it holds
                         try:
