@@ -136,12 +136,13 @@ def first_paint(page, url: str) -> float:
     return page.evaluate("() => window.__posenc_last") / 1000
 
 
-def controls(page, inside: bool = False) -> list[tuple[str, str, int]]:
+def controls(page, inside: bool = False, kinds: dict | None = None) -> list[tuple[str, str, int]]:
     """(kind, label, index within its kind) of every visible control on the page that one step can move: the widgets,
     the in-chart buttons and the expanders (``EXPANDER``; opening a box that computes only while open is a step that
-    reruns its section).  ``inside``: only the controls within an expander (found once the expanders are open)."""
+    reruns its section).  ``inside``: only the controls within an expander (found once the expanders are open);
+    ``kinds``: only these of SELECTORS (``WIDGETS``: every kind but the expanders)."""
     found = []
-    for kind, sel in SELECTORS.items():
+    for kind, sel in (SELECTORS if kinds is None else kinds).items():
         boxes = page.locator(f"[data-testid='stMain'] {sel}")
         for i in range(boxes.count()):
             box = boxes.nth(i)
@@ -164,10 +165,12 @@ BOX = "expander: "
 SUMMARY = "summary [data-testid='stMarkdownContainer']"  # an expander's label (its summary also holds the icon's name)
 # the label of the expander a control sits in (null: none)
 HOME = f"e => {{ const x = e.parentElement.closest(\"{EXPANDER}\"); return x ? x.querySelector(\"{SUMMARY}\").innerText.trim() : null; }}"
-SELECTORS = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
-             "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
-             "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART,
-             "expander": EXPANDER}  # last: its steps leave every expander open, and what they hold is timed after
+WIDGETS = {"slider": "[data-testid='stSlider']", "select": "[data-testid='stSelectbox']",
+           "segmented": "[data-testid='stButtonGroup']", "radio": "[data-testid='stRadio']",
+           "toggle": "[data-testid='stCheckbox']", "number": "[data-testid='stNumberInput']", "in-chart": IN_CHART}
+SELECTORS = {**WIDGETS, "expander": EXPANDER}  # the expanders last: their steps leave them open, what they hold is timed after
+
+
 def judged(steps: list[dict]) -> tuple[list[dict], list[dict]]:
     """A page's rows (``control_steps``) split into those the goals judge -- every control that took a step, its
     expanders left out -- and its expanders that took a new step (an opening), reported apart (see BOX)."""
@@ -511,7 +514,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     the worst control per page on new values, and a cold server's first painted page (the median of ``repeats`` new
     servers, each try kept in ``cold_tries``).  ``pages`` limits the pages timed (``_wanted``); before each page and
     the floor the run waits up to ``max_wait_s`` for the host to calm (``wait_for_idle``).  On a CPU whose idle reading
-    is above its bound (an "AMD EPYC" of 2026-12-06: 0.12-0.14 s against 0.095 s) every wait runs its whole length,
+    is above its bound (an "AMD EPYC" of 2026-12-06: 0.12-0.23 s against 0.095 s) every wait runs its whole length,
     1,260 s of a 2,000 s run; the verdict reads the probe either way."""
     if chromium_path() is None:
         return {"skipped": "no Chromium on this machine"}
@@ -556,7 +559,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
                 before = {_where(page, *c) for c in found}
                 for kind, label, i in found:
                     if kind == "expander":  # found again by its label: a step before it may have added one above it
-                        i = next((j for k, lbl, j in controls(page) if k == kind and lbl == label), i)
+                        i = next((j for _, lbl, j in controls(page, kinds={kind: EXPANDER}) if lbl == label), i)
                     steps.append(control_steps(page, kind, label, i, new_steps, step_repeats))
                     if kind == "expander" and value_of(page, kind, i) == "closed":  # left open, to time what it holds
                         try:

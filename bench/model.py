@@ -110,7 +110,7 @@ def pages_in_browser(repeats: int = 3, port: int | None = None) -> dict:
     import psutil
     from playwright.sync_api import sync_playwright
 
-    from bench.interact import controls, first_paint, step_time
+    from bench.interact import WIDGETS, controls, first_paint, step_time
     from posenc.ui.pages import PAGES
     from tools.liveserver import chromium_path, launch_chromium, start_server, stop_server
 
@@ -137,7 +137,7 @@ def pages_in_browser(repeats: int = 3, port: int | None = None) -> dict:
                 paints = [first_paint(page, url) for _ in range(repeats)]
                 cached_cpu = (sum(server.cpu_times()[:2]) - cpu0) / repeats  # the server's own work, whatever the load
                 steps = []
-                for kind, label, i in controls(page):
+                for kind, label, i in controls(page, kinds=WIDGETS):  # box openings: --only interact, reported apart
                     t = step_time(page, kind, i)
                     if t is not None:
                         steps.append({"control": f"{kind}: {label}", "first_s": round(t, 3)})

@@ -71,8 +71,8 @@ def cpu_model(cpuinfo: str | None = None) -> str:
 def cpu_identity(cpuinfo: str | None = None) -> str:
     """The CPU as /proc/cpuinfo tells one part from another under the same model name: "family 25, model 17, stepping 1,
     2596 MHz" ("" where it is not known).  Two machines both named "AMD EPYC" read 0.076-0.092 s (2026-12-03) and
-    0.12-0.14 s (2026-12-06, family 25 model 17 at 2596 MHz) on ``cpu_probe`` with nothing else running; the report
-    records this beside the name so that runs on the two can be told apart."""
+    0.12-0.23 s (2026-12-06, family 25 model 17 at 2596 MHz, moving within minutes) on ``cpu_probe`` with nothing else
+    running; the report records this beside the name so that runs on the two can be told apart."""
     cpuinfo = _cpuinfo() if cpuinfo is None else cpuinfo
     first = cpuinfo.split("\n\n", 1)[0]  # the first processor's block
     fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)

@@ -21,7 +21,7 @@ APP = str(ROOT / "app.py")
 
 def open_page(path: str, query: dict | None = None, timeout: float = 60, opened: tuple[str, ...] = ()) -> AppTest:
     """Run app.py routed to ``path`` (e.g. "pages/sinusoid.py") with ``query`` seeded and the boxes keyed ``opened``
-    open (``frame.when_open``: what such a box holds is drawn only while it is open).
+    open (``posenc.ui.section.when_open``: what such a box holds is drawn only while it is open).
 
     Streamlit 1.67's AppTest accepts switch_page before the first run, so the landing page is
     not run first (that halves the cost of the hypothesis-driven link tests)."""
