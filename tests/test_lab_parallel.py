@@ -6,24 +6,44 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 
 from posenc.lab import parallel
 from posenc.lab.experiment import FORMAT, LabConfig, job_key, jobs_of, run_experiment, run_many
-from posenc.lab.parallel import Cancelled, Runner, progress_line
+from posenc.lab.parallel import Cancelled, Runner, progress_line, slow_allocation
 from posenc.lab.results import RESULTS_FILE
 
 TINY = LabConfig(schemes=("rope", "alibi"), n_seeds=2, steps=25, train_len=8, n_eval=8, finetune_steps=25)
 
 
+@contextmanager
+def _local_cluster(mmap_threshold: str | None):
+    """A LocalCluster of one single-threaded worker process, its nanny's MALLOC_MMAP_THRESHOLD_ set or (None) left as Dask leaves it."""
+    distributed = pytest.importorskip("distributed")  # requirements-dev.txt installs it; optional at run time
+    import dask
+
+    before = dict(os.environ)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": mmap_threshold}), \
+                distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
+            yield lc.scheduler_address
+    finally:  # a nanny writes its workers' variables into this process's environment and leaves them there: every
+        # process this test worker started afterwards (the e2e tests' servers) would have had MALLOC_TRIM_THRESHOLD_
+        os.environ.clear()
+        os.environ.update(before)
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    distributed = pytest.importorskip("distributed")  # requirements-dev.txt installs it; optional at run time
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
-        yield lc.scheduler_address
+    # the worker as docs/lab.md says to start one: Dask's MALLOC_TRIM_THRESHOLD_ kept, and MALLOC_MMAP_THRESHOLD_ set
+    # (without it one default lab job took 52 s on a worker against 28 s in a plain process)
+    with _local_cluster(parallel.WORKER_ENV["MALLOC_MMAP_THRESHOLD_"]) as address:
+        yield address
 
 
 def _numbers(res: dict) -> str:
@@ -68,10 +88,25 @@ def test_should_stop_cancels_everywhere(cluster):
         run_experiment(TINY, should_stop=lambda: True)
 
 
-def test_in_process_jobs_and_cluster_are_bit_identical(cluster):
+def test_slow_allocation_names_the_workers_that_map_every_array():
+    trim, both = {"MALLOC_TRIM_THRESHOLD_": "65536", "MALLOC_MMAP_THRESHOLD_": None}, {"MALLOC_TRIM_THRESHOLD_": "65536", **parallel.WORKER_ENV}
+    plain = {"MALLOC_TRIM_THRESHOLD_": None, "MALLOC_MMAP_THRESHOLD_": None}
+    assert slow_allocation({"tcp://a:1": both, "tcp://b:2": plain}) == ""
+    said = slow_allocation({"tcp://b:2": trim, "tcp://a:1": both, "tcp://c:3": trim})
+    assert said.startswith("lab: 2 of 3 Dask workers (tcp://b:2, tcp://c:3) set MALLOC_TRIM_THRESHOLD_") and "MALLOC_MMAP_THRESHOLD_=33554432" in said
+
+
+def test_a_worker_started_as_dask_starts_it_is_warned_about(capsys):
+    with _local_cluster(None) as address, Runner(cluster=address) as r:
+        assert r.run(operator.add, [(1, 2)]) == [3]
+    assert "1 of 1 Dask workers" in capsys.readouterr().err
+
+
+def test_in_process_jobs_and_cluster_are_bit_identical(cluster, capsys):
     here, w_here = run_experiment(TINY)
     pool, w_pool = run_experiment(TINY, jobs=2)
     dask, w_dask = run_experiment(TINY, cluster=cluster)
+    assert "MALLOC" not in capsys.readouterr().err  # the fixture's worker is started as docs/lab.md says
     assert _numbers(here) == _numbers(pool) == _numbers(dask)
     assert set(here["runs"]["rope"]["1"]["extensions"]) == {"pi", "ntk", "dynamic", "yarn", "llama3", "pi_ft", "ft"}
     for w in (w_pool, w_dask):
@@ -105,3 +140,10 @@ def test_one_scheme_and_seed_through_a_cluster_reproduce_the_shipped_file(cluste
     cfg = LabConfig.for_task("markov", schemes=("alibi",), n_seeds=1)
     res, _ = run_experiment(cfg, cluster=cluster)
     assert check_against(json.loads(json.dumps(res)), shipped_for(cfg)) == []
+
+
+def test_a_local_cluster_leaves_this_process_environment_as_it_found_it():
+    before = dict(os.environ)
+    with _local_cluster(None):
+        pass
+    assert dict(os.environ) == before

@@ -81,7 +81,7 @@ def test_a_run_with_randomized_positions_refuses_nope_and_marks_lengths_past_its
 
 
 def test_experiment_is_deterministic_and_marks_the_learned_table_undefined():
-    cfg = LabConfig(vocab=4, order=2, train_len=8, n_seeds=2, schemes=("learned", "rope"), steps=25, n_eval=8)
+    cfg = LabConfig(vocab=4, order=2, train_len=8, n_seeds=2, schemes=("learned", "rope"), steps=25, n_eval=8, finetune_steps=25)
     a, wa = run_experiment(cfg)
     b, _ = run_experiment(cfg)
     a.pop("seconds"), b.pop("seconds")

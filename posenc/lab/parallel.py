@@ -9,8 +9,9 @@ too, its ``distributed.nanny.pre-spawn-environ`` default).  Whatever the executo
 order, writes a progress line per finished job (done/total, elapsed, ETA) and cancels everything on Ctrl-C or when
 ``should_stop()`` says True (raising train.Cancelled: no partial result).
 
-A real cluster: start a scheduler (``dask scheduler``, port 8786) and on each machine ``dask worker
-tcp://SCHEDULER:8786 --nworkers N --nthreads 1`` in an environment with this package and its pinned requirements
+A real cluster: start a scheduler (``dask scheduler``, port 8786) and on each machine ``MALLOC_MMAP_THRESHOLD_=33554432
+dask worker tcp://SCHEDULER:8786 --nworkers N --nthreads 1`` (``WORKER_ENV``: without it a job ran 1.9x slower) in
+an environment with this package and its pinned requirements
 (the same numpy and OpenBLAS build: bit-identical numbers hold between machines of one build, as between runs on one
 machine), then ``python -m posenc.lab ... --cluster tcp://SCHEDULER:8786``.  Results come back to this process, which
 writes every file; the workers write nothing.
@@ -30,10 +31,16 @@ from posenc._validate import check_int
 from posenc.blas import ONE_THREAD
 from posenc.lab.train import Cancelled  # one exception for a stopped run, wherever it stopped
 
-__all__ = ["Cancelled", "MAX_JOBS", "Runner", "dask_client", "progress_line"]
+__all__ = ["Cancelled", "MAX_JOBS", "Runner", "WORKER_ENV", "dask_client", "progress_line", "slow_allocation"]
 
 MAX_JOBS = 64  # local worker processes
 POLL = 0.2  # seconds between two looks at the running jobs (and at should_stop)
+# A Dask nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (its distributed.nanny.pre-spawn-environ default).
+# Setting it also fixes glibc's mmap threshold at 128 kB, so every larger array is mapped and unmapped afresh: one
+# default lab job (ALiBi, seed 0) took 52 s on such a worker against 28 s in a plain process (docs/lab.md).  This
+# variable, set as well, keeps Dask's trimming and gave back the plain process's 28 s.
+WORKER_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432"}
+_ALLOCATOR = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")
 
 
 
@@ -71,6 +78,21 @@ def dask_client(address: str):
     except ImportError as exc:  # optional at run time: only --cluster needs it
         raise ImportError("--cluster needs Dask's distributed scheduler client: pip install distributed") from exc
     return Client(address)
+
+
+def _allocator_env() -> dict:  # runs on each Dask worker
+    return {k: os.environ.get(k) for k in _ALLOCATOR}
+
+
+def slow_allocation(env_by_worker: dict[str, dict]) -> str:
+    """A warning naming the workers whose environment sets MALLOC_TRIM_THRESHOLD_ but not MALLOC_MMAP_THRESHOLD_
+    (``env_by_worker``: worker address -> those two variables), or "" when there is none."""
+    slow = sorted(w for w, env in env_by_worker.items() if env.get(_ALLOCATOR[0]) is not None and env.get(_ALLOCATOR[1]) is None)
+    if not slow:
+        return ""
+    return (f"lab: {len(slow)} of {len(env_by_worker)} Dask workers ({', '.join(slow)}) set MALLOC_TRIM_THRESHOLD_ without "
+            "MALLOC_MMAP_THRESHOLD_, which made a lab job take about twice as long (52 s against 28 s); start them with "
+            f"{' '.join(f'{k}={v}' for k, v in WORKER_ENV.items())} (docs/lab.md)")
 
 
 class Runner:
@@ -142,7 +164,7 @@ class Runner:
                 finished(i, fn(*c, **(hooks(i) if hooks else {})))
             return results
         if self.cluster is not None:
-            self._run_dask(fn, calls, finished, should_stop, remote or {})
+            self._run_dask(fn, calls, finished, should_stop, remote or {}, stream)
         else:
             self._run_pool(fn, calls, finished, should_stop, remote or {})
         return results
@@ -167,9 +189,12 @@ class Runner:
             self._pool = None
             raise
 
-    def _run_dask(self, fn, calls, finished, should_stop, remote: dict) -> None:
+    def _run_dask(self, fn, calls, finished, should_stop, remote: dict, stream: TextIO | None) -> None:
         if self._client is None:
             self._client = dask_client(self.cluster)
+            warning = slow_allocation(self._client.run(_allocator_env))
+            if warning and stream is not None:
+                print(warning, file=stream, flush=True)
         futures = [self._client.submit(fn, *c, pure=False, **remote) for c in calls]
         index = {f.key: i for i, f in enumerate(futures)}
         pending = set(futures)
