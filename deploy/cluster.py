@@ -34,6 +34,8 @@ from typing import Self
 
 from deploy.proxy import Limits, nginx_path, prepare_static, render_config, streamlit_static
 
+THREADS_ENV = "POSENC_THREADS"  # posenc._threads.ENV (this module imports no posenc: a worker imports it, warmed)
+
 __all__ = ["Cluster", "Limits", "Worker", "health", "nginx_path", "parse_upstream", "render_config", "rss_mb"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,13 +149,19 @@ class Cluster:
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *self.streamlit_args,
         ]
 
+    def worker_env(self) -> dict[str, str]:
+        """A local worker's environment: this one, with the threads of its step pool (posenc._threads) set to its share
+        of the cores, so that N workers on N cores run one each, unless POSENC_THREADS is set already."""
+        share = max(1, (os.cpu_count() or 1) // max(1, len(self.local)))
+        return {**os.environ, THREADS_ENV: os.environ.get(THREADS_ENV) or str(min(2, share))}
+
     def _spawn(self, w: Worker) -> None:
         assert self.run_dir is not None and not w.remote
         w.log = self.run_dir / f"worker{w.index}.log"
         w.over = 0
         with open(w.log, "ab") as out:
             w.proc = subprocess.Popen(self._worker_cmd(w), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+                                      stderr=subprocess.STDOUT, start_new_session=True, env=self.worker_env())
 
     def _health_url(self, w: Worker) -> str:
         host = "127.0.0.1" if w.host in ("0.0.0.0", "") else w.host

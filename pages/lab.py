@@ -17,9 +17,8 @@ from posenc.ui.quiz import ask_first
 from posenc.ui.section import full_run_frame, section
 from posenc.ui.spine import headline
 from posenc.views import lab as views
+from posenc.views import lab_papers
 from posenc.views import lab_predict as predict
-from posenc.views.lab_papers import CAPTION as PAPERS_CAPTION
-from posenc.views.lab_papers import papers_markdown
 from posenc.views.takeaways import lab_takeaway
 
 PATH = "pages/lab.py"
@@ -45,9 +44,7 @@ header(PATH, "Every positional scheme trained on the same task at length L, then
 st.latex(r"\text{floor} = H(X_t \mid X_{t-k..t-1}) = \sum_c \pi(c) \sum_y -T_{cy} \log T_{cy}")  # one a line: 390 px
 st.latex(r"\text{gap}_t = \mathrm{KL}\big(P(\cdot \mid x_{<t}) \,\|\, q_\theta(\cdot \mid x_{<t})\big)")
 results_box, why_box, custom_box = st.container(), st.container(), st.container()
-# A notice slot that is always there, empty or not: an element that appears above the charts would move every one of
-# them to a new place on the page, and the browser would build them all again (docs/performance.md, section 8).
-notice = results_box.empty()
+notice = results_box.empty()  # always there, empty or not: an element appearing above would move and rebuild every chart (docs/performance.md, 8)
 tasks = list(cached(load_tasks))
 task = tasks[0] if len(tasks) == 1 else controls.choice("task", "task", tasks, default=tasks[0], format_func=views.task_title,
                                                         container=results_box, help="Each task's shipped results")
@@ -105,6 +102,13 @@ else:
         notice.info("This configuration has not been trained on this server yet: press **Train** below. "
                     "Showing the shipped default run meanwhile.", icon=":material/info:")
 
+@section(PATH, box=("Against the papers: what each measured, beside the shipped runs", "lab_papers"))
+def papers_section() -> None:
+    """The papers' measurements beside the shipped runs: computed once its box opens, not at the reveal that shows it."""
+    st.markdown(cached(lab_papers.papers_markdown))
+    st.caption(lab_papers.CAPTION)
+
+
 with results_box:  # the prediction first; until it is revealed the schemes it asks about stop at L in every figure below
     full = (run, key)  # the attention maps below carry no gap: the same run before and after the reveal
     if not ask_first(ask := predict.ranking(run)):
@@ -145,9 +149,7 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
             sv = views.order_view(sweep)
             chart(style(order_chart(sv)), key="lab_orders", data=sweep, caption=sv["sentence"] + " " + views.ORDERS_CAPTION)
     if not (ask and ask.get("hidden")):  # it ranks the asked schemes: after the reveal
-        with st.expander("Against the papers: what each measured, beside the shipped runs"):
-            st.markdown(cached(papers_markdown))
-            st.caption(PAPERS_CAPTION)
+        papers_section()
     if (more := ov["longer"]) is not None:
         st.markdown(f"**Trained {more['steps'] // ov['steps']}× longer** ({more['steps']:,} steps; every other setting equal): "
                     f"{', '.join(more['names'])}, because {'it' if len(more['names']) == 1 else 'they'} did not learn the task at "

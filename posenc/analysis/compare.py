@@ -30,6 +30,7 @@ import functools
 
 import numpy as np
 
+from posenc._threads import pmap
 from posenc._validate import check_int
 from posenc.analysis.geometry import collisions, growth, length_dependence
 from posenc.analysis.scores import finite_range, translation_invariance
@@ -65,6 +66,24 @@ def measure_scheme(key: str, *, n: int = 512, d: int = 64, n_heads: int = 8, tra
             row["d"] = d  # (a bundled table's row keeps its own width)
         return row
     return _measure(key, n=n, d=d, n_heads=n_heads, train_len=train_len, params=params)
+
+
+def measure_schemes(keys, *, n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512, strict: bool = False) -> dict:
+    """{key: ``measure_scheme(key, ...)``, or the ValueError it raised (``strict``: raised here)} for registry schemes
+    ``keys``, measured side by side (``posenc._threads.pmap``: each scheme whole in one thread, so the rows are those
+    of one call at a time)."""
+
+    def one(key):
+        try:
+            return measure_scheme(key, n=n, d=d, n_heads=n_heads, train_len=train_len)
+        except ValueError as exc:
+            return exc
+
+    keys = list(keys)
+    out = dict(zip(keys, pmap(one, keys)))
+    if strict and (failed := [r for r in out.values() if isinstance(r, ValueError)]):
+        raise failed[0]
+    return out
 
 
 MEASURE_D, MEASURE_HEADS = 64, 8  # the settings a measurement that does not depend on them is remembered at

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from posenc.analysis.attention import permutation_equivariance
-from posenc.analysis.compare import measure_scheme
+from posenc.analysis.compare import measure_schemes
 from posenc.analysis.geometry import shift_operator
 from posenc.lab.results import VERDICT_RULE, VERDICTS, task_title, task_verdicts, verdict_word
 from posenc.registry import SCHEMES
@@ -126,9 +126,11 @@ def article_table(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 
     fraction of the uniform guess's gap, ``posenc.lab.results.task_verdicts``) read by ``lab_verdict`` and CLAIM_RULE,
     and whether the scheme is defined at 4L; "used in" from the registry's model list."""
     lab = task_verdicts()
+    every = measure_schemes(dict.fromkeys(k for *_, keys in ARTICLE_ROWS for k in keys), n=n, d=d, n_heads=n_heads,
+                            train_len=train_len, strict=True)
     rows = []
     for scheme, learned, extrap, used, keys in ARTICLE_ROWS:
-        measured = [measure_scheme(k, n=n, d=d, n_heads=n_heads, train_len=train_len) for k in keys]
+        measured = [every[k] for k in keys]
         kinds = [f"{SCHEMES[k].name}: {'learned' if m['learned_parameters'] else 'fixed'} "
                  f"({int(m['learned_parameters']):,} parameters)" for k, m in zip(keys, measured)]
         said_learned = "learned" in learned.lower()
@@ -173,7 +175,7 @@ def claims_ledger(n: int = 512, d: int = 64, train_len: int = 512) -> LedgerView
     """Every checkable claim of the three articles: (claim, source, measured, verdict, setting, page).  Each
     number comes from a posenc function at (n, d, train_len), or at the article's own setting where it names one
     (d = 512 for the wavelengths, d = 4 for Hello World)."""
-    m = {k: measure_scheme(k, n=n, d=d, n_heads=8, train_len=train_len) for k in LEDGER_SCHEMES}
+    m = measure_schemes(LEDGER_SCHEMES, n=n, d=d, n_heads=8, train_len=train_len, strict=True)
     lab = task_verdicts()
     bare = permutation_equivariance(DOG, MAN)
     with_pe = permutation_equivariance(DOG, MAN, scheme="sinusoidal")

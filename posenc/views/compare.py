@@ -11,7 +11,7 @@ from typing import TypedDict
 
 import pandas as pd
 
-from posenc.analysis.compare import measure_scheme
+from posenc.analysis.compare import measure_schemes
 from posenc.lab.results import load_tasks, task_verdicts
 from posenc.registry import SCHEMES
 
@@ -79,12 +79,9 @@ def comparison(n: int = 512, d: int = 64, n_heads: int = 8, train_len: int = 512
     measurement raised ValueError (left out of the frame), "wishlist_names": names ticking every
     wishlist box}.
     """
-    rows, errors = [], {}
-    for key in SCHEMES:
-        try:
-            rows.append(measure_scheme(key, n=n, d=d, n_heads=n_heads, train_len=train_len))
-        except ValueError as exc:
-            errors[SCHEMES[key].name] = str(exc)
+    measured = measure_schemes(SCHEMES, n=n, d=d, n_heads=n_heads, train_len=train_len)
+    rows = [r for r in measured.values() if not isinstance(r, ValueError)]
+    errors = {SCHEMES[k].name: str(r) for k, r in measured.items() if isinstance(r, ValueError)}
     frame = with_lab(display_rows(rows, dict(pages)))
     return {"frame": frame, "errors": errors, "wishlist_names": wishlist_names(frame)}
 

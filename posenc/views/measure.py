@@ -19,6 +19,7 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
+from posenc._threads import pmap
 from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.extension import long_range, pair_bands, short_range_fidelity
 from posenc.charts.base import model_series
@@ -203,8 +204,8 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
     """
     e = entries(d, base, trained, factor, config_text, at)
     lg, en, rows, last = [], [], [], {}
-    for m in e["methods"]:
-        r = long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed)
+    ranges = pmap(lambda m: long_range(m["inv"], target=m["target"], logit_scale=m["logit"], rho=rho, seed=seed), e["methods"])
+    for m, r in zip(e["methods"], ranges):
         lg.append(_curve(m, distance=r["distance"], **{f"p{p}": r["logit"][p] for p in (5, 50, 95)}).iloc[1:])
         en.append(_curve(m, length=r["length"], **{f"p{p}": r["entropy"][p] for p in (5, 50, 95)}, uniform=r["uniform"]))
         at_L = float(np.interp(np.log(m["trained"]), np.log(r["length"]), r["entropy"][50]))

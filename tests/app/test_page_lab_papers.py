@@ -1,5 +1,6 @@
 """The lab page's "Against the papers" table: posenc.lab.papers.rows of the shipped runs, shown once the page's
-prediction is revealed (its shares past L would rank the schemes the prediction asks about) and never before."""
+prediction is revealed (its shares past L would rank the schemes the prediction asks about) and never before, in a box
+that computes them only once it is opened."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ def test_the_papers_table_waits_for_the_prediction_then_shows_every_claim_and_it
     assert_clean(at)
     assert _expanders(at) == []
     at.toggle(key=f"ex_{predict.KEY}_reveal").set_value(True).run()
+    assert_clean(at)
+    (box,) = _expanders(at)
+    assert box.markdown == [] and not box.proto.expanded  # closed, and nothing computed in it until it opens
+    at.session_state["lab_papers"] = True  # opened (posenc.ui.section.when_open)
+    at.run()
     assert_clean(at)
     (box,) = _expanders(at)
     shown = "\n".join(m.value for m in box.markdown)
