@@ -2,8 +2,9 @@
 
 Compare's n measures some twenty schemes one after another, and the Context extension page's long range runs one
 analysis per method: each is numpy on arrays of 10^5-10^6 entries, which releases the GIL.  On an idle 2-core host,
-``pmap`` over two threads measured every scheme at n = 1,024 in 0.42-0.52 s against 0.67-0.97 s in one (2026-12-07,
-docs/performance.md); a page's run leaves the other core idle, as the browser waits for the result.
+``pmap`` over two threads measured every scheme at n = 1,024 in 0.42-0.52 s against 0.67-0.97 s in one.  In Chromium on
+that host the gain is smaller, as the browser may be drawing on the second core: Compare's n 1.26 -> 1.11 s and its d
+0.98 -> 0.81 s (2026-12-07; earlier tries read 12 % and nothing: docs/performance.md, section 8).
 
 One pool per process, shared by every session (``threads()`` threads: ``POSENC_THREADS``, else two, or one on a
 single core), so concurrent runs do not multiply the threads: their tasks queue.  A call from inside the pool runs

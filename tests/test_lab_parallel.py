@@ -28,6 +28,8 @@ def _local_cluster(mmap_threshold: str | None):
     import dask
 
     before = dict(os.environ)
+    for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):  # a cluster still up in this process left its own there,
+        os.environ.pop(k, None)  # and a nanny's workers inherit this process's environment under its pre-spawn-environ
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": mmap_threshold}), \
                 distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
