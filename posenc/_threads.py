@@ -6,10 +6,11 @@ analysis per method: each is numpy on arrays of 10^5-10^6 entries, which release
 that host the gain is smaller, as the browser may be drawing on the second core: Compare's n 1.26 -> 1.11 s and its d
 0.98 -> 0.81 s (2026-12-07; earlier tries read 12 % and nothing: docs/performance.md, section 8).
 
-One pool per process, shared by every session (``threads()`` threads: ``POSENC_THREADS``, else two, or one on a
-single core), so concurrent runs do not multiply the threads: their tasks queue.  A call from inside the pool runs
-its items in its own thread (no task waits for a task behind it).  The numbers never depend on the threads: each item
-is computed whole in one thread, and the results come back in the items' order.
+One pool per process (per size, should POSENC_THREADS change), shared by every session (``threads()`` threads:
+``POSENC_THREADS``, else two, or one on a single core), so concurrent runs do not multiply the threads: their tasks
+queue.  A call from inside the pool runs its items in its own thread (no task waits for a task behind it).  The
+numbers never depend on the threads: each item is computed whole in one thread, and the results come back in the
+items' order.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 ENV = "POSENC_THREADS"
 MAX_THREADS = 8
 _PREFIX = "posenc-pmap"
-_pool: list[ThreadPoolExecutor] = []
+_pools: dict[int, ThreadPoolExecutor] = {}  # by size: the pool is always the size ``threads()`` reads now
 _lock = threading.Lock()
 
 
@@ -47,6 +48,5 @@ def pmap(fn: Callable, items: Iterable) -> list:
     if n == 1 or len(items) < 2 or threading.current_thread().name.startswith(_PREFIX):
         return [fn(x) for x in items]
     with _lock:
-        if not _pool:
-            _pool.append(ThreadPoolExecutor(max_workers=n, thread_name_prefix=_PREFIX))
-    return list(_pool[0].map(fn, items))
+        pool = _pools.get(n) or _pools.setdefault(n, ThreadPoolExecutor(max_workers=n, thread_name_prefix=_PREFIX))
+    return list(pool.map(fn, items))

@@ -17,6 +17,9 @@ def test_pmap_keeps_the_order_and_raises_an_items_error(monkeypatch):
     names = pmap(lambda x: (x * x, threading.current_thread().name), range(12))
     assert [v for v, _ in names] == [x * x for x in range(12)]
     assert any(n.startswith("posenc-pmap") for _, n in names)  # run in the pool, not in this thread
+    monkeypatch.setenv(_threads.ENV, "3")  # a new size is the size of the pool the next call runs on
+    assert len({n for _, n in pmap(lambda x: (x, threading.current_thread().name), range(40)) if n.startswith("posenc")}) <= 3
+    assert _threads._pools[3]._max_workers == 3 and _threads._pools[2]._max_workers == 2
 
     def fails_at_3(x):
         if x == 3:
