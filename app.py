@@ -23,7 +23,7 @@ else:
     import streamlit as st
 
     from posenc import blas
-    from posenc.ui import compat, controls, frame, runclock
+    from posenc.ui import ahead, compat, controls, frame, runclock
     from posenc.ui.pages import HOME, PAGES
 
     blas.hold()  # one BLAS thread for this process, before any page computes (posenc/blas.py)
@@ -33,8 +33,10 @@ else:
     controls.begin_run(page.url_path)
     compat.mark_routed(True)
     warm_for(*(p.path for p in PAGES if p.url_path == page.url_path or (p.path == HOME and not page.url_path)))  # its closure
-    with runclock.timed("run", page.url_path or "home"):  # the server's share of a step, when the benchmark asks
+    with runclock.timed("run", page.url_path or "home"), ahead.drawing():  # the server's share of a step, when the benchmark asks
         page.run()
+    ahead.note_values()
+    ahead.release()  # the values a hand is about to reach, computed while nothing else runs (posenc/ui/ahead.py)
     compat.mark_routed(False)
     frame.finish_run()
     compat.freeze_long_lived()  # a run that imported modules: later full collections skip them (compat, behaviour 6)

@@ -519,7 +519,10 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     if chromium_path() is None:
         return {"skipped": "no Chromium on this machine"}
     out: dict = {"repeats": repeats, "new_steps": new_steps, "step_repeats": step_repeats, "poll_ms": POLL_MS,
-                 "quiet_ms": QUIET_MS, "max_wait_s": max_wait_s, "pages": []}
+                 "quiet_ms": QUIET_MS, "max_wait_s": max_wait_s, "pages": [],
+                 # the servers inherit this process's environment: POSENC_AHEAD=0 times every step without the values
+                 # computed ahead (posenc/ui/ahead.py), as a hand would find them with the feature off
+                 "ahead": os.environ.get("POSENC_AHEAD", "1").strip() != "0"}
     if pages:
         out["only_pages"] = list(pages)
     # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile

@@ -112,6 +112,8 @@ def main() -> int:
         print("cold:", r["interact"].get("cold_server_to_first_paint_s"), f"(tries: {cold})" if cold else "",
               "floor:", json.dumps(r["interact"].get("floor")),
               "goals:", json.dumps(r["interact"].get("goals")), "host:", json.dumps(r["interact"].get("host")))
+        ahead = r["interact"].get("ahead")
+        print("values ahead (posenc/ui/ahead.py):", "not recorded (before 2026-12-07)" if ahead is None else ("on" if ahead else "off"))
         print("verdict:", r["interact"].get("verdict", "(not kept by this run)"), "\n")
     for k in ("memory", "soak"):
         if k in r:

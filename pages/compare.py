@@ -59,7 +59,7 @@ if article is not None:
 with st.expander("Bring your own table: add an uploaded learned position table as a row", icon=":material/upload_file:"):
     uploads.upload_widget(key="upload")
 pages = tuple((k, PAGE_BY_PATH[p].url_path) for k, p in SCHEME_PAGE.items())
-view = safe(comparison, n, d, n_heads, train_len, pages)
+view = safe(comparison, n, d, n_heads, train_len, pages, ahead={"n": 0, "d": 1, "heads": 2, "L": 3})
 if view is not None:
     for name, msg in view["errors"].items():
         st.error(f"{name}: {msg}", icon=":material/error:")

@@ -8,7 +8,9 @@ that host the gain is smaller, as the browser may be drawing on the second core:
 
 One pool per process (per size, should POSENC_THREADS change), shared by every session (``threads()`` threads:
 ``POSENC_THREADS``, else two, or one on a single core), so concurrent runs do not multiply the threads: their tasks
-queue.  A call from inside the pool runs its items in its own thread (no task waits for a task behind it).  The
+queue.  A call from inside the pool runs its items in its own thread (no task waits for a task behind it), and so does one
+from the thread that computes values ahead (``posenc.ui.ahead``: background work must not take the pool's threads from
+the steps that need them), which may also wait between two items (``pause_between_items``).  The
 numbers never depend on the threads: each item is computed whole in one thread, and the results come back in the
 items' order.
 """
@@ -23,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 ENV = "POSENC_THREADS"
 MAX_THREADS = 8
 _PREFIX = "posenc-pmap"
+_INLINE = (_PREFIX, "posenc-ahead")  # threads whose calls run their items themselves: the pool's, and posenc.ui.ahead's
 _pools: dict[int, ThreadPoolExecutor] = {}  # by size: the pool is always the size ``threads()`` reads now
 _lock = threading.Lock()
 
@@ -41,12 +44,27 @@ def threads() -> int:
     return n
 
 
+_local = threading.local()
+
+
+def pause_between_items(wait: Callable[[], None] | None) -> None:
+    """In the calling thread, call ``wait()`` before each item ``pmap`` runs inline (None: no more): a thread that computes
+    at a low priority waits there while something more urgent runs (``posenc.ui.ahead``)."""
+    _local.wait = wait
+
+
 def pmap(fn: Callable, items: Iterable) -> list:
     """``[fn(x) for x in items]``, the calls spread over the pool; the first exception of an item is raised here."""
     items = list(items)
     n = threads()
-    if n == 1 or len(items) < 2 or threading.current_thread().name.startswith(_PREFIX):
-        return [fn(x) for x in items]
+    if n == 1 or len(items) < 2 or threading.current_thread().name.startswith(_INLINE):
+        wait = getattr(_local, "wait", None)
+        out = []
+        for x in items:
+            if wait is not None:
+                wait()
+            out.append(fn(x))
+        return out
     with _lock:
         pool = _pools.get(n) or _pools.setdefault(n, ThreadPoolExecutor(max_workers=n, thread_name_prefix=_PREFIX))
     return list(pool.map(fn, items))

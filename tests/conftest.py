@@ -32,6 +32,11 @@ from posenc.blas import ONE_THREAD  # noqa: E402  (loads numpy: this process is 
 for _var, _one in ONE_THREAD.items():
     os.environ.setdefault(_var, _one)
 
+# No values computed ahead (posenc/ui/ahead.py) in the test processes and the servers they start: its thread would take
+# the idle CPU of a suite that has none to spare, after every page run of every test, for steps no test takes.  The
+# tests of it turn it on (tests/test_ui_ahead.py, tests/app/test_page_compare_ahead.py, tests/e2e/test_ahead_server.py).
+os.environ.setdefault("POSENC_AHEAD", "0")
+
 # the page sweeps whose tests are grouped by page (file names under tests/app and tests/e2e)
 GROUPED = {
     "test_boundaries.py", "test_chart_keys.py", "test_exports_on_pages.py", "test_hostile_urls.py", "test_no_none.py",

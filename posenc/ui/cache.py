@@ -30,6 +30,9 @@ import streamlit as st
 from posenc._kept import Kept
 from posenc.ui import md
 from posenc.ui import queue as jobs
+from posenc.ui.ahead import bind as _bind_ahead
+from posenc.ui.ahead import plan as _plan_ahead
+from posenc.ui.ahead import wanted as _wanted
 
 MAX_ENTRIES = 512
 MAX_BYTES = "64MB"  # pickled results kept, least-recently-used first; views return only what is drawn
@@ -120,15 +123,37 @@ def _call(qualname: str, args: tuple, kwargs: tuple) -> Any:
         return _resolve(qualname)(*args, **dict(kwargs))
 
 
-def cached(fn: Callable, *args, **kwargs) -> Any:
-    """``fn(*args, **kwargs)`` through the shared scalar-keyed cache (``fn`` lives in posenc)."""
-    return _call(*_key(fn, args, kwargs))
+def slots_in_use() -> int:
+    """Computation slots held now, by any thread of this process."""
+    return MAX_CONCURRENT - _SLOTS._value  # BoundedSemaphore keeps its count here (CPython)
 
 
-def safe(fn: Callable, *args, **kwargs) -> Any | None:
+def hold_no_slot() -> None:
+    """The calling thread's computations take no slot (``posenc.ui.ahead``'s worker: it starts one only when none is held)."""
+    _HELD.depth = 1
+
+
+def call_key(call: tuple) -> Any:
+    """The cached result for ``call`` ((qualified name, args, kwargs), as ``_key`` builds it), computed if missing."""
+    return _call(*call)
+
+
+def cached(fn: Callable, *args, ahead: dict | None = None, **kwargs) -> Any:
+    """``fn(*args, **kwargs)`` through the shared scalar-keyed cache (``fn`` lives in posenc).
+
+    ``ahead``: {control key: the position of the argument it sets, or a keyword's name}: once the run ends, the same call
+    at the values one step of those controls reaches is computed in the background (``posenc.ui.ahead``)."""
+    key = _key(fn, args, kwargs)
+    if ahead:
+        _plan_ahead(key, ahead)
+    with _wanted(key):  # should the thread that computes ahead be computing it, it stops pausing for this run
+        return _call(*key)
+
+
+def safe(fn: Callable, *args, ahead: dict | None = None, **kwargs) -> Any | None:
     """``cached(...)``, but a ValueError becomes an on-page error and the result is None."""
     try:
-        return cached(fn, *args, **kwargs)
+        return cached(fn, *args, ahead=ahead, **kwargs)
     except ValueError as exc:  # the message may quote a pasted config or a link value: shown as text
         st.error(md.escape(str(exc), limit=600), icon=":material/error:")
         return None
@@ -166,3 +191,6 @@ def safe_long(fn: Callable, *args, **kwargs) -> Any | None:
     except ValueError as exc:
         st.error(md.escape(str(exc), limit=600), icon=":material/error:")
         return None
+
+
+_bind_ahead(compute=call_key, slots_in_use=slots_in_use, hold_no_slot=hold_no_slot)  # the worker computes through this cache

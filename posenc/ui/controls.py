@@ -82,6 +82,26 @@ def control_specs() -> dict[str, dict]:
     return dict(_run().get("specs", {}))
 
 
+def page() -> str | None:
+    """The page this run draws (``begin_run``'s argument)."""
+    return _run().get("page")
+
+
+def step_values(key: str) -> tuple[list, list]:
+    """The values one step of control ``key`` (created in this run) reaches: (those above its value, those below), the
+    nearest first; ([], []) for a control that has no steps (a choice, a toggle) or was not created."""
+    got = _run().get("steps", {}).get(key)
+    if got is None:
+        return [], []
+    if got[0] == "options":
+        options, i = got[1], got[2]
+        return list(options[i + 1:i + 2]), list(options[max(i - 1, 0):i][::-1])
+    _, lo, hi, grid, value = got
+    up, down = value + grid, value - grid
+    fix = (lambda v: v) if isinstance(value, int) else (lambda v: round(v, 12))
+    return ([fix(up)] if up <= hi else []), ([fix(down)] if down >= lo else [])
+
+
 def _raw(key: str) -> list[str]:
     try:
         return list(st.query_params.get_all(key))
@@ -224,6 +244,8 @@ def _numeric(widget, label: str, key: str, *, default, lo, hi, step, help, fmt, 
         value = _snap(key, label, value, lo, hi, step, c)
     _register(key, value, default, spec={"kind": "range", "lo": lo, "hi": top, "lo_url": _url_str(lo), "hi_url": _url_str(top),
                                          "step": step, "fixed": False})
+    grid = step if step is not None else (1 if is_int else 0.01)  # Streamlit's step when none is given
+    _run().setdefault("steps", {})[key] = ("range", lo, top, grid, value)
     return value
 
 
@@ -272,6 +294,7 @@ def select_slider(label: str, key: str, options: Sequence, *, default, help: str
     _note_if_rejected(key, label, raw, value, _label_parser(options, shown),
                       "one of " + ", ".join(str(format_func(o)) for o in options[:8]) + (" ..." if len(options) > 8 else ""), c)
     _register(key, value, default, shown, spec={"kind": "options", "options": [shown(o) for o in options], "ordered": True})
+    _run().setdefault("steps", {})[key] = ("options", tuple(options), options.index(value))
     return value
 
 

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 import streamlit as st
 
-from posenc.ui import controls, quiz, runclock
+from posenc.ui import ahead, controls, quiz, runclock
 from posenc.ui.state import IN_SECTION as _IN_SECTION
 from posenc.ui.state import SECTIONS as _SECTIONS
 from posenc.ui.state import full_run_frame, in_section, note_exercise  # noqa: F401 (in_section, note_exercise: re-exported)
@@ -57,7 +58,7 @@ def section(path: str, *, box: tuple[str, str] | None = None, opens_with: Sequen
                 quiz._reset_quizzes(path, only=quizzes)
             st.session_state[_IN_SECTION] = name
             try:
-                with runclock.own_rerun("section", name):
+                with runclock.own_rerun("section", name), (nullcontext() if full_run else ahead.drawing()):
                     if box is None:
                         return fn(*args, **kwargs)  # what the page's full run takes from it (a section's own rerun drops it)
                     if (opened := when_open(box[0], key=box[1], icon=":material/calculate:", opens_with=opens_with)) is None:
@@ -67,6 +68,8 @@ def section(path: str, *, box: tuple[str, str] | None = None, opens_with: Sequen
             finally:
                 st.session_state.pop(_IN_SECTION, None)
                 if not full_run:
+                    ahead.note_values()
+                    ahead.release()
                     last = st.session_state.get(quiz._QUIZ)
                     if last and last["page"] == path:
                         last["controls"] = quiz._control_state(controls.bound_values())
