@@ -49,7 +49,7 @@ _local = threading.local()
 
 def pause_between_items(wait: Callable[[], None] | None) -> None:
     """In the calling thread, call ``wait()`` before each item ``pmap`` runs inline (None: no more): a thread that computes
-    at a low priority waits there while something more urgent runs (``posenc.ui.ahead``)."""
+    in the background waits there while a step runs (``posenc.ui.ahead``)."""
     _local.wait = wait
 
 

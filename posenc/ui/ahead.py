@@ -154,7 +154,9 @@ def done() -> list[tuple]:
 
 @contextmanager
 def drawing() -> Iterator[None]:
-    """Around a page run (app.py): no call ahead starts while one draws."""
+    """Around a page run (app.py) or a section's own rerun: no call ahead starts while one draws.  The run's plan starts
+    empty (a run that ``st.rerun`` cut short planned calls for values it no longer shows)."""
+    st.session_state.pop(_PLAN, None)
     with _cond:
         _runs[0] += 1
     try:
