@@ -88,8 +88,7 @@ def page() -> str | None:
 
 
 def step_values(key: str) -> tuple[list, list]:
-    """The values one step of control ``key`` (created in this run) reaches: (those above its value, those below), the
-    nearest first; ([], []) for a control that has no steps (a choice, a toggle) or was not created."""
+    """The values one step of control ``key`` reaches in this run, (above, below), nearest first; ([], []): it has no steps."""
     got = _run().get("steps", {}).get(key)
     if got is None:
         return [], []
@@ -97,9 +96,8 @@ def step_values(key: str) -> tuple[list, list]:
         options, i = got[1], got[2]
         return list(options[i + 1:i + 2]), list(options[max(i - 1, 0):i][::-1])
     _, lo, hi, grid, value = got
-    up, down = value + grid, value - grid
-    fix = (lambda v: v) if isinstance(value, int) else (lambda v: round(v, 12))
-    return ([fix(up)] if up <= hi else []), ([fix(down)] if down >= lo else [])
+    up, down = (value + grid, value - grid) if isinstance(value, int) else (round(value + grid, 12), round(value - grid, 12))
+    return ([up] if up <= hi else []), ([down] if down >= lo else [])
 
 
 def _raw(key: str) -> list[str]:
@@ -244,8 +242,7 @@ def _numeric(widget, label: str, key: str, *, default, lo, hi, step, help, fmt, 
         value = _snap(key, label, value, lo, hi, step, c)
     _register(key, value, default, spec={"kind": "range", "lo": lo, "hi": top, "lo_url": _url_str(lo), "hi_url": _url_str(top),
                                          "step": step, "fixed": False})
-    grid = step if step is not None else (1 if is_int else 0.01)  # Streamlit's step when none is given
-    _run().setdefault("steps", {})[key] = ("range", lo, top, grid, value)
+    _run().setdefault("steps", {})[key] = ("range", lo, top, step if step is not None else (1 if is_int else 0.01), value)  # Streamlit's step
     return value
 
 
