@@ -96,3 +96,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     # read by tests/app/conftest.py's cache fixture: whether the test before the next one kept warm caches
     item.session.posenc_warm_before = item.get_closest_marker("warm_caches") is not None
+
+
+@pytest.fixture
+def ahead_on(monkeypatch):
+    """Values computed ahead turned on for one test, in this process (posenc/ui/ahead.py), with none queued before it,
+    and none left to compute after it: a call still running would add computations to the next test's counts."""
+    import time
+
+    from posenc.ui import ahead
+
+    def drain() -> None:
+        with ahead._cond:
+            ahead._pending.clear()
+        t0 = time.monotonic()
+        while ahead._current[0] is not None and time.monotonic() - t0 < 120:
+            time.sleep(0.01)
+
+    monkeypatch.setenv(ahead.ENV, "1")
+    drain()
+    yield ahead
+    drain()

@@ -33,6 +33,7 @@ def _script():
     st.session_state["planned"] = [(c[1], dict(c[2])["base"]) for c in ahead.planned()]
     ahead.note_values()
     ahead.release()
+    controls.end_run()  # what app.py's frame does: the next run's previous values
 
 
 def _wait(call: tuple, timeout: float = 30.0) -> None:
@@ -47,7 +48,7 @@ def _key(n: int, d: int, base: float) -> tuple:
 
 
 @pytest.fixture
-def counted(monkeypatch):
+def counted(monkeypatch, ahead_on):
     """Calls of posenc.schemes.sinusoidal.sinusoid by their (n, d, base), in whichever thread they run."""
     calls, real = [], sinusoidal_module.sinusoidal
 
@@ -57,11 +58,6 @@ def counted(monkeypatch):
 
     wrapper.__module__, wrapper.__qualname__ = real.__module__, real.__qualname__
     monkeypatch.setattr(sinusoidal_module, "sinusoidal", wrapper)
-    monkeypatch.delenv(ahead.ENV, raising=False)
-    with ahead._cond:  # another test's calls, still queued, would count here
-        ahead._pending.clear()
-    while ahead._current[0] is not None:
-        time.sleep(0.01)
     cache._call.clear()
     yield calls
     cache._call.clear()
@@ -205,3 +201,13 @@ def test_a_run_that_asks_for_the_call_in_progress_does_not_wait_on_a_paused_work
         with ahead.wanted(call):  # the run asks for the call the worker holds
             worker.join(10)
         assert state["out"] == [0, 1]
+
+
+def test_turned_off_the_worker_leaves_what_is_queued(counted, monkeypatch):
+    call = _key(9, 8, 50.0)
+    monkeypatch.setenv(ahead.ENV, "0")
+    ahead.enqueue([call])
+    time.sleep(0.3 + ahead.GRACE_S)
+    assert call not in ahead.done() and (9, 8, 50.0) not in counted
+    monkeypatch.setenv(ahead.ENV, "1")
+    _wait(call)

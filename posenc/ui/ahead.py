@@ -45,7 +45,7 @@ THREAD = "posenc-ahead"  # posenc._threads.pmap runs inline in a thread of this 
 _IDLE_POLL_S = 0.05
 GRACE_S = 0.3  # after a page run ends, while its page is sent and painted, no call ahead starts
 _PLAN = "_posenc_ahead_plan"  # session state: this run's calls, queued at its end (``release``)
-_MOVED = "_posenc_ahead_moved"  # session state: (the control last moved, +1 / -1 its direction, every control's value)
+_MOVED = "_posenc_ahead_moved"  # session state: (the control last moved, +1 / -1 its direction)
 
 _pending: deque = deque()
 _cond = threading.Condition()
@@ -90,14 +90,11 @@ def plan(call: tuple, slides: dict) -> None:
 
 
 def _motion() -> tuple[str | None, int]:
-    """(the control the hand last moved, +1 if it went up, -1 if down): a control bound so far in this run whose value
-    differs from the previous run's, else the one remembered (``note_values``); (None, +1) before any moved."""
-    moved, direction, before = _remembered()
-    return _changed({k: v[0] for k, v in controls.bound_values().items()}, before, moved, direction)
-
-
-def _changed(now: dict, before: dict, moved: str | None, direction: int) -> tuple[str | None, int]:
-    for key, value in now.items():
+    """(the control the hand last moved, +1 if it went up, -1 if down): one bound so far in this run whose value differs
+    from the previous run's (``controls.previous_values``), else the one ``note_values`` kept; (None, +1) before any."""
+    moved, direction = st.session_state.get(_MOVED, (None, 1))
+    before = controls.previous_values()
+    for key, (value, *_) in controls.bound_values().items():
         old = before.get(key)
         if old is None or old == value:
             continue
@@ -107,16 +104,8 @@ def _changed(now: dict, before: dict, moved: str | None, direction: int) -> tupl
 
 
 def note_values() -> None:
-    """Remember every control's value of this run, and which moved (``_motion`` in the next run)."""
-    now = {k: v[0] for k, v in controls.bound_values().items()}
-    moved, direction, before = _remembered()
-    st.session_state[_MOVED] = (controls.page(), *_changed(now, before, moved, direction), now)
-
-
-def _remembered() -> tuple[str | None, int, dict]:
-    """What ``note_values`` kept from the previous run, if it was of this page (pages share control keys: "n", "d")."""
-    page, moved, direction, before = st.session_state.get(_MOVED, (None, None, 1, {}))
-    return (moved, direction, before) if page == controls.page() else (None, 1, {})
+    """Remember which control this run moved, and which way (``_motion`` of the next runs, until another moves)."""
+    st.session_state[_MOVED] = _motion()
 
 
 def planned() -> list[tuple]:
@@ -227,7 +216,7 @@ def _loop() -> None:
     _threads.pause_between_items(_wait_idle)  # and a call of many items (Compare's schemes) waits between two of them
     while True:
         with _cond:
-            while not (_pending and _idle()):
+            while not (_pending and enabled() and _idle()):  # turned off: what is queued waits
                 _cond.wait(_IDLE_POLL_S)
             call = _current[0] = _pending.popleft()
         try:

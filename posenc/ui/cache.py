@@ -133,11 +133,6 @@ def hold_no_slot() -> None:
     _HELD.depth = 1
 
 
-def call_key(call: tuple) -> Any:
-    """The cached result for ``call`` ((qualified name, args, kwargs), as ``_key`` builds it), computed if missing."""
-    return _call(*call)
-
-
 def cached(fn: Callable, *args, ahead: dict | None = None, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` through the shared scalar-keyed cache (``fn`` lives in posenc).
 
@@ -193,4 +188,4 @@ def safe_long(fn: Callable, *args, **kwargs) -> Any | None:
         return None
 
 
-_bind_ahead(compute=call_key, slots_in_use=slots_in_use, hold_no_slot=hold_no_slot)  # the worker computes through this cache
+_bind_ahead(compute=lambda call: _call(*call), slots_in_use=slots_in_use, hold_no_slot=hold_no_slot)  # the worker computes through this cache

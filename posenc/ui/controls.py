@@ -32,7 +32,7 @@ from posenc.ui import compat, md
 _RUN = "_posenc_run"  # session-state slot holding this run's bound keys and notes
 
 
-_LAST = "_posenc_last_page"  # (page path, keys it bound) of the previous run
+_LAST = "_posenc_last_page"  # (page path, {key: value} it bound) of the previous run
 
 
 def begin_run(page: str | None = None) -> None:
@@ -51,9 +51,14 @@ def begin_run(page: str | None = None) -> None:
 
 
 def end_run() -> None:
-    """Remember which page ran and which keys it bound (for the next begin_run)."""
-    run = _run()
-    st.session_state[_LAST] = (run.get("page"), tuple(run["bound"]))
+    """Remember which page ran and the values it bound (for the next begin_run, and ``previous_values``)."""
+    st.session_state[_LAST] = (_run().get("page"), {k: v[0] for k, v in _run()["bound"].items()})
+
+
+def previous_values() -> dict:
+    """{key: value} the previous full run bound, if it ran this page ({} otherwise)."""
+    last = st.session_state.get(_LAST)
+    return dict(last[1]) if last is not None and last[0] == _run().get("page") else {}
 
 
 def _run() -> dict:
@@ -80,11 +85,6 @@ def control_specs() -> dict[str, dict]:
     (max_chars, default).
     """
     return dict(_run().get("specs", {}))
-
-
-def page() -> str | None:
-    """The page this run draws (``begin_run``'s argument)."""
-    return _run().get("page")
 
 
 def step_values(key: str) -> tuple[list, list]:

@@ -15,8 +15,7 @@ def _done_at(n: int, d: int = 64) -> bool:
     return any(c[0] == NAME and c[1][:4] == (n, d, 8, 512) for c in ahead.done())
 
 
-def test_a_step_of_n_finds_the_table_computed_ahead(monkeypatch):
-    monkeypatch.setenv(ahead.ENV, "1")
+def test_a_step_of_n_finds_the_table_computed_ahead(monkeypatch, ahead_on):
     at = open_page("pages/compare.py", timeout=180)
     assert not at.exception
     t0 = time.monotonic()
@@ -33,10 +32,9 @@ def test_a_step_of_n_finds_the_table_computed_ahead(monkeypatch):
     assert at.dataframe[0].value["n_measured"].max() == 1024  # the table drawn is n = 1,024's
 
 
-def test_a_step_onto_the_table_being_computed_ahead_waits_for_it_and_no_longer(monkeypatch):
+def test_a_step_onto_the_table_being_computed_ahead_waits_for_it_and_no_longer(ahead_on):
     """The worker pauses between Compare's schemes while a run draws; the run of a step onto the very table it computes
     waits for that table, so the worker goes on (were it to pause, the two would wait for each other)."""
-    monkeypatch.setenv(ahead.ENV, "1")
     at = open_page("pages/compare.py", {"d": "70"}, timeout=180)  # a width no other test measures: every table is new
     t0 = time.monotonic()
     while not ((c := ahead._current[0]) and c[0] == NAME and c[1][:4] == (1024, 70, 8, 512)):
