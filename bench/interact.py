@@ -528,7 +528,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile
     probe0, steal0, t0 = cpu_probe(), stolen_seconds(), time.perf_counter()
     cpu = cpu_model()
-    bound = idle_bound(cpu)  # this CPU's idle reading (bench.timing.IDLE_BOUNDS): a slower core is not a busy host
+    bound = idle_bound(cpu, cpu_identity())  # this CPU's idle reading (bench.timing.IDLE_BOUNDS): a slower core is not a busy host
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
     _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear(), _TYPED.clear()  # a new server: nothing shown yet

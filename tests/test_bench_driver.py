@@ -94,6 +94,21 @@ def test_the_idle_bound_is_the_cpus_own():
     assert said == f"missed g, on a nearly idle host ({xeon}) (busy while timing: RoPE)"
 
 
+def test_a_part_of_one_model_name_has_its_own_idle_bound():
+    """The "AMD EPYC" of family 25, model 1 read 0.151-0.186 s idle (2026-12-07), the name's bound 0.095 s: it is held to
+    a bound of its own, matched on family and model, and model 17 or an unknown part of the name keeps the name's."""
+    from bench.timing import IDLE_BOUNDS_BY_PART, IDLE_PROBE_S, host_verdict, idle_bound
+
+    model_1 = "family 25, model 1, stepping 1, 2445 MHz"
+    assert 0.186 < idle_bound("AMD EPYC", model_1) == dict(IDLE_BOUNDS_BY_PART)[("AMD EPYC", "family 25, model 1,")] < 0.287
+    assert idle_bound("AMD EPYC", "family 25, model 17, stepping 1, 2596 MHz") == IDLE_PROBE_S  # not "model 1" by its prefix
+    assert idle_bound("AMD EPYC", "") == idle_bound("AMD EPYC") == IDLE_PROBE_S
+    assert idle_bound("Intel(R) Xeon(R) Processor", "family 25, model 1, stepping 1") == 0.23  # the family names no other maker's part
+    readings = [0.154, 0.161, 0.177, 0.165]
+    assert host_verdict(readings, 0.0, bound=idle_bound("AMD EPYC", model_1), cpu="AMD EPYC")["nearly_idle"]
+    assert not host_verdict([*readings, 0.29, 0.288, 0.29, 0.29], 0.0, bound=idle_bound("AMD EPYC", model_1), cpu="AMD EPYC")["nearly_idle"]
+
+
 def test_the_report_tells_two_cpus_of_one_name_apart():
     """Two machines both named "AMD EPYC" idle at different probe readings (0.076-0.092 s and 0.12-0.14 s): the run
     records family, model, stepping and clock beside the name."""
