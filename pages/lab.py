@@ -179,14 +179,15 @@ with results_box:  # the prediction first; until it is revealed the schemes it a
 @section(PATH, box=("The attention maps at L and past it, and each head's mass on the tokens that matter", "lab_why"),
          opens_with=views.WHY_KEYS)
 def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
-    """Scheme and length rerun only this section; layer and head pick, in the browser, among what it sent.  Drawn only
-    while its box is open: closed, a first paint and a change of task skip the attention maps."""
+    """Scheme and length rerun only this section (a shipped run's next long length is computed ahead); layer and head pick,
+    in the browser, among what it sent.  Drawn only while its box is open: closed, a first paint and a change of task skip it."""
     w = st.columns(4)
     runs = list(run["results"]["runs"])
     scheme = controls.choice("scheme", "scheme", runs, default=extended_scheme(run["results"]) or runs[0], format_func=NAMES.get,
                              style="select", container=w[0])
     mult = controls.select_slider("long length", "mult", [2, 4, 8], default=4, format_func=lambda v: f"{v}L", container=w[1])
-    av = _view("attention_stack", key, (scheme, mult), _run=run)
+    av = (cached(views.shipped_attention_stack, key[1], scheme, mult, ahead={"mult": 2}) if key[0] == "shipped"
+          else _view("attention_stack", key, (scheme, mult), _run=run))
     layers, heads = range(1, av["layers"] + 1), range(1, av["heads"] + 1)
     layer = controls.in_chart("layer", "layer", layers, default=1, container=w[2])
     head = controls.in_chart("head", "head", heads, default=1, container=w[3])
@@ -207,7 +208,6 @@ def why_section(run: dict, key: tuple, L: int, k: int, settings: str) -> None:
           caption=f"Attention on the {k} input positions holding the tokens the next one depends on (the query's own "
                   f"included), every head of the chosen layer (the chosen head thick), first seed; the title gives the chosen "
                   f"head's mean before and after L ({settings}). A scheme whose heads keep their mass past L keeps its loss.")
-
 
 with why_box:
     st.subheader("Why: where attention goes", anchor=False)

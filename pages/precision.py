@@ -36,7 +36,7 @@ upload = right.file_uploader("or upload a config.json or GGUF header", type=["js
                              max_upload_size=MAX_UPLOAD_MB, help=GGUF_HELP)
 text = config_source(pasted, EXAMPLE_CONFIGS.get(example, ""), upload, limit=MAX_CONFIG_BYTES)
 
-v = safe(precision_view, d, base, text)
+v = safe(precision_view, d, base, text, ahead=None if text else {"d": 0, "base": 1})  # the next d and base computed ahead
 if v is not None:
     st.markdown(f"**Computed for:** {md.escape(v['label'], limit=200)}")
     rows = {r["mode"]: r for r in v["table"].to_dict("records")}

@@ -26,6 +26,7 @@ from posenc.lab.results import (  # noqa: F401 (the page reads them here)
     extended_scheme,
     gaps,
     learned_check,
+    load_task,
     spread,
     spread_text,
     task_of,
@@ -228,6 +229,12 @@ def attention_stack(run: dict, scheme: str, multiple: int) -> dict:
             "mass": pd.concat(mass_parts, ignore_index=True), "mass_summary": summary, "note": note,
             "layers": cfg.n_layers, "heads": cfg.n_heads, "train_len": L, "length": n_long, "order": cfg.order,
             "name": NAMES[scheme]}
+
+
+def shipped_attention_stack(task: str, scheme: str, multiple: int) -> dict:
+    """``attention_stack`` of the run shipped for ``task`` (``results.load_task``): keyed on scalars alone, so a page
+    caches it in the shared cache and computes the next long length ahead (``posenc.ui.ahead``)."""
+    return attention_stack(load_task(task), scheme, multiple)
 
 
 def attention_view(run: dict, scheme: str, layer: int, head: int, multiple: int) -> dict:
