@@ -6,6 +6,7 @@ import io
 
 import altair as alt
 import numpy as np
+import pandas as pd
 import pytest
 import vl_convert as vlc
 from PIL import Image
@@ -107,6 +108,26 @@ def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
     for cell in spec["datasets"][hover["data"]["name"]]:
         i, j = int(cell["i"]) // 4, int(cell["j"]) // 3
         assert cell["i_end"] > cell["i"] and (cell["score"] is None or cell["score"] == pytest.approx(M[i, j]))
+
+
+@pytest.mark.parametrize("shape, steps", [((128, 128), (2, 2)), ((41, 31), (1, 3))])
+def test_an_image_whose_size_the_hover_blocks_do_not_divide_still_fills_its_plot(shape, steps):
+    """The hover grid's last block is cut at the matrix's edge: a block past it widened both axes beyond the image, an
+    empty band along its right and bottom sides (the lab's attention map at 8L: 128 columns, 7 to a block, the axis to
+    266 for an image ending at 256, 2026-12-07)."""
+    from posenc.charts.base import matrix_frame
+    M = np.random.default_rng(0).random(shape)
+    rows, cols = np.arange(shape[0]) * steps[0], np.arange(shape[1]) * steps[1]
+    ch = raster.frame_heatmap(matrix_frame(M, rows, cols, row="query", col="key", value="weight"), x="key", y="query",
+                              value="weight", domain=(0.0, 1.0), palette="sequential", x_title="key", y_title="query",
+                              value_title="w", width=300, height=200)
+    spec = export.chart_spec(ch)
+    image, hover, _ = spec["layer"]
+    cells = pd.DataFrame(spec["datasets"][hover["data"]["name"]])
+    assert cells["key_end"].max() == shape[1] * steps[1] and cells["query_end"].max() == shape[0] * steps[0]
+    assert (cells["key_end"] > cells["key"]).all() and (cells["query_end"] > cells["query"]).all()
+    drawn = _marks(vlc.vegalite_to_scenegraph(spec), "image")
+    assert [(m["x"], m["y"], m["width"], m["height"]) for m in drawn] == [(0, 0, 300, 200)]  # no empty band beside it
 
 
 def test_palette_of_maps_vega_names_and_refuses_others():

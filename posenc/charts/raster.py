@@ -140,7 +140,9 @@ def image_url(M, domain: tuple[float, float], stops: Sequence[str], blocks: tupl
 def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELLS, row: str = "i", col: str = "j",
                value: str = "score", steps: tuple[float, float] | None = None) -> pd.DataFrame:
     """A coarse grid of exact values for hover: every ``step``-th row and column of M, each cell
-    spanning its block.  DataFrame(row, row_end, col, col_end, value) with NaN where masked."""
+    spanning its block, the last block of a row or column cut at the matrix's edge (a block past it would widen the
+    chart's axis beyond the image: an empty band along two sides of it).  DataFrame(row, row_end, col, col_end, value)
+    with NaN where masked."""
     A = np.asarray(M, dtype=np.float64)
     r, c = A.shape
     side = max(1, int(np.sqrt(cells)))
@@ -153,9 +155,10 @@ def hover_grid(M, rows: np.ndarray, cols: np.ndarray, *, cells: int = HOVER_CELL
     else:
         step_r = float(rows[1] - rows[0]) if len(rows) > 1 else 1.0
         step_c = float(cols[1] - cols[0]) if len(cols) > 1 else 1.0
+    rows, cols = np.asarray(rows), np.asarray(cols)
     return pd.DataFrame({
-        row: np.asarray(rows)[rr.ravel()], f"{row}_end": np.asarray(rows)[rr.ravel()] + sr * step_r,
-        col: np.asarray(cols)[cc.ravel()], f"{col}_end": np.asarray(cols)[cc.ravel()] + sc * step_c,
+        row: rows[rr.ravel()], f"{row}_end": np.minimum(rows[rr.ravel()] + sr * step_r, rows[-1] + step_r),
+        col: cols[cc.ravel()], f"{col}_end": np.minimum(cols[cc.ravel()] + sc * step_c, cols[-1] + step_c),
         value: np.where(np.isfinite(sub), sub, np.nan).ravel().astype(np.float32),
     })
 
