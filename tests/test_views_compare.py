@@ -391,6 +391,41 @@ def test_wishlist_and_dot_charts(table):
     assert all(p["encoding"]["y"]["axis"]["labelLimit"] == 260 for p in panels) and right["encoding"]["y"]["axis"] is None
 
 
+def test_the_dots_at_zero_and_at_the_top_sit_clear_of_the_axis_and_the_edge(table):
+    """Drawn (Vega's scenegraph of the export), every dot lies wholly inside its panel, none centred on the axis line
+    or cut by the plot's edge, and no tick is negative (each panel's measure is >= 0): at n = 512 most schemes sit at
+    0 on the left and the raw index at the right panel's top, and the "0.0" tick label crowded the dots at 0
+    (2026-12-07)."""
+    import vl_convert as vlc
+
+    from posenc.io import export
+
+    scene = vlc.vegalite_to_scenegraph(export.chart_spec(measured_dots(table["frame"])))
+
+    def items(node, role):
+        found = []
+        if isinstance(node, dict):
+            if node.get("role") == role or node.get("marktype") == role:
+                found.append(node)
+            for value in node.values():
+                found += items(value, role)
+        elif isinstance(node, list):
+            for value in node:
+                found += items(value, role)
+        return found
+
+    panels = [g for g in items(scene, "scope") if items(g, "symbol")]
+    assert len(panels) == 2
+    for panel in panels:
+        width = panel["items"][0]["width"] if panel.get("items") else None
+        dots = [d for s in items(panel, "symbol") for d in s["items"]]
+        radius = math.sqrt(dots[0]["size"] / math.pi)
+        xs = [d["x"] for d in dots]
+        assert min(xs) - radius >= 1 and (width is None or max(xs) + radius <= width - 1), (min(xs), max(xs), width, radius)
+    ticks = [t["text"] for a in items(scene, "axis-label") for t in a.get("items", [])]
+    assert ticks and not [t for t in ticks if str(t).startswith(("-", "−"))], ticks
+
+
 def test_charts_refuse_too_many_marks():
     big = pd.DataFrame({"i": np.zeros(MAX_MARKS + 1, dtype=np.int16), "j": 0, "score": 0.0, "scheme": "x"})
     with pytest.raises(ValueError, match="ceiling"):

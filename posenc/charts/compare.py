@@ -167,7 +167,8 @@ def _dot_panels(frame: pd.DataFrame, width: int | str) -> tuple[alt.Chart, alt.C
 
     def dots(field: str, title: list[str], extra: list) -> alt.Chart:
         return alt.Chart(df, width=width, height=alt.Step(22)).mark_circle(size=110, color=OKABE_ITO[0], opacity=1).encode(
-            x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(zero=True)),
+            # padded, not rounded: the dots at 0 and at the top clear of the axis and the edge, and no negative tick
+            x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(zero=True, nice=False, padding=12)),
             y=alt.Y("scheme:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260)),
             tooltip=[alt.Tooltip("scheme:N"), alt.Tooltip(f"{field}:Q", title=" ".join(title), format=".4g")] + extra,
         )
