@@ -14,6 +14,7 @@ from PIL import Image
 from posenc.charts import raster
 from posenc.io import export
 from posenc.ui.compat import positional_names
+from tests.scenegraph import marks
 
 
 def test_colorize_maps_the_domain_onto_the_stops_and_masks_non_finite():
@@ -66,20 +67,6 @@ def _decode(spec: dict, layer: dict) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
 
 
-def _marks(node, marktype: str) -> list[dict]:
-    """Every item of a Vega scenegraph drawn with ``marktype``."""
-    found = []
-    if isinstance(node, dict):
-        if node.get("marktype") == marktype:
-            found += node.get("items", [])
-        for v in node.values():
-            found += _marks(v, marktype)
-    elif isinstance(node, list):
-        for v in node:
-            found += _marks(v, marktype)
-    return found
-
-
 def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
     from posenc.charts.base import matrix_frame
     M = np.arange(40 * 30, dtype=np.float64).reshape(40, 30)
@@ -103,7 +90,7 @@ def test_frame_heatmap_puts_every_cell_of_a_tidy_frame_at_its_row_and_column():
     row = spec["datasets"][image["data"]["name"]][0]
     assert (row["x"], row["x2"], row["y"], row["y2"]) == (0.0, 90.0, 0.0, 160.0)
     assert all("domain" not in layer["encoding"][ch]["scale"] for layer in (image, hover) for ch in ("x", "y"))
-    drawn = _marks(vlc.vegalite_to_scenegraph(spec), "image")
+    drawn = marks(vlc.vegalite_to_scenegraph(spec), "image")
     assert [(m["x"], m["y"], m["width"], m["height"]) for m in drawn] == [(0, 0, 300, 400)]
     for cell in spec["datasets"][hover["data"]["name"]]:
         i, j = int(cell["i"]) // 4, int(cell["j"]) // 3
@@ -126,7 +113,7 @@ def test_an_image_whose_size_the_hover_blocks_do_not_divide_still_fills_its_plot
     cells = pd.DataFrame(spec["datasets"][hover["data"]["name"]])
     assert cells["key_end"].max() == shape[1] * steps[1] and cells["query_end"].max() == shape[0] * steps[0]
     assert (cells["key_end"] > cells["key"]).all() and (cells["query_end"] > cells["query"]).all()
-    drawn = _marks(vlc.vegalite_to_scenegraph(spec), "image")
+    drawn = marks(vlc.vegalite_to_scenegraph(spec), "image")
     assert [(m["x"], m["y"], m["width"], m["height"]) for m in drawn] == [(0, 0, 300, 200)]  # no empty band beside it
 
 

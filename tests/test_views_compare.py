@@ -399,30 +399,19 @@ def test_the_dots_at_zero_and_at_the_top_sit_clear_of_the_axis_and_the_edge(tabl
     import vl_convert as vlc
 
     from posenc.io import export
+    from tests.scenegraph import nodes
 
     scene = vlc.vegalite_to_scenegraph(export.chart_spec(measured_dots(table["frame"])))
-
-    def items(node, role):
-        found = []
-        if isinstance(node, dict):
-            if node.get("role") == role or node.get("marktype") == role:
-                found.append(node)
-            for value in node.values():
-                found += items(value, role)
-        elif isinstance(node, list):
-            for value in node:
-                found += items(value, role)
-        return found
-
-    panels = [g for g in items(scene, "scope") if items(g, "symbol")]
+    symbols = lambda g: nodes(g, lambda d: d.get("marktype") == "symbol")  # noqa: E731
+    panels = [g for g in nodes(scene, lambda d: d.get("role") == "scope") if symbols(g)]
     assert len(panels) == 2
     for panel in panels:
-        width = panel["items"][0]["width"] if panel.get("items") else None
-        dots = [d for s in items(panel, "symbol") for d in s["items"]]
+        width = panel["items"][0]["width"]
+        dots = [d for s in symbols(panel) for d in s["items"]]
         radius = math.sqrt(dots[0]["size"] / math.pi)
         xs = [d["x"] for d in dots]
-        assert min(xs) - radius >= 1 and (width is None or max(xs) + radius <= width - 1), (min(xs), max(xs), width, radius)
-    ticks = [t["text"] for a in items(scene, "axis-label") for t in a.get("items", [])]
+        assert min(xs) - radius >= 1 and max(xs) + radius <= width - 1, (min(xs), max(xs), width, radius)
+    ticks = [t["text"] for a in nodes(scene, lambda d: d.get("role") == "axis-label") for t in a.get("items", [])]
     assert ticks and not [t for t in ticks if str(t).startswith(("-", "−"))], ticks
 
 
