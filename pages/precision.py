@@ -36,7 +36,8 @@ upload = right.file_uploader("or upload a config.json or GGUF header", type=["js
                              max_upload_size=MAX_UPLOAD_MB, help=GGUF_HELP)
 text = config_source(pasted, EXAMPLE_CONFIGS.get(example, ""), upload, limit=MAX_CONFIG_BYTES)
 
-v = safe(precision_view, d, base, text, ahead=None if text else {"d": 0, "base": 1})  # the next d and base computed ahead
+v = (safe(precision_view, d, base, text, ahead={"d": 0, "base": 1}) if not text  # the next d and base computed ahead
+     else safe(precision_view, config_text=text))  # a model sets its own d and base: a step of those sliders recomputes nothing
 if v is not None:
     st.markdown(f"**Computed for:** {md.escape(v['label'], limit=200)}")
     rows = {r["mode"]: r for r in v["table"].to_dict("records")}
