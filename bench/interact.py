@@ -527,8 +527,8 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
         out["only_pages"] = list(pages)
     # the host as the run found it: one core's speed before and after, and the CPU time other guests took meanwhile
     probe0, steal0, t0 = cpu_probe(), stolen_seconds(), time.perf_counter()
-    cpu = cpu_model()
-    bound = idle_bound(cpu, cpu_identity())  # this CPU's idle reading (bench.timing.IDLE_BOUNDS): a slower core is not a busy host
+    cpu, ident = cpu_model(), cpu_identity()
+    bound = idle_bound(cpu, ident)  # this CPU's idle reading (bench.timing.IDLE_BOUNDS): a slower core is not a busy host
     probes = [probe0]  # and one before each page: a host that turns busy during the run shows where
     waits: list[float] = []  # seconds the run waited for the host to calm (before each page, the floor)
     _SEEN.clear(), _PICKED.clear(), _FORWARD.clear(), _ORIGIN.clear(), _TYPED.clear()  # a new server: nothing shown yet
@@ -617,7 +617,7 @@ def interact(repeats: int = 3, pages: list[str] | None = None, cold: bool = True
     steal = None if steal0 is None or steal1 is None else round((steal1 - steal0) / (wall * (os.cpu_count() or 1)), 4)
     busy = busy_pages(out["pages"], probes[-1], bound)
     out["wall_s"] = round(wall, 1)
-    out["host"] = {"cpu": cpu, "cpu_identity": cpu_identity(), "cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
+    out["host"] = {"cpu": cpu, "cpu_identity": ident, "cpu_probe_s": [round(probe0, 4), round(probes[-1], 4)], "steal_fraction": steal,
                    **host_verdict(probes, steal, busy=len(busy), timed=len(out["pages"]), waited_s=sum(waits), wall_s=wall,
                                   bound=bound, cpu=cpu),
                    "busy_pages": busy, "waited_s": round(sum(waits), 1)}

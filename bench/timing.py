@@ -87,15 +87,16 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
 
 
 def idle_bound(cpu: str | None = None, identity: str | None = None) -> float:
-    """The ``cpu_probe`` reading at or below which a host with this CPU (default: this machine's) is nearly idle: the
-    bound of the first IDLE_BOUNDS_BY_PART entry whose name the model name starts with and whose family and model
-    ``identity`` (``cpu_identity``; default: this machine's when ``cpu`` is too) starts with, else of the first
-    IDLE_BOUNDS entry the model name starts with, else the smallest bound (a CPU never measured idle is held to the
-    fastest one's)."""
+    """The ``cpu_probe`` reading at or below which a host with this CPU (default: this machine's name and identity) is
+    nearly idle: the bound of the first IDLE_BOUNDS entry whose name the model name starts with and whose part the
+    family and model ``identity`` (``cpu_identity``) starts with ("" for any part), else the smallest bound (a CPU never
+    measured idle is held to the fastest one's)."""
     if cpu is None:
-        cpu, identity = cpu_model(), cpu_identity() if identity is None else identity
-    part = next((b for (name, fam), b in IDLE_BOUNDS_BY_PART if cpu.startswith(name) and f"{identity or ''},".startswith(fam)), None)
-    return part if part is not None else next((b for name, b in IDLE_BOUNDS if cpu.startswith(name)), min(b for _, b in IDLE_BOUNDS))
+        cpu = cpu_model()
+        identity = cpu_identity() if identity is None else identity
+    part = f"{identity or ''},"  # "family 25, model 1," is not a prefix of "family 25, model 17, ..."
+    return next((b for name, prefix, b in IDLE_BOUNDS if cpu.startswith(name) and part.startswith(prefix)),
+                min(b for _, _, b in IDLE_BOUNDS))
 
 
 # The goals of ``--only interact`` are stated for a 2-core machine "nearly idle".  On the first such machine (AMD EPYC,
@@ -115,9 +116,9 @@ IDLE_PROBE_S = 0.095
 # bound, and the verdict names it.
 # One model name also covers several parts: "AMD EPYC" of family 25, model 1 (2,445 MHz) read 0.151-0.186 s in 22 of 25
 # readings on 2026-12-07, 08:20-08:30 UTC, with nothing else running in the machine (load 0.8), 0.0 % of the CPU
-# stolen, and three bursts at 0.29 s; such a part is matched on its family and model (``cpu_identity``) before its name.
-IDLE_BOUNDS_BY_PART = ((("AMD EPYC", "family 25, model 1,"), 0.19),)
-IDLE_BOUNDS = (("AMD EPYC", IDLE_PROBE_S), ("Intel(R) Xeon(R) Processor", 0.23))
+# stolen, and three bursts at 0.29 s; such a part is listed by its family and model (``cpu_identity``) before its name.
+# (model name prefix, family-and-model prefix or "" for any part, bound), the first match wins
+IDLE_BOUNDS = (("AMD EPYC", "family 25, model 1,", 0.19), ("AMD EPYC", "", IDLE_PROBE_S), ("Intel(R) Xeon(R) Processor", "", 0.23))
 IDLE_STEAL = 0.005
 MAX_BUSY_SHARE = 4  # at most a quarter of the pages timed next to a slow probe (run T: 8 of 15 at a median of 0.0949 s)
 

@@ -85,7 +85,7 @@ def test_the_idle_bound_is_the_cpus_own():
     assert idle_bound("AMD EPYC 7B13") == IDLE_PROBE_S
     xeon = "Intel(R) Xeon(R) Processor"
     assert idle_bound(xeon) > 0.225  # above every idle reading measured on it
-    assert idle_bound("Some Other CPU") == min(b for _, b in IDLE_BOUNDS) == IDLE_PROBE_S
+    assert idle_bound("Some Other CPU") == min(b for _, _, b in IDLE_BOUNDS) == IDLE_PROBE_S
     readings = [0.184, 0.171, 0.216, 0.19]  # idle on the Xeon, busy by the EPYC's bound
     assert host_verdict(readings, 0.0, bound=idle_bound(xeon), cpu=xeon)["nearly_idle"]
     epyc = host_verdict(readings, 0.0, bound=idle_bound("AMD EPYC 7B13"), cpu="AMD EPYC 7B13")
@@ -97,10 +97,10 @@ def test_the_idle_bound_is_the_cpus_own():
 def test_a_part_of_one_model_name_has_its_own_idle_bound():
     """The "AMD EPYC" of family 25, model 1 read 0.151-0.186 s idle (2026-12-07), the name's bound 0.095 s: it is held to
     a bound of its own, matched on family and model, and model 17 or an unknown part of the name keeps the name's."""
-    from bench.timing import IDLE_BOUNDS_BY_PART, IDLE_PROBE_S, host_verdict, idle_bound
+    from bench.timing import IDLE_BOUNDS, IDLE_PROBE_S, host_verdict, idle_bound
 
     model_1 = "family 25, model 1, stepping 1, 2445 MHz"
-    assert 0.186 < idle_bound("AMD EPYC", model_1) == dict(IDLE_BOUNDS_BY_PART)[("AMD EPYC", "family 25, model 1,")] < 0.287
+    assert 0.186 < idle_bound("AMD EPYC", model_1) == {p[:2]: p[2] for p in IDLE_BOUNDS}[("AMD EPYC", "family 25, model 1,")] < 0.287
     assert idle_bound("AMD EPYC", "family 25, model 17, stepping 1, 2596 MHz") == IDLE_PROBE_S  # not "model 1" by its prefix
     assert idle_bound("AMD EPYC", "") == idle_bound("AMD EPYC") == IDLE_PROBE_S
     assert idle_bound("Intel(R) Xeon(R) Processor", "family 25, model 1, stepping 1") == 0.23  # the family names no other maker's part

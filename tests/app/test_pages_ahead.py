@@ -30,6 +30,20 @@ def _done(name: str, arg: int, value) -> bool:
     return any(c[0] == name and c[1][arg] == value for c in ahead.done())
 
 
+def _counted(monkeypatch, module, fn: str) -> list:
+    """The calls of ``module.fn`` from now on by a page's run (their arguments after the first), not by the worker, which
+    goes on computing the other values ahead meanwhile."""
+    computed, real = [], getattr(module, fn)
+
+    def counted(*a, **k):
+        if threading.current_thread().name != ahead.THREAD:
+            computed.append(a[1:])
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, fn, counted)
+    return computed
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_a_step_finds_the_next_value_computed_ahead(case, monkeypatch, ahead_on):
     path, link, name, arg, value, key, (module, fn), shows = CASES[case]
@@ -39,15 +53,7 @@ def test_a_step_finds_the_next_value_computed_ahead(case, monkeypatch, ahead_on)
     while not _done(name, arg, value):
         assert time.monotonic() - t0 < 120, f"{name} at {value} was not computed ahead: {[c[:2] for c in ahead.done()]}"
         time.sleep(0.05)
-    computed = []
-    real = getattr(module, fn)
-
-    def counted(*a, **k):  # by the page's run: the worker goes on computing the other values ahead meanwhile
-        if threading.current_thread().name != ahead.THREAD:
-            computed.append(a[1:])
-        return real(*a, **k)
-
-    monkeypatch.setattr(module, fn, counted)
+    computed = _counted(monkeypatch, module, fn)
     at.session_state[key] = value
     at.run()
     assert not at.exception
@@ -59,16 +65,13 @@ def test_a_model_on_the_precision_page_plans_nothing_ahead_and_a_step_of_its_sli
     """With a model chosen the page draws the model's own d and base, so a step of the sliders changes nothing drawn:
     nothing is computed ahead for it, and the step finds the model's view in the cache (run AY, 2026-12-07: each step
     of base computed the same view again, 0.15-0.18 s of a 0.3 s step)."""
+    before = set(ahead.done())  # another test's calls, computed in this process
     at = open_page("pages/precision.py", {"model": next(iter(EXAMPLE_CONFIGS))}, timeout=180)
     assert not at.exception
     with ahead._cond:
-        queued = [*ahead._pending, ahead._current[0], *ahead.done()]
-    with_text = [c for c in queued if c and c[0] == "posenc.views.precision:precision_view"
-                 and ((c[1][2:] or ("",))[0] or dict(c[2]).get("config_text"))]  # a config's text, by position or by name
-    assert not with_text
-    computed, real, shown = [], precision_views.cos_error_profile, text_of(at)
-    monkeypatch.setattr(precision_views, "cos_error_profile",
-                        lambda *a, **k: (computed.append(a[1:]) if threading.current_thread().name != ahead.THREAD else None) or real(*a, **k))
+        queued = {*ahead._pending, ahead._current[0], *ahead.done()} - before - {None}
+    assert not [c for c in queued if c[0] == "posenc.views.precision:precision_view"]
+    computed, shown = _counted(monkeypatch, precision_views, "cos_error_profile"), text_of(at)
     for key, value in (("base", 501000.0), ("d", 130)):
         at.session_state[key] = value
         at.run()
