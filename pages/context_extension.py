@@ -11,12 +11,12 @@ from posenc.io.modelconfig import EXAMPLE_CONFIGS, MAX_CONFIG_BYTES
 from posenc.io.ropeconfig import rope_from_config
 from posenc.ui import controls, md
 from posenc.ui.cache import cached, safe
-from posenc.ui.frame import chart, exercise, header, quiz_value, show_code, table, wrap_up
+from posenc.ui.frame import chart, exercise, header, quiz_table, quiz_value, show_code, table, wrap_up
 from posenc.ui.section import section
 from posenc.ui.uploads import config_source
 from posenc.views.extension import extension_detail, model_view, positional_scheme
-from posenc.views.measure import bands_view, entries, fidelity_view, long_range_view, methods_at, summary_table
-from posenc.views.takeaways import curve_spread, extension_takeaway
+from posenc.views.measure import bands_view, entries, fidelity_view, logit_scale_cells, long_range_view, methods_at, summary_table
+from posenc.views.takeaways import YARN_QUIZ, curve_spread, extension_takeaway
 
 PATH = "pages/context_extension.py"
 DIMS = list(range(4, 513, 2))  # even only; NTK-aware needs d >= 4
@@ -82,7 +82,7 @@ if bands is not None:
                 help="HF's factor is a slope: scale = s·n/L − (s − 1), so at n = s·L it is s² − s + 1, not s")
     if det is not None:
         m[2].metric("YaRN correction range", f"{det['yarn_low']} – {det['yarn_high']}")
-        m[3].metric("YaRN attention factor", quiz_value("ext_yarn_af", f"{det['yarn_attention']:.6f}"),
+        m[3].metric("YaRN attention factor", quiz_value(YARN_QUIZ, f"{det['yarn_attention']:.6f}"),
                     help="the score is multiplied by its square")
     st.caption("Dynamic NTK's effective scale at each length n (its base is b·scale^(d/(d−2))): "
                + ", ".join(f"{n:,} → {v:g}" for n, v in zip(dyn["length"], dyn["effective_scale"])) + ".")
@@ -133,7 +133,8 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
                       "length bin and weighted, so the sums are unbiased); the dotted line is ln n, uniform attention."
                       + _spread(curve_spread(lr["entropy"], "length", "p50")))
     if fid is not None and lr is not None and bands is not None:
-        table(summary_table(fid, lr, bands), key="extension_summary", links={"Extrapolation lab": "measured there"}, missing="—",
+        summary = quiz_table(YARN_QUIZ, summary_table(fid, lr, bands), logit_scale_cells(lr, "YaRN"))  # YaRN's: the answer squared
+        table(summary, key="extension_summary", links={"Extrapolation lab": "measured there"},
               formats={"short-range max |Δ|": ".4f", "logit scale": ".4f", "fast pairs changed by": ".4f",
                        "entropy at target − at L (nats)": ".3f"})
         st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "
@@ -143,7 +144,7 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
 fidelity_section(d, base, train, s, config, where, bands)
 
 if det is not None:
-    exercise("ext_yarn_af", f"With YaRN at s = {s:g}, what is the attention factor that multiplies cos and sin?",
+    exercise(YARN_QUIZ, f"With YaRN at s = {s:g}, what is the attention factor that multiplies cos and sin?",
              answer=round(det["yarn_attention"], 4), tolerance=5e-4,
              explanation=f"HF computes 0.1·ln({s:g}) + 1 = {det['yarn_attention']:.10f}; the score is multiplied by its square.")
     exercise("ext_llama3_kept", f"How many of the {d // 2} pairs does Llama 3 keep unchanged at d = {d}, base {base:g}, L = {train:,}?",

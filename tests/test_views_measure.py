@@ -253,3 +253,25 @@ def test_the_methods_are_compared_at_the_model_only_with_a_trained_length():
         assert [m["label"] for m in asked["methods"]] == [m["label"] for m in controls["methods"]]
         assert all(np.array_equal(a["inv"], b["inv"]) for a, b in zip(asked["methods"], controls["methods"]))
     assert entries(128, 500000.0, 8192, 4.0, llama, "model")["trained"] == 8192
+
+
+def test_the_logit_scale_cells_hold_yarns_square_of_its_attention_factor():
+    """The summary's cells the exercise hides (YaRN's logit scale): its row, and HF's factor 0.1·ln s + 1 squared there."""
+    f = M.fidelity_view(64, 1e4, 2048, 4.0, window=8, n_samples=16)
+    lr = M.long_range_view(64, 1e4, 2048, 4.0)
+    table = M.summary_table(f, lr, M.bands_view(64, 1e4, 2048, 4.0))
+    (cell,) = M.logit_scale_cells(lr, "YaRN")
+    assert table.iloc[cell[0]]["method"].startswith("YaRN ·") and cell[1] == "logit scale"
+    assert table.iloc[cell[0]][cell[1]] == pytest.approx((0.1 * math.log(4.0) + 1) ** 2, rel=1e-12)
+    assert M.logit_scale_cells(lr, "no such method") == []
+
+
+def test_the_extension_wrap_up_names_the_methods_that_scale_every_score():
+    """Its finding on logit scales: YaRN's (0.1·ln s + 1)² and LongRoPE's 1 + ln s / ln L (Phi-3's factor sqrt(1 + ln s /
+    ln L), squared), tied to the exercise that asks for YaRN's factor; at s = 1 no method scales, and the claim is plain."""
+    from posenc.views.takeaways import YARN_QUIZ, extension_takeaway
+
+    text, quiz = extension_takeaway(M.bands_view(128, 5e5, 8192, 4.0), 4.0, 8192)["shows"][1]
+    yarn, longrope = (0.1 * math.log(4) + 1) ** 2, 1 + math.log(4) / math.log(8192)
+    assert quiz == YARN_QUIZ and f"YaRN and LongRoPE (Phi-3 factors) also multiply every score by {yarn:.4g} and {longrope:.4g}" in text
+    assert extension_takeaway(M.bands_view(128, 5e5, 8192, 1.0), 1.0, 8192)["shows"][1] == "No method scales the scores at s = 1: only θ changes."

@@ -217,6 +217,11 @@ def long_range_view(d: int, base: float, trained: int, factor: float, config_tex
             "n_entropy": last["n_entropy"], "entropy_len": last["entropy_len"]}
 
 
+def logit_scale_cells(lr: dict, name: str) -> list[tuple[int, str]]:
+    """The (row, column) cells of ``summary_table`` that hold method ``name``'s logit scale (its rows follow ``lr``'s)."""
+    return [(i, "logit scale") for i, nm in enumerate(lr["names"]) if nm == name]
+
+
 def summary_table(fid: dict, lr: dict, bands: dict) -> pd.DataFrame:
     """One row per method: short-range change, long-range behaviour, fine-tuning per its paper, lab link."""
     f = fid["table"].set_index("method")

@@ -14,6 +14,7 @@ from posenc.views.relative import alibi_slopes_view, t5_view
 
 Takeaway = dict
 Quote = Callable[[str], str]
+YARN_QUIZ = "ext_yarn_af"  # Context extension's exercise: YaRN's attention factor
 
 
 def _names(items) -> str:
@@ -102,13 +103,20 @@ def extension_takeaway(bands: dict | None, s: float, train: int, quote: Quote = 
     kept = [quote(nm) for nm, r in zip(first["name"], first["ratio"]) if abs(r - 1) < 1e-3 and nm != bands["names"][0]]
     moved = [f"{quote(nm)} (×{r:.3g})" for nm, r in zip(first["name"], first["ratio"]) if abs(r - 1) >= 1e-3]
     summary = bands["summary"].iloc[1:]  # row 0 is plain RoPE
+    scaled = [(quote(nm), x) for nm, x in zip(bands["names"][1:], summary["logit_scale"]) if abs(x - 1) >= 1e-6]
+    scales = (f"{_names([nm for nm, _ in scaled])} also multiply every score by "
+              + " and ".join(f"{x:.4g}" for _, x in scaled) + " (the square of the attention factor on cos and sin), so their "
+              "scores change even at distance 0, where no angle turns." if scaled else
+              f"No method scales the scores at s = {s:g}: only θ changes.")
+    if "YaRN" in bands["names"][1:] and scaled:  # YaRN's scale is the square of the exercise's answer: it waits for the reveal
+        scales = (scales, YARN_QUIZ)
     return {
         "headline": f"Stretching RoPE {s:g}× past L = {train:,}: {_names(kept)} leave the fastest pair as it was; "
                     f"{_names(moved) if moved else 'none'} change it too. Every method slows the slowest pairs "
                     f"(θ′/θ from ×{summary['slow_min'].min():.3g} to ×{summary['slow_max'].max():.3g}).",
         "shows": [f"Target length {bands['target']:,}; the slow pairs are slowed so that their angles at the target stay "
                   "within those seen in training.",
-                  "Short-range fidelity, logits and entropy below are measured, not typed in."],
+                  scales],
         "wrong": ["Every method here is measured on random q and k: what a trained model loses is on *What an extension costs*.",
                   "The angles themselves are rounded: the next page asks how far float16 and bfloat16 can count."],
     }

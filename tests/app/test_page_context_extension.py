@@ -33,7 +33,13 @@ def test_defaults_8k_to_32k():
     at = open_page(PAGE)
     clean(at)
     assert metrics(at)["YaRN attention factor"] == "?"  # the exercise asks for it
+    # its square, the logit scale, waits for the reveal too: in the summary table and in the wrap-up's finding
+    yarn_row = next(line for line in tables(at, source=True)["extension_summary"].splitlines() if line.startswith("| YaRN"))
+    assert yarn_row.split(" | ")[3] == "?"  # method, short range, fast pairs, logit scale
+    assert "multiply every score by" not in text_of(at) and "reveal it first" in text_of(at)
     m = metrics(reveal(at, "ext_yarn_af"))
+    assert tables(at)["extension_summary"].set_index("method").loc[LABELS[4], "logit scale"] == round((0.1 * math.log(4) + 1) ** 2, 4)
+    assert "YaRN and LongRoPE (Phi-3 factors) also multiply every score by 1.296 and 1.154" in text_of(at)
     assert m["target length of the methods"] == "32,768"
     assert m["dynamic NTK scale at the target"] == "13"  # s^2 - s + 1 at s = 4
     ramp = yarn_ramp(128, 500000.0, rope_scaling("rope_yarn", base=500000.0, factor=4.0, original_max_position_embeddings=8192))
