@@ -13,6 +13,7 @@ from posenc.schemes.sinusoidal import sinusoid_shift_matrix, sinusoid_wavelength
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import asked_above, chart, header, quiz, quiz_value, show_code, table, wrap_up
+from posenc.ui.quiz import quiz_figure
 from posenc.ui.section import section
 from posenc.views import clock as cv
 from posenc.views import motion as moving
@@ -72,7 +73,10 @@ def spectrum_section(d: int, base: float, n: int, layout: str) -> None:
     m2.metric("longest wavelength", quiz_value("longest", v.fmt_length(sp["longest"])), help="2π·base^((d−2)/d), the last pair")
     m3.metric("2π·base (the limit)", v.fmt_length(sp["limit"]), help="never reached at finite d")
     m4.metric(f"pairs turning fully within n = {sp['n']:,}", f"{sp['full_turns']} of {sp['pairs']}")
-    chart(style(spectrum_chart(sp["frame"], sp["marks"])), key="sinusoid_spectrum", data=sp["frame"], caption=sp["caption"])
+    whole = quiz_figure("longest", "sinusoid_spectrum", "wavelength")  # the slowest pair's wavelength is the answer
+    frame = sp["frame"] if whole else sp["asked_frame"]
+    chart(style(spectrum_chart(frame, sp["marks"], last=sp["pairs"] - 1)), key="sinusoid_spectrum", data=frame,
+          caption=sp["caption"] + ("" if whole else sp["asked_note"]))
     quiz(sp["quiz"])
 
 
@@ -169,10 +173,11 @@ if wb is not None:
               caption=f"PE(p)·PE(p+k) against the distance k, divided by its value d/2 at k = 0; your base "
                       f"({wb['your_base']}) is the thick line, the dashed line is one half.")
     with right:
+        quiz_figure("longest", "sinusoid_bases", "wavelength")  # drawn without the answer, revealed or not (wbv.why_base_view)
         chart(style(bases_chart(wb["lines"], n=n, order=wb["line_series"])), key="sinusoid_bases", data=wb["lines"],
               export_title=("The wavelengths of every pair, for each base", wb["settings"]),
               caption=f"The wavelengths of all d/2 pairs for each base, your base ({wb['your_base']}) thick. Below the dashed "
-                      "line (n) a pair turns fully inside the sequence.")
+                      "line (n) a pair turns fully inside the sequence. No point sits at your base's slowest wavelength, the exercise above.")
     st.caption(wb["caption"])
 
 show_code(v.heatmap_view, sinusoidal, v.spectrum_view, cv.clock_view, frequency_spectrum, sinusoid_wavelengths, v.worked_example, v.shift_view,

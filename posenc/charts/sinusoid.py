@@ -51,16 +51,18 @@ X_PAIR = "frequency pair i (columns 2i, 2i+1)"
 
 
 @memo
-def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 340) -> alt.LayerChart:
+def spectrum_chart(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 340, last: float | None = None) -> alt.LayerChart:
     """Wavelength of each pair on a log axis, coloured by whether it turns fully within n.
 
     ``frame``: pair, columns, omega, wavelength, full_turn ("yes"/"no").  ``marks``: label,
     wavelength, side (horizontal reference lines: 2π, the limit 2π·base, the chosen length n; the
-    label sits at the left or right end, away from the dots).
+    label sits at the left or right end, away from the dots).  ``last``: the last pair's index, where the right-hand
+    labels end (default: the frame's last; a frame without its slowest pair keeps them in place).
     """
     if len(frame) > MAX_MARKS:
         raise ValueError(f"spectrum has {len(frame):,} points, above the {MAX_MARKS:,}-mark ceiling")
-    last = float(frame["pair"].max()) if len(frame) else 0.0
+    if last is None:
+        last = float(frame["pair"].max()) if len(frame) else 0.0
     return _spectrum_chart(frame, marks, marks[marks["side"] == "left"], marks[marks["side"] != "left"].assign(last_pair=last),
                            height=height)
 

@@ -51,6 +51,8 @@ class SpectrumView(TypedDict):
 
     caption: str
     frame: pd.DataFrame
+    asked_frame: pd.DataFrame
+    asked_note: str
     marks: pd.DataFrame
     shortest: float
     longest: float
@@ -202,7 +204,8 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
     Returns {"frame": DataFrame(pair, columns str, omega, wavelength, full_turn "yes"/"no"),
     "marks": DataFrame(label, wavelength, side) for 2 pi, the limit 2 pi base and n, "shortest",
     "longest" (2 pi base^((d-2)/d)), "limit" (2 pi base, never reached), "full_turns" (count),
-    "pairs" (h), "n", "caption"}.
+    "pairs" (h), "n", "caption", "quiz"}.  "asked_frame" is "frame" without the rows that give the exercise's answer
+    away (its wavelength or its ω, in a tooltip or the export): the slowest pair, when d > 2; "asked_note" says so.
     """
     d = _even_d("d_model", d_model, MAX_D)
     n = check_int("n", n, lo=2, hi=MAX_N)
@@ -248,6 +251,8 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
         "marks": marks,
         "shortest": float(spec["wavelength"].min()),
         "longest": float(spec["wavelength"].max()),
+        "asked_frame": frame.iloc[:-1] if d > 2 else frame,
+        "asked_note": f" The slowest pair ({pair.size - 1}) is drawn once the exercise below is revealed: it is the answer." if d > 2 else "",
         "limit": limit,
         "full_turns": int(np.count_nonzero(spec["full_turn"])),
         "pairs": int(pair.size),

@@ -191,7 +191,8 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
 
     Returns {"closest": closest_pair_sinusoid(...) at the chosen base, "table": DataFrame (one row
     per base, numbers formatted; the column LONGEST holds the wavelength exercise's answer in row
-    "chosen_row"), "lines": DataFrame(base, log10 base, pair, wavelength) for the wavelength chart,
+    "chosen_row"), "lines": DataFrame(base, log10 base, pair, wavelength) for the wavelength chart
+    (without any point at the chosen base's slowest wavelength: the wavelength exercise's answer),
     "dots": DataFrame(base, log10 base, chosen, k, dot) -- PE(p).PE(p+k) / (d/2) for the bases of
     DOT_BASES and the chosen one, k up to MAX_DOT_OFFSETS -- "bases": labels in order, "rows": the
     measured dicts (without profiles), "too_small", "too_large", "good": labels, "conclusion": the
@@ -232,10 +233,14 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
     caption = (f"Closest pair at the chosen base by {closest['method']}. Every number here is exact in the offset k: for the "
                f"sinusoid PE(p)·PE(p+k) = Σ cos(kωᵢ) whatever p. The chart shows offsets up to {kmax - 1:,}.")
     plain = [{k: v for k, v in r.items() if k != "dot"} for r in rows]
+    lines = pd.concat(lines, ignore_index=True)
+    if d > 2:  # the chosen base's slowest wavelength is the exercise's answer (asked above the chart): no point states it.
+        # NOTE: at bases that are powers of 10 it recurs on other lines (10^6 at pair 42 = 10^4 at pair 63, d = 128)
+        lines = lines[~np.isclose(lines["wavelength"], rows[chosen]["longest"], rtol=1e-9, atol=0.0)].reset_index(drop=True)
     return {
         "closest": closest, "caption": caption, "conclusion": conclusion(rows, n, d, base),
         "table": pd.DataFrame(table), "chosen_row": chosen,
-        "lines": pd.concat(lines, ignore_index=True), "dots": pd.concat(dots, ignore_index=True),
+        "lines": lines, "dots": pd.concat(dots, ignore_index=True),
         "bases": [t["base"] for t in table], "rows": plain,
         "your_base": rows[chosen]["label"], "settings": f"your base {rows[chosen]['label']}; d = {d}, n = {n:,}",
         "line_series": [r["label"] for r in rows if r["base"] in WHY_BASES] + [YOUR_BASE],

@@ -179,6 +179,20 @@ def quotient_leaks(at: AppTest, answer: str, rel: float) -> list[str]:
     return [f"{x!r} / {y!r}" for x, u in numbers.items() for y, v in numbers.items() if abs(u / v - a) <= rel * abs(a)]
 
 
+def square_leaks(at: AppTest, answer: str) -> list[str]:
+    """Printed numbers (metric, text, cell; three significant digits or more) that are the answer squared, to the coarser
+    of their own precision and the answer's: the reader takes a square root."""
+    a, a_half = _parse(answer)
+    found = []
+    for s in _metric_values(at) + _texts(at) + _cells(at):
+        for token in NUMBER.findall(s):
+            p = _parse(token)
+            if p is not None and math.isfinite(p[0]) and _significant(token) >= 3 and \
+                    abs(p[0] - a * a) <= max(p[1], 2 * abs(a) * a_half) * (1 + 1e-9):
+                found.append(f"{token!r} in {s[:80]!r} is {answer} squared")
+    return found
+
+
 def count_leaks(at: AppTest, answer: str, label: str, below: float) -> list[str]:
     """Metrics labelled with ``label`` that all print a number: counting those below ``below`` gives the answer."""
     values = [m.value for m in at.metric if label in m.label]
@@ -249,6 +263,7 @@ DERIVED = {
     "similarity_relative": lambda at, answer: count_leaks(at, answer, "deviation from translation invariance", 1e-6),
     "lab_rank": lambda at, answer: rank_leaks(at, "lab_rank", answer),  # "rank the schemes at 4L before the lab chart"
     "claims_confirmed": lambda at, answer: claim_leaks(at),  # "say which of the article's four claims the lab will confirm"
+    "ext_yarn_af": lambda at, answer: square_leaks(at, answer),  # YaRN's logit scale is its attention factor squared
 }
 
 
@@ -258,6 +273,7 @@ CARRIERS = {
     "t5_rel": ((("t5_buckets", "bucket"), ("t5_matrix", "bucket")), ("bucket",)),
     "alibi_slope": ((("alibi_slopes", "slope"),), ("m",)),
     "lab_rank": ((("lab_gap", "gap"), ("lab_bands", "gap"), ("lab_positions", "gap")), ("4L = 128",)),
+    "longest": ((("sinusoid_spectrum", "wavelength"), ("sinusoid_bases", "wavelength")), ()),  # hover the slowest pair
 }
 
 
@@ -404,3 +420,5 @@ for name, ti in (("Sinusoidal", "4.1e-16"), ("Learned", "0.61"), ("RoPE", "0"), 
     assert "'8e+06' / '0.16'" in DERIVED["raw_ratio"](app, "5e+07")
     assert DERIVED["similarity_relative"](app, "3") and not DERIVED["similarity_relative"](app, "2")
     assert not table_leaks(app, "t5_rel", "12") and not DERIVED["raw_ratio"](app, "6350")
+    square = AppTest.from_string('import streamlit as st\nst.metric("YaRN logit scale", "1.2965")').run()  # Context extension's
+    assert DERIVED["ext_yarn_af"](square, "1.1386") and not DERIVED["ext_yarn_af"](square, "1.1390")
