@@ -12,8 +12,8 @@ from posenc.schemes.rotary import apply_rope, pair_permutation, rope_decay_bound
 from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
-from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_table, quiz_value, show_code, table, when_open, wrap_up
-from posenc.ui.quiz import quiz_figure
+from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_value, show_code, table, when_open, wrap_up
+from posenc.ui.quiz import quiz_column, quiz_figure
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
@@ -115,7 +115,6 @@ def rounding_section(d: int, base: float, layout: str, probe: str, seed: int, m:
 
 
 rounding_section(d, base, layout, probe, seed, m, n)
-
 st.subheader("2 · Score against distance, and RoFormer's decay bound", anchor=False)
 @section(PATH)
 def decay_section(d: int, base: float, probe: str, seed: int) -> None:
@@ -130,14 +129,15 @@ def decay_section(d: int, base: float, probe: str, seed: int) -> None:
     sampled = "every distance" if dec["step"] == 1 else f"every {dec['step']}th distance ({dec['n_points']:,} points)"
     rises = "; ".join(f"{b1:.4g} at {d1:,} → {b2:.4g} at {d2:,}" for d1, b1, d2, b2 in dec["rises"]) or "none in the table"
     bound0 = quiz_value("rope_bound0", f"{dec['bound0']:.4g}")  # the exercise below asks for it
-    chart(style(decay_chart(dec["frame"])), key="rope_decay", data=dec["frame"],
+    frame = dec["frame"] if quiz_figure("rope_bound0", "rope_decay", "value") else dec["asked_frame"]  # raw values: after the reveal
+    chart(style(decay_chart(frame)), key="rope_decay", data=frame,
           caption=f"Each curve is divided by its value at distance 0 (the bound by {bound0}, the score by "
                   f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
                   r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
                   f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
-    table(quiz_table("rope_bound0", dec["table"], [(0, "bound")]), key="rope_decay", height=250,
-          labels={"bound_rel": "bound / bound(0)", "score_rel": "probe score / |q|²"},
-          formats={"distance": ",", "bound": ".4f", "bound_rel": ".4f", "score_rel": ".4f"})
+    table(dec["table"] if quiz_column("rope_bound0", "bound") else dec["table"].drop(columns="bound"), key="rope_decay", height=250,
+          labels={"bound_rel": "bound / bound(0)", "score_rel": "probe score / |q|²"},  # no bound until the reveal: any over
+          formats={"distance": ",", "bound": ".4f", "bound_rel": ".4f", "score_rel": ".4f"})  # its bound / bound(0) is the answer
     exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
              answer=round(dec["bound0"], 4), tolerance=0.01,
              explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")

@@ -74,7 +74,8 @@ def rounding_chart(frame: pd.DataFrame, *, height: int = 260) -> alt.Chart:
 
 @memo
 def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
-    """Probe score and RoFormer bound, each relative to its value at distance 0, against distance.
+    """Probe score and RoFormer bound, each relative to its value at distance 0, against distance (the raw values in
+    the tooltip when ``frame`` has them: column "value").
 
     The lines are drawn through their envelope (``base.envelope``: each series' smallest and largest value
     in every ~2-pixel column), 10,002 rows at the page's defaults -> at most ~1,600."""
@@ -92,8 +93,8 @@ def _decay_chart(frame: pd.DataFrame, series: tuple, *, height: int) -> alt.Char
         y=alt.Y("relative:Q", title="value / value at distance 0"),
         color=alt.Color("series:N", title="", scale=alt.Scale(domain=series, range=[OKABE_ITO[0], OKABE_ITO[3]]),
                         legend=alt.Legend(orient="top", labelLimit=400, columns=1)),  # stacked: fits a phone
-        tooltip=[alt.Tooltip("series:N"), alt.Tooltip("distance:Q", format=","),
-                 alt.Tooltip("relative:Q", title="relative", format=".4f"), alt.Tooltip("value:Q", title="raw value", format=".4f")],
+        tooltip=[alt.Tooltip("series:N"), alt.Tooltip("distance:Q", format=","), alt.Tooltip("relative:Q", title="relative", format=".4f"),
+                 *([alt.Tooltip("value:Q", title="raw value", format=".4f")] if "value" in frame.columns else [])],
     )
 
 

@@ -56,6 +56,7 @@ class DecayView(TypedDict):
     """What ``decay_view`` returns."""
 
     frame: pd.DataFrame
+    asked_frame: pd.DataFrame
     table: pd.DataFrame
     bound0: float
     score0: float
@@ -196,8 +197,9 @@ def decay_view(head_dim: int, base: float, probe: str, seed: int, max_distance: 
     so they share one axis.  Returns {"frame": DataFrame(distance, relative, value, series),
     "table": DataFrame(distance, bound, bound_rel, score_rel) at BOUND_TABLE_DISTANCES,
     "bound0", "score0", "step" (distance stride, 1 = every distance), "n_points", "max_distance",
-    "rises": [(D1, bound1, D2, bound2), ...] table neighbours where the bound grows, "first_rise": first sampled
-    distance where the bound grows (None if it never does)}.
+    "rises": [(D1, bound1 / bound0, D2, bound2 / bound0), ...] table neighbours where the bound grows, "first_rise": first
+    sampled distance where the bound grows (None if it never does)}; "asked_frame" is "frame" without its raw values
+    (the bound's at distance 0 is an exercise's answer).
     """
     d = check_head_dim(head_dim, lo=4)
     L = check_int("max_distance", max_distance, lo=1, hi=10**6)
@@ -221,10 +223,11 @@ def decay_view(head_dim: int, base: float, probe: str, seed: int, max_distance: 
     tb = rope_decay_bound(tdist, d, base=base)
     ts = rope_offset_scores(tdist, inv, q, q)
     table = pd.DataFrame({"distance": tdist, "bound": tb, "bound_rel": tb / bound0, "score_rel": ts / score0})
-    rises = [(int(tdist[j]), float(tb[j]), int(tdist[j + 1]), float(tb[j + 1])) for j in range(tdist.size - 1) if tb[j + 1] > tb[j]]
+    rel = tb / bound0  # relative, as the chart draws it: a raw bound over its relative one is bound(0), an exercise's answer
+    rises = [(int(tdist[j]), float(rel[j]), int(tdist[j + 1]), float(rel[j + 1])) for j in range(tdist.size - 1) if tb[j + 1] > tb[j]]
     up = np.flatnonzero(np.diff(bound) > 0)
     return {
-        "frame": frame, "table": table, "bound0": bound0, "score0": score0, "step": step,
+        "frame": frame, "asked_frame": frame.drop(columns="value"), "table": table, "bound0": bound0, "score0": score0, "step": step,
         "n_points": int(dist.size), "max_distance": L, "rises": rises,
         "first_rise": int(dist[up[0] + 1]) if up.size else None,
     }

@@ -63,10 +63,10 @@ def test_defaults():
     for D in (-1000, -6, 0, 8):  # (one offset in 2 is drawn)  # all-ones q, k: each pair gives 2 cos(D theta_i), times zeta_i^(-D/512)
         assert got[D] == pytest.approx(float(np.sum(2 * np.cos(D * theta) * zeta ** (-D / 512))), rel=1e-6)
     # the decay table pins the values (RoFormer, arXiv:2104.09864 §3.4.3, the bound computed, d = 128)
-    decay = table(at, "rope_decay").set_index("distance")
+    decay = table(at, "rope_decay").set_index("distance")  # revealed above (before, no bound: tests/app/test_quizzes.py)
     for dist, want_b in {1: 31.538, 100: 10.227, 1000: 4.471, 2000: 5.047, 5000: 7.596}.items():
         assert abs(decay.loc[dist, "bound"] - want_b) < 5e-4
-    assert "rises in the table" in text_of(at) and "4.471 at 1,000 → 5.047 at 2,000" in text_of(at)
+    assert "rises in the table" in text_of(at) and "0.1376 at 1,000 → 0.1553 at 2,000" in text_of(at)  # 4.471 / 32.5
 
 
 def test_controls_change_the_numbers():

@@ -264,6 +264,7 @@ DERIVED = {
     "lab_rank": lambda at, answer: rank_leaks(at, "lab_rank", answer),  # "rank the schemes at 4L before the lab chart"
     "claims_confirmed": lambda at, answer: claim_leaks(at),  # "say which of the article's four claims the lab will confirm"
     "ext_yarn_af": lambda at, answer: square_leaks(at, answer),  # YaRN's logit scale is its attention factor squared
+    "rope_bound0": lambda at, answer: quotient_leaks(at, answer, rel=0.01 / float(answer)),  # a bound over bound / bound(0)
 }
 
 
@@ -274,6 +275,7 @@ CARRIERS = {
     "alibi_slope": ((("alibi_slopes", "slope"),), ("m",)),
     "lab_rank": ((("lab_gap", "gap"), ("lab_bands", "gap"), ("lab_positions", "gap")), ("4L = 128",)),
     "longest": ((("sinusoid_spectrum", "wavelength"), ("sinusoid_bases", "wavelength")), ()),  # hover the slowest pair
+    "rope_bound0": ((("rope_decay", "value"),), ("bound",)),  # the bound's raw value at 0, in the tooltip and the table
 }
 
 
