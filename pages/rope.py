@@ -13,7 +13,7 @@ from posenc.schemes.scaling import default_inv_freq
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, chart_grid, exercise, header, quiz_value, show_code, table, when_open, wrap_up
-from posenc.ui.quiz import quiz_column, quiz_figure
+from posenc.ui.quiz import quiz_drop, quiz_figure
 from posenc.ui.section import section
 from posenc.views import motion as moving
 from posenc.views.reference import check_rope, rope_reference
@@ -135,9 +135,9 @@ def decay_section(d: int, base: float, probe: str, seed: int) -> None:
                   f"|q|² = {dec['score0']:.4g}) so both fit one axis; drawn at {sampled}. The bound limits "
                   r"$|\sum_i h_i e^{\mathrm{i}(n-m)\theta_i}|$ for any q, k up to a factor $\max_i |h_{i+1} - h_i|$; it is not this probe's score. "
                   f"It decays with oscillation and is not monotone — rises in the table: {rises}.")
-    table(dec["table"] if quiz_column("rope_bound0", "bound") else dec["table"].drop(columns="bound"), key="rope_decay", height=250,
-          labels={"bound_rel": "bound / bound(0)", "score_rel": "probe score / |q|²"},  # no bound until the reveal: any over
-          formats={"distance": ",", "bound": ".4f", "bound_rel": ".4f", "score_rel": ".4f"})  # its bound / bound(0) is the answer
+    table(quiz_drop("rope_bound0", dec["table"], "bound"), key="rope_decay", height=250,
+          labels={"bound_rel": "bound / bound(0)", "score_rel": "probe score / |q|²"},
+          formats={"distance": ",", "bound": ".4f", "bound_rel": ".4f", "score_rel": ".4f"})
     exercise("rope_bound0", f"What is RoFormer's relative decay bound at distance 0 for d = {d}?",
              answer=round(dec["bound0"], 4), tolerance=0.01,
              explanation="At distance 0 every phase is 1, so |S_j| = j and the bound is mean(1 .. d/2) = (d/2 + 1)/2.")

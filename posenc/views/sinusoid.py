@@ -198,6 +198,13 @@ def heatmap_view(n: int, d_model: int, base: float, layout: str) -> HeatmapView:
     }
 
 
+def without_answer(frame: pd.DataFrame, longest: float) -> pd.DataFrame:
+    """``frame``'s rows whose "wavelength" is not the wavelength exercise's answer ``longest`` (to 1e-9 relative): what a
+    figure may draw before the reveal.  At bases that are powers of 10 the value recurs on other bases' lines
+    (10^6 at pair 42 = 10^4 at pair 63, d = 128), which ``why_base.why_base_view`` draws too."""
+    return frame[~np.isclose(frame["wavelength"], longest, rtol=1e-9, atol=0.0)].reset_index(drop=True)
+
+
 def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved") -> SpectrumView:
     """Wavelength of every frequency pair, and which pairs complete a full turn within n.
 
@@ -250,8 +257,8 @@ def spectrum_view(d_model: int, base: float, n: int, layout: str = "interleaved"
         "frame": frame,
         "marks": marks,
         "shortest": float(spec["wavelength"].min()),
-        "longest": float(spec["wavelength"].max()),
-        "asked_frame": frame.iloc[:-1] if d > 2 else frame,
+        "longest": longest,
+        "asked_frame": without_answer(frame, longest) if d > 2 else frame,
         "asked_note": f" The slowest pair ({pair.size - 1}) is drawn once the exercise below is revealed: it is the answer." if d > 2 else "",
         "limit": limit,
         "full_turns": int(np.count_nonzero(spec["full_turn"])),

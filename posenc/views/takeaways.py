@@ -103,12 +103,12 @@ def extension_takeaway(bands: dict | None, s: float, train: int, quote: Quote = 
     kept = [quote(nm) for nm, r in zip(first["name"], first["ratio"]) if abs(r - 1) < 1e-3 and nm != bands["names"][0]]
     moved = [f"{quote(nm)} (×{r:.3g})" for nm, r in zip(first["name"], first["ratio"]) if abs(r - 1) >= 1e-3]
     summary = bands["summary"].iloc[1:]  # row 0 is plain RoPE
-    scaled = [(quote(nm), x) for nm, x in zip(bands["names"][1:], summary["logit_scale"]) if abs(x - 1) >= 1e-6]
-    scales = (f"{_names([nm for nm, _ in scaled])} also multiply every score by "
+    scaled = [(nm, x) for nm, x in zip(bands["names"][1:], summary["logit_scale"]) if abs(x - 1) >= 1e-6]
+    scales = (f"{_names([quote(nm) for nm, _ in scaled])} also multiply every score by "
               + " and ".join(f"{x:.4g}" for _, x in scaled) + " (the square of the attention factor on cos and sin), so their "
               "scores change even at distance 0, where no angle turns." if scaled else
               f"No method scales the scores at s = {s:g}: only θ changes.")
-    if "YaRN" in bands["names"][1:] and scaled:  # YaRN's scale is the square of the exercise's answer: it waits for the reveal
+    if any(nm == "YaRN" for nm, _ in scaled):  # YaRN's scale is the square of the exercise's answer: it waits for the reveal
         scales = (scales, YARN_QUIZ)
     return {
         "headline": f"Stretching RoPE {s:g}× past L = {train:,}: {_names(kept)} leave the fastest pair as it was; "

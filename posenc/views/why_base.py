@@ -31,7 +31,7 @@ from posenc._validate import check_choice, check_float, check_int
 from posenc.analysis.geometry import collisions
 from posenc.analysis.scores import offset_profile
 from posenc.schemes.sinusoidal import LAYOUTS, sinusoid_frequencies, sinusoidal
-from posenc.views.sinusoid import MAX_D, MAX_N, _even_d, spectrum_view
+from posenc.views.sinusoid import MAX_D, MAX_N, _even_d, spectrum_view, without_answer
 
 WHY_BASES = tuple(10.0 ** e for e in range(1, 9))  # 10, 100, ..., 10^8
 DOT_BASES = (10.0, 100.0, 1e3, 1e4, 1e6, 1e8)  # drawn on the dot-product chart (plus the chosen base)
@@ -234,9 +234,8 @@ def why_base_view(n: int, d_model: int, base: float, layout: str) -> WhyBaseView
                f"sinusoid PE(p)·PE(p+k) = Σ cos(kωᵢ) whatever p. The chart shows offsets up to {kmax - 1:,}.")
     plain = [{k: v for k, v in r.items() if k != "dot"} for r in rows]
     lines = pd.concat(lines, ignore_index=True)
-    if d > 2:  # the chosen base's slowest wavelength is the exercise's answer (asked above the chart): no point states it.
-        # NOTE: at bases that are powers of 10 it recurs on other lines (10^6 at pair 42 = 10^4 at pair 63, d = 128)
-        lines = lines[~np.isclose(lines["wavelength"], rows[chosen]["longest"], rtol=1e-9, atol=0.0)].reset_index(drop=True)
+    if d > 2:  # the chosen base's slowest wavelength is the exercise's answer (asked above the chart): no point states it
+        lines = without_answer(lines, rows[chosen]["longest"])
     return {
         "closest": closest, "caption": caption, "conclusion": conclusion(rows, n, d, base),
         "table": pd.DataFrame(table), "chosen_row": chosen,
