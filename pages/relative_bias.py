@@ -159,7 +159,8 @@ def kerple_section() -> None:
     c, spec = st.columns(3), {p.name: p for p in get_scheme("kerple").params}
     r = {k: controls.param(spec[k], key=f"kerple_{k}", container=c[i]) for i, k in enumerate(("r1", "r2"))}
     n = controls.select_slider("positions n", "kerple_n", [16, 32, 64, 128, 256, 512, 1024], default=32, container=c[2])
-    view = safe(side_by_side, ("alibi", "kerple"), n, 64, "dot", 0, params=(("kerple", tuple(r.items())),))
+    # both without the causal mask, so both lines cover j > i (the registry's ALiBi masks it by default)
+    view = safe(side_by_side, ("alibi", "kerple"), n, 64, "dot", 0, params=(("alibi", (("causal", False),)), ("kerple", tuple(r.items()))))
     if view is not None:
         m = st.columns(2)
         for col, f in zip(m, view["facts"]):
@@ -168,7 +169,8 @@ def kerple_section() -> None:
               caption=f"The bias against the offset j − i: ALiBi's head 1 of 8 (slope ½) beside Kerple at r₁ = {r['r1']:g}, "
               f"r₂ = {r['r2']:g} (both scalars are learned per head; the authors initialise r₁ ~ U(0, 2), r₂ ~ U(0, 1)). "
               "**Look at** where the two part: Kerple starts with slope r₁·r₂ and flattens, so a far "
-              "key is penalised far less than by a straight line. Both depend on j − i only.")
+              "key is penalised far less than by a straight line. Both depend on |j − i| only, and both are drawn without "
+              "a mask: a language model masks every j > i for either.")
 
 
 kerple_section()

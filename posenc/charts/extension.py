@@ -198,7 +198,7 @@ def percentile_chart(frame: pd.DataFrame, names: Sequence[str], *, x: str, x_tit
 def _percentile_chart(frame: pd.DataFrame, ref: pd.DataFrame | None, ends: pd.DataFrame, names: tuple, *, x: str, x_title: str,
                       y_title: str, baseline: str | None, height: int) -> alt.LayerChart:
     base = alt.Chart(frame, height=height, width=WIDTH)
-    xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"))
+    xs = alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log", nice=False))  # the data's range, not the decades around it
     ys = alt.Y("p50:Q", title=y_title)
     band = base.mark_area(opacity=0.12).encode(x=xs, y=alt.Y("p5:Q", title=y_title), y2="p95:Q")
     line = base.encode(

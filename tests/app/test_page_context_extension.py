@@ -288,3 +288,17 @@ def test_the_models_settings_without_a_model_are_the_controls_measured_once(monk
     assert len(wheres) == 9 and set(wheres) == {"controls"}, wheres  # three views, three runs
     for chart_key in CHARTS:
         assert curves(at, chart_key).equals(curves(default, chart_key)), chart_key
+
+
+def _x_scales(spec: dict) -> list[dict]:
+    """Every x scale a chart's layers declare (layers nest)."""
+    found = [spec["encoding"]["x"].get("scale", {})] if "x" in spec.get("encoding", {}) else []
+    return found + [s for layer in spec.get("layer", []) for s in _x_scales(layer)]
+
+
+def test_the_log_axes_span_the_data_not_the_decades_around_it():
+    """The entropy chart's lengths start at 64: a log axis rounded to decades ran from 10, an empty sixth of the plot."""
+    drawn = charts(open_page(PAGE))
+    for key in ("ext_logits", "ext_entropy"):
+        logs = [s for s in _x_scales(drawn[key]["spec"]) if s.get("type") == "log"]
+        assert logs and all(s.get("nice") is False for s in logs), (key, logs)

@@ -16,6 +16,10 @@ def test_kerple_beside_alibi_is_the_log_kernel_and_alibi_line():
     prof = chart_frame(at, "kerple_profile")
     k = prof[(prof["scheme"] == "Kerple (log)")].set_index("offset")["score"]
     np.testing.assert_allclose(k.loc[[-10, 0, 10]], [-2 * math.log(3.5), 0.0, -2 * math.log(3.5)], rtol=1e-6)  # float32 sent
+    # both lines cover both sides: ALiBi is drawn unmasked beside Kerple, -m|j - i| with m = 1/2, not cut at j > i
+    a = prof[(prof["scheme"] == "ALiBi")].set_index("offset")["score"]
+    assert a.notna().all() and set(a.index) == set(k.index) == set(range(-63, 64))
+    np.testing.assert_allclose(a.loc[[-10, 0, 10]], [-5.0, 0.0, -5.0])
 
 
 def test_fire_is_offset_only_up_to_its_threshold_on_the_page():
