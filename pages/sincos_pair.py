@@ -11,8 +11,9 @@ from posenc.schemes.naive import unit_circle_points
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, wrap_up
+from posenc.ui.quiz import quiz_holds
 from posenc.views import motion as moving
-from posenc.views.circle import circle_view
+from posenc.views.circle import circle_shown, circle_view
 from posenc.views.reference import check_sincos, sincos_reference
 from posenc.views.returns import return_after_leaving
 
@@ -52,15 +53,19 @@ if view is not None:
     m4.metric("pairs within ε", f"{close['pairs_within_eps']:,}", delta=f"one sine alone: {view['sine_pairs']:,}",
               delta_color="off", delta_arrow="off", help="the same positions as points on the circle, and as sin(ωt) alone")
     left, right = st.columns([1, 1])
+    fig = circle_shown(view, quiz_holds(q["key"]))  # until the reveal, no figure names a pair with position 0
     with left:
-        labels = ", ".join(str(p) for p in view["labelled"])
-        chart(style(circle_chart(view["points"], view["outline"], size=280)), key="unit_circle", data=view["points"], width="content",
-              caption=f"Labelled: positions {labels} (the first turn, at most 16 of it, and the closest pair); "
-                      "hover any point for its position. Colour = which turn the point is on.")
+        labels = ", ".join(str(p) for p in fig["labelled"])
+        chart(style(circle_chart(fig["points"], view["outline"], size=280)), key="unit_circle", data=fig["points"], width="content",
+              caption=f"Labelled: positions {labels} (the first turn, at most 16 of it, and the closest pair"
+                      f"{' unless it is a return to position 0' if fig['held'] else ''}); hover any point for its position. "
+                      "Colour = which turn the point is on.")
     with right:
-        chart(style(closest_curve_chart(view["curve"], n=view["n"])), key="closest_curve", data=view["curve"],
+        chart(style(closest_curve_chart(fig["curve"], n=view["n"])), key="closest_curve", data=fig["curve"],
               caption=f"Closest distance between any two of positions 0 … n−1, evaluated at {len(view['curve'])} "
-                      f"log-spaced lengths up to {n_max:,} (exact at each). The dashed line is the n of the circle.")
+                      f"log-spaced lengths up to {n_max:,} (exact at each). The dashed line is the n of the circle."
+                      + (" Pairs that return to position 0 are named once the exercise below is revealed: the first of them answers it."
+                         if fig["held"] else ""))
     motion.play(moving.circle(omega, n), label="a point turning round the unit circle, one dot per position",
                 caption="Drag the slider or press play: the point turns by ω per position and leaves a dot at every integer "
                         "position. Within a turn the dots never meet; every new turn drops its dots between the old ones.")

@@ -11,10 +11,11 @@ from posenc.schemes.naive import single_sine
 from posenc.ui import controls, motion
 from posenc.ui.cache import safe
 from posenc.ui.frame import chart, header, quiz, quiz_value, show_code, table, wrap_up
+from posenc.ui.quiz import quiz_holds
 from posenc.views import motion as moving
 from posenc.views.reference import check_single_sine, single_sine_reference
 from posenc.views.returns import return_after_leaving
-from posenc.views.story import MAX_LISTED_PAIRS, single_sine_view
+from posenc.views.story import sine_shown, single_sine_view
 
 PATH = "pages/single_sine.py"
 EPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]
@@ -45,12 +46,12 @@ if view is not None:
     pair = f"{close['i']} and {close['j']}"
     m4.metric("closest pair", quiz_value(q["key"], pair) if q["gives_away"] else pair, delta=f"|difference| = {close['distance']:.3g}",
               delta_color="off", delta_arrow="off")
-    shown = view["pairs"].head(MAX_LISTED_PAIRS)
-    chart(style(sine_chart(view["points"], view["curve"], shown, closest=(close["i"], close["j"]))), key="single_sine",
+    fig = sine_shown(view, quiz_holds(q["key"]))  # until the reveal, no pair that returns to position 0 is named
+    shown, ring = fig["pairs"], fig["ring"]
+    chart(style(sine_chart(view["points"], view["curve"], shown, closest=ring or ())), key="single_sine",
           data=view["points"],
           caption=f"Stems: sin(ω t) at the integer positions; grey: the same sine between them (period 2π/ω = "
-                  f"{view['period']:.4g} positions). Dashed links join the {len(shown)} closest of the {view['n_pairs']:,} "
-                  f"pairs within ε; the ringed pair ({close['i']}, {close['j']}) is the closest of all.")
+                  f"{view['period']:.4g} positions). {fig['sentence']}")
     st.markdown(
         f"Position {ident['t0']:g} and position {ident['t0']:g} + 2π/ω = {ident['t1']:.6g} get the same value, "
         f"{ident['v0']:.8f}: the same reading. **A single sine is the second hand of a clock**: after one turn the "

@@ -25,6 +25,8 @@ from posenc.charts.story import (
     step_chart,
     token_heatmap,
 )
+from posenc.views.circle import circle_shown
+from posenc.views.returns import returns_to_start
 from posenc.views.story import (
     attention_view,
     circle_view,
@@ -32,6 +34,7 @@ from posenc.views.story import (
     format_tokens,
     index_length_view,
     raw_index_growth,
+    sine_shown,
     single_sine_view,
 )
 
@@ -310,6 +313,46 @@ def test_circle_first_return_and_labels():
     pair = {slow["closest"]["i"], slow["closest"]["j"]}
     assert slow["per_turn"] == 126
     assert set(slow["labelled"]) == set(range(0, 126, 8)) | pair  # 16 strided labels of the first turn + the pair
+
+
+def test_a_return_to_the_start_is_a_pair_with_position_0_past_where_it_left():
+    fr = {"position": 22, "left_at": 3, "distance": 0.01}
+    assert returns_to_start(0, 22, fr) and returns_to_start(0, 44, fr)  # the answer, and a bound on it
+    assert not returns_to_start(0, 21, fr) and not returns_to_start(5, 22, fr) and not returns_to_start(0, 22, None)
+    np.testing.assert_array_equal(returns_to_start(np.array([0, 0, 1]), np.array([2, 30, 30]), fr), [False, True, False])
+    assert not returns_to_start(np.array([0]), np.array([30]), None).any()
+
+
+@pytest.mark.parametrize(("omega", "n", "eps"), [(8.31, 32, 0.01), (1.0, 32, 0.05), (1.0, 64, 0.01), (0.05, 8, 0.001)])
+def test_single_sine_names_no_return_to_the_start_before_the_reveal(omega, n, eps):
+    """(8.31, 32, 0.01): the closest pair is (0, the answer 31); (1.0, 32, 0.05): (0, 22) is among the 20 closest."""
+    v = single_sine_view(omega, n, eps)
+    before, after = sine_shown(v, False), sine_shown(v, True)
+    back = returns_to_start(v["pairs"]["i"].to_numpy(), v["pairs"]["j"].to_numpy(), v["first_return"])
+    assert not returns_to_start(before["pairs"]["i"].to_numpy(), before["pairs"]["j"].to_numpy(), v["first_return"]).any()
+    assert before["pairs"].equals(v["pairs"][~back].head(20).reset_index(drop=True))  # the closest of the rest, in order
+    assert after["pairs"].equals(v["pairs"].head(20).reset_index(drop=True)) and not after["held"]
+    assert after["ring"] == (v["closest"]["i"], v["closest"]["j"])
+    assert before["held"] == bool(back[:20].any() or returns_to_start(v["closest"]["i"], v["closest"]["j"], v["first_return"]))
+    if before["ring"] is not None:
+        assert not returns_to_start(*before["ring"], v["first_return"])
+    answer = f"0, {v['first_return']['position']}" if v["first_return"] else None
+    assert answer is None or answer not in before["sentence"]
+    if omega == 8.31:
+        assert before["ring"] is None and before["sentence"].startswith("No dashed link yet") and "(0, 31)" in after["sentence"]
+
+
+def test_the_circle_names_no_return_to_the_start_before_the_reveal():
+    v = circle_view(0.12, 64, 10_000, 0.1)  # the closest pair is (0, 52), the answer: once labelled "0 & 52"
+    assert (v["closest"]["i"], v["closest"]["j"]) == (0, v["first_return"]["position"]) == (0, 52)
+    before, after = circle_shown(v, False), circle_shown(v, True)
+    assert "0 & 52" in set(after["points"]["label"]) and "0 & 52" not in set(before["points"]["label"])
+    assert before["labelled"] == v["turn_labels"] and before["held"]  # 52 is labelled as the first turn's last position
+    curve = before["curve"]
+    assert curve.loc[curve["i"].isna(), "n"].min() > 52 and not ((curve["i"] == 0) & (curve["j"] >= 52)).fillna(False).any()
+    assert curve["i"].notna().sum() > 0  # the lengths before the first return keep their pairs
+    np.testing.assert_array_equal(curve["distance"], v["curve"]["distance"])  # the line itself is unchanged
+    assert after["curve"].equals(v["curve"]) and not after["held"]
 
 
 # ----------------------------------------------------------------------------- chart builders

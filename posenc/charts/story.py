@@ -114,9 +114,9 @@ ALONE = "no other position within ε"
 
 
 @memo
-def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *, closest: tuple[int, int]) -> alt.LayerChart:
+def sine_chart(points: pd.DataFrame, curve: pd.DataFrame, pairs: pd.DataFrame, *, closest: tuple[int, int] | tuple[()]) -> alt.LayerChart:
     """sin(wt) as stems at integer t over the continuous curve; positions with a partner within eps
-    in vermillion, links between the listed pairs, the closest pair ringed."""
+    in vermillion, links between the listed pairs, the pair ``closest`` ringed (none: ())."""
     # the x range is the data's own, 0 ... n-1 (the curve spans it): no literal, so a new n only swaps the data
     x = alt.X("t:Q", title="position t", axis=alt.Axis(tickMinStep=1, format="d"), scale=alt.Scale(nice=False, zero=False))
     y = alt.Y("value:Q", title="sin(ω t)", scale=alt.Scale(domain=[-1.1, 1.1]))

@@ -63,6 +63,14 @@ def quiz_value(key: str, text: str) -> str:
     return text if revealed(key) else HIDDEN
 
 
+def quiz_holds(key: str) -> bool:
+    """True once exercise ``key`` is revealed: until then the page holds back something that names its answer or bounds
+    it, and no single field says which (the single sine's pairs with position 0).  Declared as ``quiz_value`` is, so a
+    reveal redraws the page with it."""
+    _shown_elsewhere(key)
+    return revealed(key)
+
+
 FIGURES = "_posenc_quiz_figures"  # {exercise key: [(chart key, field), ...]}: the figures that draw its answer
 
 

@@ -16,7 +16,7 @@ from posenc._validate import check_float, check_int
 from posenc.analysis.geometry import collisions
 from posenc.registry import signature
 from posenc.schemes.naive import unit_circle_points
-from posenc.views.returns import RETURN_LIMIT, return_after_leaving
+from posenc.views.returns import RETURN_LIMIT, return_after_leaving, returns_to_start
 
 
 class CircleView(TypedDict):
@@ -25,6 +25,7 @@ class CircleView(TypedDict):
     points: pd.DataFrame
     outline: pd.DataFrame
     labelled: list
+    turn_labels: list
     per_turn: int
     closest: dict
     turn_closest: dict
@@ -49,7 +50,7 @@ def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
     Returns {"points": DataFrame(t, x = cos wt, y = sin wt, turn, label): label is the position as
     text for the labelled points (the first turn, at most 16 evenly strided, plus the closest pair,
     written "i & j" on i when the two are closer than 0.1) and "" otherwise; "outline": DataFrame(x, y, order) of the unit circle; "labelled": list of
-    labelled positions; "per_turn": positions per turn ceil(2 pi / omega); "closest": collisions
+    labelled positions; "turn_labels": the first turn's among them; "per_turn": positions per turn ceil(2 pi / omega); "closest": collisions
     ("sincos_pair", n, 2) as {"i", "j", "distance", "pairs_within_eps"}; "turn_closest": the same
     within the first turn (None if the first turn holds one position); "sine_pairs": pairs within eps
     of a single sine at the same n and omega (d = 1); "curve": DataFrame(n, distance, i, j) of the
@@ -67,11 +68,7 @@ def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
     per_turn = math.ceil(2 * math.pi / w)  # integer t >= 0 with w t < 2 pi
     first_turn = np.arange(min(per_turn, n))
     stride = max(1, math.ceil(first_turn.size / MAX_CIRCLE_LABELS))
-    labelled = sorted(set(first_turn[::stride].tolist()) | {col["i"], col["j"]})
-    label = np.full(n, "", dtype=object)
-    label[labelled] = [str(p) for p in labelled]
-    if col["distance"] < 0.1:  # the closest pair nearly coincides: one label "i & j" instead of two on top of each other
-        label[col["i"]], label[col["j"]] = f"{col['i']} & {col['j']}", ""
+    labelled, label = _labels(n, first_turn[::stride].tolist(), col)
     turn_closest = None
     if min(per_turn, n) >= 2:
         tc = collisions("sincos_pair", min(per_turn, n), 2, eps=eps, omega=w)
@@ -89,7 +86,8 @@ def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
         "points": pd.DataFrame({"t": t, "x": pts[:, 1], "y": pts[:, 0], "turn": np.floor(w * t / (2 * math.pi)).astype(np.int64),
                                 "label": label}),
         "outline": pd.DataFrame({"x": ring[:, 1], "y": ring[:, 0], "order": np.arange(ring.shape[0])}),
-        "labelled": labelled, "per_turn": per_turn, "closest": closest, "turn_closest": turn_closest,
+        "labelled": labelled, "turn_labels": first_turn[::stride].tolist(), "per_turn": per_turn, "closest": closest,
+        "turn_closest": turn_closest,
         "sine_pairs": sine_pairs,
         "curve": pd.DataFrame({"n": lengths, "distance": [c["distance"] for c in curve], "i": [c["i"] for c in curve],
                                "j": [c["j"] for c in curve]}),
@@ -99,8 +97,42 @@ def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
     }
 
 
+def _labels(n: int, turn: list[int], pair: dict | None) -> tuple[list[int], np.ndarray]:
+    """The labelled positions and the label column: the first turn's strided positions ``turn``, plus the closest
+    ``pair`` (None: left out), written "i & j" on i when the two are closer than 0.1 (one label, not two on top of each
+    other)."""
+    labelled = sorted(set(turn) | ({pair["i"], pair["j"]} if pair else set()))
+    label = np.full(n, "", dtype=object)
+    label[labelled] = [str(p) for p in labelled]
+    if pair and pair["distance"] < 0.1:
+        label[pair["i"]], label[pair["j"]] = f"{pair['i']} & {pair['j']}", ""
+    return labelled, label
+
+
+def names_start(view: dict) -> bool:
+    """True when the closest pair is a return to position 0 (``returns_to_start``): everything naming it waits for the
+    reveal."""
+    return bool(returns_to_start(view["closest"]["i"], view["closest"]["j"], view["first_return"]))
+
+
+def circle_shown(view: CircleView, revealed: bool) -> dict:
+    """What the circle and the closest-distance curve draw: until the first-return exercise is ``revealed``, no label
+    names the closest pair when it is a return to position 0 (``names_start``), and the curve's tooltip leaves out the
+    pairs that are (``returns_to_start``).  Returns {"points", "labelled", "curve", "held": whether
+    anything was left out}."""
+    if revealed or view["first_return"] is None:
+        return {"points": view["points"], "labelled": view["labelled"], "curve": view["curve"], "held": False}
+    pair = None if names_start(view) else view["closest"]
+    labelled, label = _labels(view["n"], view["turn_labels"], pair)
+    curve = view["curve"].astype({"i": "Int64", "j": "Int64"})
+    start = returns_to_start(view["curve"]["i"].to_numpy(), view["curve"]["j"].to_numpy(), view["first_return"])
+    curve.loc[start, ["i", "j"]] = pd.NA
+    return {"points": view["points"].assign(label=label), "labelled": labelled, "curve": curve,
+            "held": bool(start.any()) or pair is None}
+
+
 def _circle_quiz(w: float, eps: float, fr: dict | None, closest: dict) -> dict:
-    q = {"key": "first_return", "gives_away": fr is not None and closest["i"] == 0 and closest["j"] == fr["position"]}
+    q = {"key": "first_return", "gives_away": bool(returns_to_start(closest["i"], closest["j"], fr))}  # the answer, or a bound
     if fr is None:
         return {**q, "question": f"With ω = {w:g}, how many positions does one full turn of the circle take (2π/ω, to 0.1)?",
                 "answer": round(2 * math.pi / w, 1), "tolerance": 0.05,
@@ -121,7 +153,7 @@ def _circle_takeaway(n, per_turn, turn_closest, closest, sine_pairs, eps, fr, lo
     offset = closest["j"] - closest["i"]
     pair = (f"Across turns it collides: positions {closest['i']} and {closest['j']} ({offset} apart) are "
             f"{closest['distance']:.3g} apart, and at n = {n_max:,} the closest pair is {longest['distance']:.2g}.")
-    hide = "first_return" if fr is not None and closest["i"] == 0 and closest["j"] == fr["position"] else None
+    hide = "first_return" if returns_to_start(closest["i"], closest["j"], fr) else None
     return {
         "shows": [inside,
                   f"Far fewer collisions than a sine alone: {closest['pairs_within_eps']:,} pairs within ε = {eps:g} "

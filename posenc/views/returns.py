@@ -29,3 +29,12 @@ def return_after_leaving(distance: np.ndarray, eps: float) -> dict | None:
         return None
     t = s + int(back[0])
     return {"position": t, "left_at": s, "distance": float(dist[t])}
+
+
+def returns_to_start(i, j, first_return: dict | None):
+    """Whether the pair (i, j) (numbers or arrays) names position 0's first return or a later position: i = 0 and j at
+    or past ``first_return["position"]``.  (0, the first return) is the exercise's answer, and a later pair with 0 within
+    ε bounds it, so a page names such a pair only after the reveal.  False without a first return."""
+    if first_return is None:
+        return np.zeros(np.shape(i), dtype=bool) if np.ndim(i) else False
+    return (np.asarray(i) == 0) & (np.asarray(j) >= first_return["position"])

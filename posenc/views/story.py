@@ -30,7 +30,7 @@ from posenc.views.attention import (  # noqa: F401  (re-exported: the attention 
     format_tokens,
 )
 from posenc.views.circle import CircleView, circle_view  # noqa: F401  (re-exported: the page-5 view lived here)
-from posenc.views.returns import RETURN_LIMIT, return_after_leaving
+from posenc.views.returns import RETURN_LIMIT, return_after_leaving, returns_to_start
 
 # ----------------------------------------------------------------------------- result types
 # One TypedDict per view: the keys a page reads, with their types.
@@ -281,8 +281,28 @@ def single_sine_view(omega: float, n: int, eps: float) -> SingleSineView:
     }
 
 
+def sine_shown(view: SingleSineView, revealed: bool) -> dict:
+    """What the single sine's chart and list draw: the ``MAX_LISTED_PAIRS`` closest pairs within ε and the ringed
+    closest pair.  Until the first-return exercise is ``revealed`` they leave out the pairs that return to position 0
+    (``returns.returns_to_start``: the first is the answer, any other bounds it), and the ring goes to the closest pair
+    left (None: none).  Returns {"pairs", "ring": (i, j) or None, "held": whether a pair that would have been drawn was
+    left out, "sentence": what the links and the ring show}."""
+    pairs, close, fr = view["pairs"], view["closest"], view["first_return"]
+    back = np.zeros(len(pairs), dtype=bool) if revealed else returns_to_start(pairs["i"].to_numpy(), pairs["j"].to_numpy(), fr)
+    ring_back = not revealed and bool(returns_to_start(close["i"], close["j"], fr))
+    shown = pairs[~back].head(MAX_LISTED_PAIRS).reset_index(drop=True)
+    ring = (close["i"], close["j"]) if not ring_back else ((int(shown["i"][0]), int(shown["j"][0])) if len(shown) else None)
+    held = bool(back[:MAX_LISTED_PAIRS].any()) or ring_back
+    links = (f"Dashed links join the {len(shown)} closest of the {view['n_pairs']:,} pairs within ε" if len(shown)
+             else "No dashed link" + (" yet" if held else f": no pair lies within ε = {view['eps']:g}"))
+    if ring:
+        links += f"; the ringed pair ({ring[0]}, {ring[1]}) is the closest of all" + (" the others" if ring_back else "")
+    held_note = " Pairs that return to position 0 are named once the exercise below is revealed: the first of them answers it."
+    return {"pairs": shown, "ring": ring, "held": held, "sentence": links + "." + (held_note if held else "")}
+
+
 def _sine_quiz(w: float, eps: float, fr: dict | None, closest: dict) -> dict:
-    q = {"key": "first_return", "gives_away": fr is not None and closest["i"] == 0 and closest["j"] == fr["position"]}
+    q = {"key": "first_return", "gives_away": bool(returns_to_start(closest["i"], closest["j"], fr))}  # the answer, or a bound
     if fr is None:  # a sine that never leaves eps (or never returns within 100,000): ask about the period instead
         return {**q, "question": f"With ω = {w:g}, how many positions does one full period of the sine span (2π/ω, to 0.1)?",
                 "answer": round(2 * math.pi / w, 1), "tolerance": 0.05,
@@ -303,7 +323,7 @@ def _sine_quiz(w: float, eps: float, fr: dict | None, closest: dict) -> dict:
 
 def _sine_takeaway(n: int, eps: float, closest: dict, n_pairs: int, fr: dict | None) -> dict:
     pair = (f"Positions {closest['i']} and {closest['j']} differ by {closest['distance']:.3g}: a collision.")
-    hide = "first_return" if fr is not None and closest["i"] == 0 and closest["j"] == fr["position"] else None
+    hide = "first_return" if returns_to_start(closest["i"], closest["j"], fr) else None
     return {
         "shows": ["Bounded: every value lies in [−1, 1], at position 10 and at position 10⁶ alike.",
                   "Continuous: sin(ωt) is defined between the integers (the grey curve), with a slope of at most ω."],

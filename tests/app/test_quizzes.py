@@ -179,6 +179,25 @@ def quotient_leaks(at: AppTest, answer: str, rel: float) -> list[str]:
     return [f"{x!r} / {y!r}" for x, u in numbers.items() for y, v in numbers.items() if abs(u / v - a) <= rel * abs(a)]
 
 
+def pair_leaks(at: AppTest, answer: str) -> list[str]:
+    """Where the page names the pair (0, answer): position 0 and its first return (the single sine, one sin+cos pair).
+    In words ("(0, 31)", "0 and 31", "0 & 52") in a metric, text, cell or a chart's text field, or as a row of a chart's
+    data or a table with position i = 0 and position j = the answer (a dashed link, a listed pair)."""
+    said = re.compile(rf"(?<![\d.])0\s*(?:,|and|&)\s*{re.escape(answer)}(?![\d.])")
+    strings = _metric_values(at) + _texts(at) + _cells(at)
+    frames = [(f"chart {k!r}", d) for k, c in charts(at).items() for d in c["data"].values()]
+    frames += [("a table", d) for d in shown_frames(at)]
+    found = [f"{s[:60]!r} names the pair" for s in strings if said.search(s)]
+    for where, d in frames:
+        for col in d.columns:
+            if d[col].dtype.kind not in "biufcmM":  # text, whatever the frame stores it as
+                found += [f"{where} field {col!r}: {v!r}" for v in d[col].astype(str) if said.search(v)][:1]
+        i, j = (next((c for c in d.columns if c in names), None) for names in (("i", "position i"), ("j", "position j")))
+        if i and j and ((d[i].astype(str) == "0") & (d[j].astype(str) == answer)).any():
+            found.append(f"{where}: a row ({i} = 0, {j} = {answer})")
+    return found
+
+
 def square_leaks(at: AppTest, answer: str) -> list[str]:
     """Printed numbers (metric, text, cell; three significant digits or more) that are the answer squared, to the coarser
     of their own precision and the answer's: the reader takes a square root."""
@@ -265,6 +284,7 @@ DERIVED = {
     "claims_confirmed": lambda at, answer: claim_leaks(at),  # "say which of the article's four claims the lab will confirm"
     "ext_yarn_af": lambda at, answer: square_leaks(at, answer),  # YaRN's logit scale is its attention factor squared
     "rope_bound0": lambda at, answer: quotient_leaks(at, answer, rel=0.01 / float(answer)),  # a bound over bound / bound(0)
+    "first_return": lambda at, answer: pair_leaks(at, answer),  # the closest pair, ringed, linked or labelled: (0, answer)
 }
 
 
@@ -360,10 +380,13 @@ def test_no_answer_before_the_reveal_and_the_reveal_resets(info):
 
 
 EXTREMES = {
+    # (8.31, 32, 0.01): the closest pair is (0, the answer); (1.0, 32, 0.05): (0, the answer) is among the 20 listed
     "pages/single_sine.py": [{"omega": "0.05", "eps": "0.1", "n": "8"}, {"omega": "10", "eps": "0.001", "n": "512"},
-                             {"omega": "6.28", "eps": "0.01"}, {"omega": "3.14", "eps": "0.1"}],
+                             {"omega": "6.28", "eps": "0.01"}, {"omega": "3.14", "eps": "0.1"},
+                             {"omega": "8.31", "eps": "0.01", "n": "32"}, {"omega": "1.0", "eps": "0.05", "n": "32"}],
+    # (0.12, 64, 0.1): the closest pair is (0, the answer), labelled "0 & 52" on the circle
     "pages/sincos_pair.py": [{"omega": "0.05", "eps": "0.2", "n": "2048"}, {"omega": "10", "eps": "0.001", "n": "2"},
-                             {"omega": "6.28", "eps": "0.001"}],
+                             {"omega": "6.28", "eps": "0.001"}, {"omega": "0.12", "eps": "0.1", "n": "64"}],
     "pages/raw_index.py": [{"context": "16", "d": "1"}, {"context": "128", "d": "1024"}],
     "pages/index_length.py": [{"p": "64"}, {"p": "2", "s1": "a", "s2": ""}],
     "pages/sinusoid.py": [{"d": "2", "n": "2", "base": "1.5"}, {"d": "1024", "n": "4096", "base": "1000000000"}],
@@ -424,3 +447,21 @@ for name, ti in (("Sinusoidal", "4.1e-16"), ("Learned", "0.61"), ("RoPE", "0"), 
     assert not table_leaks(app, "t5_rel", "12") and not DERIVED["raw_ratio"](app, "6350")
     square = AppTest.from_string('import streamlit as st\nst.metric("YaRN logit scale", "1.2965")').run()  # Context extension's
     assert DERIVED["ext_yarn_af"](square, "1.1386") and not DERIVED["ext_yarn_af"](square, "1.1390")
+
+
+def test_the_pair_search_finds_what_the_pages_drew():
+    """The single sine at ω = 8.31, n = 32, ε = 0.01 hid "0 and 31" in its metric but printed "the ringed pair (0, 31)"
+    under the chart and drew the link (0, 31); one sin+cos pair at ω = 0.12, n = 64, ε = 0.1 labelled the circle's start
+    "0 & 52".  The pages as they are now show none of it (test_answers_make_sense_at_the_extremes)."""
+    app = AppTest.from_string('''
+import altair as alt, pandas as pd, streamlit as st
+st.caption("Dashed links join the 1 closest of the 1 pairs within ε; the ringed pair (0, 31) is the closest of all.")
+links = pd.DataFrame({"i": [0, 3], "j": [31, 40]})
+st.vega_lite_chart(alt.Chart(links).mark_rule().encode(x="i:Q", x2="j:Q").to_dict() | {"usermeta": {"posenc_key": "a"}})
+labels = pd.DataFrame({"t": [0, 4], "label": ["0 & 52", "4"]})
+st.vega_lite_chart(alt.Chart(labels).mark_text().encode(x="t:Q", text="label:N").to_dict() | {"usermeta": {"posenc_key": "b"}})
+st.dataframe(pd.DataFrame({"position i": [0], "position j": [22]}))
+''').run()
+    assert len(pair_leaks(app, "31")) == 2 and pair_leaks(app, "52") == ["chart 'b' field 'label': '0 & 52'"]
+    assert pair_leaks(app, "22") == ["a table: a row (position i = 0, position j = 22)"]
+    assert not pair_leaks(app, "40") and not pair_leaks(app, "4")  # (3, 40) and the label "4" name no return
