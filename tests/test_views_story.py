@@ -351,6 +351,8 @@ def test_the_circle_names_no_return_to_the_start_before_the_reveal():
     curve = before["curve"]
     assert curve.loc[curve["i"].isna(), "n"].min() > 52 and not ((curve["i"] == 0) & (curve["j"] >= 52)).fillna(False).any()
     assert curve["i"].notna().sum() > 0  # the lengths before the first return keep their pairs
+    assert set(curve.loc[curve["i"].isna(), "pair"]) == {"named once the exercise is revealed"}
+    assert (curve.loc[curve["i"].notna(), "pair"] == [f"{i} and {j}" for i, j in curve[curve["i"].notna()][["i", "j"]].values]).all()
     np.testing.assert_array_equal(curve["distance"], v["curve"]["distance"])  # the line itself is unchanged
     assert after["curve"].equals(v["curve"]) and not after["held"]
 

@@ -176,7 +176,7 @@ def closest_curve_chart(curve: pd.DataFrame, *, n: int) -> alt.LayerChart:
         y=alt.Y("distance:Q", title="closest-pair distance (log)", scale=alt.Scale(type="log")),
         color=alt.value(OKABE_ITO[0]),
         tooltip=[alt.Tooltip("n:Q", title="n", format=","), alt.Tooltip("distance:Q", title="closest distance", format=".6f"),
-                 alt.Tooltip("i:Q", title="position i"), alt.Tooltip("j:Q", title="position j")])
+                 alt.Tooltip("pair:N", title="closest pair")])
     rule = alt.Chart(pd.DataFrame({"n": [n]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
         x="n:Q", tooltip=[alt.Tooltip("n:Q", title="positions on the circle chart", format=",")])
     return alt.layer(line, rule).properties(autosize=FIT_X)

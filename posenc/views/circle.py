@@ -42,6 +42,7 @@ class CircleView(TypedDict):
 # ----------------------------------------------------------------------------- page 5: one sin+cos pair
 CURVE_LENGTHS = 60  # log-spaced context lengths for the closest-pair curve
 MAX_CIRCLE_LABELS = 16
+HELD = "named once the exercise is revealed"  # the curve's pair, in its tooltip, when it returns to position 0
 
 
 def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
@@ -53,9 +54,9 @@ def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
     labelled positions; "turn_labels": the first turn's among them; "per_turn": positions per turn ceil(2 pi / omega); "closest": collisions
     ("sincos_pair", n, 2) as {"i", "j", "distance", "pairs_within_eps"}; "turn_closest": the same
     within the first turn (None if the first turn holds one position); "sine_pairs": pairs within eps
-    of a single sine at the same n and omega (d = 1); "curve": DataFrame(n, distance, i, j) of the
-    closest pair for 60 log-spaced context lengths 2 .. n_max; "first_return": return_after_leaving of
-    position 0's point within eps over 100,000 positions, with "turns" = omega position / 2 pi (None if
+    of a single sine at the same n and omega (d = 1); "curve": DataFrame(n, distance, i, j, pair) of the
+    closest pair for 60 log-spaced context lengths 2 .. n_max (pair: "i and j", as its tooltip prints it);
+    "first_return": return_after_leaving of position 0's point within eps over 100,000 positions, with "turns" = omega position / 2 pi (None if
     it never comes back); "quiz"; "takeaway"}.
     """
     w = check_float("omega", omega, lo=0.0, hi=100.0, lo_open=True)
@@ -90,7 +91,7 @@ def circle_view(omega: float, n: int, n_max: int, eps: float) -> CircleView:
         "turn_closest": turn_closest,
         "sine_pairs": sine_pairs,
         "curve": pd.DataFrame({"n": lengths, "distance": [c["distance"] for c in curve], "i": [c["i"] for c in curve],
-                               "j": [c["j"] for c in curve]}),
+                               "j": [c["j"] for c in curve], "pair": [f"{c['i']} and {c['j']}" for c in curve]}),
         "first_return": fr, "omega": w, "n": n, "eps": eps,
         "quiz": _circle_quiz(w, eps, fr, closest),
         "takeaway": _circle_takeaway(n, per_turn, turn_closest, closest, sine_pairs, eps, fr, curve[-1], int(lengths[-1])),
@@ -127,6 +128,7 @@ def circle_shown(view: CircleView, revealed: bool) -> dict:
     curve = view["curve"].astype({"i": "Int64", "j": "Int64"})
     start = returns_to_start(view["curve"]["i"].to_numpy(), view["curve"]["j"].to_numpy(), view["first_return"])
     curve.loc[start, ["i", "j"]] = pd.NA
+    curve.loc[start, "pair"] = HELD
     return {"points": view["points"].assign(label=label), "labelled": labelled, "curve": curve,
             "held": bool(start.any()) or pair is None}
 
