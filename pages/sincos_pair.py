@@ -53,7 +53,7 @@ if view is not None:
     m4.metric("pairs within ε", f"{close['pairs_within_eps']:,}", delta=f"one sine alone: {view['sine_pairs']:,}",
               delta_color="off", delta_arrow="off", help="the same positions as points on the circle, and as sin(ωt) alone")
     left, right = st.columns([1, 1])
-    fig = circle_shown(view, quiz_holds(q["key"]))  # until the reveal, no figure names a pair with position 0
+    fig = circle_shown(view, quiz_holds(q["key"]))  # until the reveal, no figure names a return to position 0
     with left:
         labels = ", ".join(str(p) for p in fig["labelled"])
         chart(style(circle_chart(fig["points"], view["outline"], size=280)), key="unit_circle", data=fig["points"], width="content",

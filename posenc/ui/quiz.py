@@ -65,7 +65,7 @@ def quiz_value(key: str, text: str) -> str:
 
 def quiz_holds(key: str) -> bool:
     """True once exercise ``key`` is revealed: until then the page holds back something that names its answer or bounds
-    it, and no single field says which (the single sine's pairs with position 0).  Declared as ``quiz_value`` is, so a
+    it, and no single field says which (a pair that returns to position 0).  Declared as ``quiz_value`` is, so a
     reveal redraws the page with it."""
     _shown_elsewhere(key)
     return revealed(key)
