@@ -46,3 +46,22 @@ def test_the_rope_decay_chart_sends_the_envelope_and_the_view_keeps_every_distan
     spec = decay_chart(view["frame"]).to_dict()
     rows = next(iter(spec["datasets"].values()))
     assert 2 * LINE_COLUMNS < len(rows) <= 2 * (2 * LINE_COLUMNS + 2)
+
+
+@pytest.mark.parametrize("width", [None, 330])  # the export (a slide's 800 px), a phone's column
+def test_the_decay_chart_labels_every_tick_of_its_distance_axis(width):
+    """Vega's default ticks (one per 40 px) lost every other label from "1,000" on, where the labels widen: the export read
+    0, 200, …, 1,000, 1,400, 1,800.  A tick per ~90 px keeps each one labelled, evenly spaced."""
+    import re
+
+    from posenc.charts.base import style
+    from posenc.io.export import chart_svg
+
+    view = decay_view(128, 10_000.0, "random", 0, 5_000)
+    ch = style(decay_chart(view["frame"]))
+    svg = chart_svg(ch if width is None else ch.properties(width=width)).decode()
+    axis = svg[svg.index("role-axis-label"):]
+    axis = axis[:axis.index("</g>")]  # the first axis drawn is x
+    ticks = [int(t.replace(",", "")) for t in re.findall(r'opacity="1">([\d,]+)</text>', axis)]  # Vega hides an overlap at 0
+    steps = np.diff(ticks)
+    assert len(ticks) >= 3 and ticks[0] == 0 and (steps == steps[0]).all(), ticks

@@ -89,7 +89,8 @@ def decay_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.Chart:
 def _decay_chart(frame: pd.DataFrame, series: tuple, *, height: int) -> alt.Chart:
     series = list(series)
     return alt.Chart(frame, height=height, width="container").mark_line(clip=True, strokeWidth=1.2).encode(
-        x=alt.X("distance:Q", title="relative distance n − m (positions)"),
+        # a tick per ~90 px: Vega's default (one per 40 px) dropped every other label from 1,000 on ("1,000" is wider)
+        x=alt.X("distance:Q", title="relative distance n − m (positions)", axis=alt.Axis(tickCount=alt.ExprRef("ceil(width / 90)"))),
         y=alt.Y("relative:Q", title="value / value at distance 0"),
         color=alt.Color("series:N", title="", scale=alt.Scale(domain=series, range=[OKABE_ITO[0], OKABE_ITO[3]]),
                         legend=alt.Legend(orient="top", labelLimit=400, columns=1)),  # stacked: fits a phone
