@@ -59,10 +59,11 @@ if view is not None:
     motion.play(moving.clock(omega, n), label="a clock hand turning at ω; its height is sin(ωt)",
                 caption="Drag the slider or press play: the hand turns by ω per position, and the sine only reports its "
                         "height. Every reading repeats, once per turn and also on the way down.")
-    with st.expander(f"The {len(shown)} closest colliding pairs", icon=":material/table:"):
-        table(shown, key="single_sine_pairs",
-              labels={"i": "position i", "j": "position j", "value_i": "sin(ω i)", "value_j": "sin(ω j)", "distance": "|difference|"},
-              formats={"value_i": ".6f", "value_j": ".6f", "distance": ".6f"})
+    if len(shown):  # none within ε, or none until the reveal: the caption says which
+        with st.expander(f"The {len(shown)} closest colliding pair{'s' if len(shown) > 1 else ''}", icon=":material/table:"):
+            table(shown, key="single_sine_pairs",
+                  labels={"i": "position i", "j": "position j", "value_i": "sin(ω i)", "value_j": "sin(ω j)", "distance": "|difference|"},
+                  formats={"value_i": ".6f", "value_j": ".6f", "distance": ".6f"})
     quiz(q)
 
 show_code(single_sine_view, single_sine, return_after_leaving, collisions, closest_pair, count_close_pairs,

@@ -89,3 +89,16 @@ def test_payload_at_the_largest_settings():
     assert metrics(at)["pairs within ε = 0.1"] == f"{pairs_within(0.05, 512, 0.1):,}"
     assert all(c["rows"] <= 65_536 for c in charts(at).values())
     assert payload_bytes(at) <= 2_000_000
+
+
+def test_the_only_pair_within_eps_is_the_answer_and_waits_for_the_reveal():
+    """At ω = 8.31, n = 32, ε = 0.01 the one pair within ε is (0, 31), the exercise's answer: before the reveal no list
+    (an expander of 0 pairs read "The 0 closest colliding pairs"), no link, no ring; after it, all three."""
+    at = open_page(PAGE, {"omega": "8.31", "n": "32", "eps": "0.01"})
+    assert_clean(at)
+    assert "single_sine_pairs" not in tables(at) and not any("colliding" in e.label for e in at.expander)
+    assert "No dashed link yet" in text_of(at) and "(0, 31)" not in text_of(at)
+    at.toggle(key="ex_first_return_reveal").set_value(True).run()
+    table = tables(at)["single_sine_pairs"]
+    assert list(table[["position i", "position j"]].itertuples(index=False, name=None)) == [(0, 31)]
+    assert any(e.label == "The 1 closest colliding pair" for e in at.expander) and "the ringed pair (0, 31)" in text_of(at)
