@@ -275,7 +275,7 @@ def test_verdict_rows_take_t5_scaled_to_l_and_say_the_default_beside_it():
         res = _hand(curves={k: curves[k] for k in order})
         row = verdict_rows(res)["t5"]
         assert row["fraction"] == pytest.approx(0.04) and row["verdict"] == "holds"  # the scaled one's 0.02 / 0.5
-        assert row["measured_as"].startswith("T5 buckets scaled to L") and "100% of a uniform guess's gap" in row["measured_as"]
+        assert row["measured_as"] == "T5 buckets scaled to L (as T5 buckets: 100% of a uniform guess's gap)"  # not "buckets's"
 
 
 def test_task_files_skip_the_follow_up_and_the_order_sweep(tmp_path):

@@ -335,7 +335,7 @@ def verdict_rows(results: dict | None = None, *, longer: dict | None = None) -> 
             new = {**row, "measured_as": measured_as, "task": task}
             if key in out:  # two lab schemes of one entry (T5 at HF's buckets and scaled to L): the one set from L
                 first, second = (out[key], new) if LAB[scheme].per_length else (new, out[key])
-                new = {**second, "measured_as": f"{second['measured_as']} (at {first['measured_as']}'s setting: "
+                new = {**second, "measured_as": f"{second['measured_as']} (as {first['measured_as']}: "
                                                 f"{first['fraction']:.0%} of a uniform guess's gap)"}
             out[key] = new
     extended = extended_scheme(res)

@@ -121,8 +121,9 @@ def with_lab(frame: pd.DataFrame) -> pd.DataFrame:
         cols[f"verdict_{task}"] = [verdict_text(r) for r in rows]
     first = [next(iter(verdicts.values())).get(k) for k in frame["key"]]
     cols["extrapolates"] = [None if r is None or r["verdict"] is None else r["verdict"] == "holds" for r in first]
-    cols["extrapolation_note"] = ["not trained in the lab" if r is None else (r["reason"] or f"trained as {r['measured_as']}")
-                                  for r in first]
+    # the lab's scheme named before its reason: "the learned table has 32 rows" is the lab's table, not MiniLM's 512
+    cols["extrapolation_note"] = ["not trained in the lab" if r is None else f"trained as {r['measured_as']}"
+                                  + (f": {r['reason']}" if r["reason"] else "") for r in first]
     return frame.assign(**cols)
 
 

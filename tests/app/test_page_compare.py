@@ -72,7 +72,8 @@ def test_defaults_every_column_measured_and_linked():
             assert df.loc[key, f"verdict_{task}"].startswith(f"{verdict} · " if verdict else "no verdict: it did not learn")
         assert df.loc["learned_minilm", f"verdict_{task}"].startswith("no verdict: ")
         if task == "markov":  # not learned at 1,000 steps, nor at 4,000 at seed 6: no verdict, and the note says both
-            assert df.loc["raw_index", "extrapolation_note"] == lab_rows["raw_index"]["reason"]
+            assert df.loc["raw_index", "extrapolation_note"] == f"trained as Raw index: {lab_rows['raw_index']['reason']}"
+            assert df.loc["learned_minilm", "extrapolation_note"].startswith("trained as Learned table: the learned table has 32 rows")
     assert not df.filter(like="verdict_").isin(["None", "N/A", "nan"]).any().any()
     assert any(VERDICT_RULE in c.value for c in at.caption)
     assert "4,000 steps" in df.loc["raw_index", "extrapolation_note"]
