@@ -172,7 +172,8 @@ def compare_takeaway(view: dict | None, n: int, train_len: int) -> Takeaway:
                   (f"Ticking all four wishes: {_names(view['wishlist_names'])}.", "wishlist_count")],
         "wrong": ["The article's verdicts (\"extrapolates: yes, in principle\") are claims about a property; the lab's are one "
                   "tiny task at one length: both are shown, and they can disagree.",
-                  "The next page trains the schemes and shows the measurements behind the 'extrapolates' column."],
+                  "*The articles' claims*, next, gives each claim of the three articles a verdict; the *Extrapolation lab* "
+                  "after it trains the schemes and shows the measurements behind the 'extrapolates' column."],
     }
 
 

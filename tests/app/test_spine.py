@@ -40,6 +40,23 @@ def _check_spine(at: AppTest, path: str) -> None:
     assert "None" not in heads[0].value, heads[0].value
 
 
+# What each page's "the next page …" sentence describes (the title of the page it means).  Compare once said "The next
+# page trains the schemes" while the claims page came next and the lab after it.
+NEXT_SAID = {"pages/home.py": "Attention needs order", "pages/context_extension.py": "Precision at long context",
+             "pages/precision.py": "Similarity matrices"}
+TITLES = {p.path: p.title for p in PAGES}
+
+
+def _says_next(at: AppTest, path: str, target: str | None) -> None:
+    """A page that says "the next page" means the page its Next link opens (``NEXT_SAID``)."""
+    text = " ".join(m.value for m in (*at.markdown, *at.caption)).lower()
+    if "next page " in text.replace("next page:", ""):
+        assert path in NEXT_SAID, f"{path} says 'the next page': add what it means to NEXT_SAID"
+        assert target is not None and NEXT_SAID[path] == TITLES[target], (path, NEXT_SAID[path], target)
+    else:
+        assert path not in NEXT_SAID, f"{path} no longer says 'the next page'"
+
+
 def _step(at: AppTest, word: str) -> str | None:
     return _links(at).get(word)
 
@@ -51,6 +68,7 @@ def test_next_walks_every_page_in_order_and_previous_walks_back():
     visited = [ORDER[0]]
     _check_spine(at, ORDER[0])
     while (target := _step(at, "Next")) is not None:
+        _says_next(at, visited[-1], target)
         assert target not in visited, f"Next from {visited[-1]} goes back to {target}"
         assert any(c.value.startswith(":material/arrow_forward: **Next, ") for c in at.caption), \
             f"the wrap-up of {visited[-1]} does not lead to the next page"
@@ -58,6 +76,7 @@ def test_next_walks_every_page_in_order_and_previous_walks_back():
         at.run()
         visited.append(target)
         _check_spine(at, target)
+    _says_next(at, visited[-1], None)
     assert visited == ORDER, f"skipped: {[p for p in ORDER if p not in visited]}"
     back = [visited[-1]]
     while (target := _step(at, "Previous")) is not None:
