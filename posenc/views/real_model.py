@@ -228,7 +228,9 @@ def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
 
 
 def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
-    """Perplexity when the slowest x % of the rotation pairs stop rotating (p-RoPE applied to a model trained without it)."""
+    """Perplexity when the slowest x % of the rotation pairs stop rotating (p-RoPE applied to a model trained without it).
+    Returns {"frame": DataFrame(dropped %, perplexity, change %), "n", "quiz" (the change at 25 %, in bands), "held": the
+    (row, column) cells the page hides until the reveal: 25 %'s and its neighbours', which bracket it}."""
     ids, losses = passage_losses("prope", VARIANTS["prope"], passage, yours, n_tokens)
     ppl = [float(np.exp(v.mean())) for v in losses]
     frame = pd.DataFrame({"dropped %": DROPS, "perplexity": ppl, "change %": [100 * (p / ppl[0] - 1) for p in ppl]})
@@ -238,7 +240,10 @@ def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
                  bands[int(np.searchsorted((1.0, 10.0, 100.0), abs(at25)))],
                  f"{at25:+.1f} %. The slowest pairs turn by less than a radian over the whole text: they carry little position, "
                  "which is why Barbero et al. remove them (p-RoPE) and find the model free to use them for meaning.", bands)
-    return {"frame": frame, "n": int(ids.size), "quiz": quiz}
+    asked = int(np.flatnonzero(frame["dropped %"].to_numpy() == 25.0)[0])
+    # the answer's row and the rows on either side: 12.5 % and 50 % in one band put 25 % in it too
+    held = [(r, c) for r in (asked - 1, asked, asked + 1) if 0 < r < len(frame) for c in ("perplexity", "change %")]
+    return {"frame": frame, "n": int(ids.size), "quiz": quiz, "held": held}
 
 
 def heads_takeaway(view: dict, prope: dict) -> dict:

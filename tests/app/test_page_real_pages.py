@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import pytest
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, reveal, text_of
+from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, reveal, tables, text_of
 
 import posenc.model as pm
 from posenc.views.real_model import YOUR_DEFAULT
@@ -45,8 +45,14 @@ def test_heads_defaults_and_a_typed_text():
     kinds = chart_frame(at, "real_heads_kinds")
     assert len(kinds) == 270 and {"first token (sink)", "previous token"} <= set(kinds["kind"])
     assert {"real_heads_maps", "real_heads_energy", "real_heads_layers"} <= set(charts(at))
+    # before the reveal the 25 % row and the rows on either side are blank: 12.5 % (+0.01 %) and 50 % (+0.81 %) on the
+    # default passage both lie in the band "less than 1 %", so they gave the answer away
+    hidden = tables(at)["real_heads_prope"].set_index("dropped %")
+    assert hidden.loc[[12.5, 25.0, 50.0], "change %"].isna().all() and hidden.loc[[0.0, 75.0, 100.0], "change %"].notna().all()
     at = reveal(at, "prope25")
     assert "real_heads_prope" in charts(at)
+    shown = tables(at)["real_heads_prope"].set_index("dropped %")
+    assert shown["change %"].notna().all() and abs(shown.loc[12.5, "change %"]) < 1 and abs(shown.loc[50.0, "change %"]) < 1
     at = open_page("pages/real_heads.py", {"text": "one two three four one two three four", "layer": "0", "head": "4"}, timeout=SLOW)
     assert_clean(at)
 
