@@ -63,7 +63,8 @@ def attention_map(frame: pd.DataFrame, *, title: str) -> alt.Chart:
 def kind_energy(frame: pd.DataFrame) -> alt.Chart:
     """Each kind of head's share of |q|·|k| per rotation pair (pair 0 turns fastest)."""
     return alt.Chart(frame, height=300, width="container").mark_line(point=True).encode(
-        x=alt.X("pair:Q", title=["rotation pair", "(0 = fastest, wavelength 2π; 31 = slowest)"]),  # one line ran past a phone
+        # the title on two lines: one ran past a phone; the axis ends at the last pair, not at a rounder 34
+        x=alt.X("pair:Q", title=["rotation pair", "(0 = fastest, wavelength 2π; 31 = slowest)"], scale=alt.Scale(nice=False)),
         y=alt.Y("energy share:Q", title="share of |q|·|k|"),
         color=alt.Color("kind:N", title="kind", scale=alt.Scale(domain=list(KIND_COLORS), range=list(KIND_COLORS.values())),
                         legend=alt.Legend(orient="bottom", columns=2)),
