@@ -124,6 +124,23 @@ def test_attention_stack_holds_every_layer_and_head_of_the_seed_run():
     assert list(learned["maps"]) == ["L = 32"] and all(np.isnan(a) for row in learned["mass_summary"] for _, a in row)
 
 
+@pytest.mark.parametrize("scheme", ["rope_randomized", "kerple"])  # a positions sample per 16 sequences; a trained bias
+def test_attention_maps_in_passes_of_four_equal_one_pass_of_sixteen(monkeypatch, scheme):
+    """``attention_layers`` runs its passes on ATTENTION_BATCH sequences (fresh 34 MB arrays per pass at 8L cost a live
+    server 0.6 s a call): the same maps as one pass of 16, the randomized scheme's positions sample included."""
+    from posenc.lab import evaluate
+
+    cfg = LabConfig.from_dict(RUN["results"]["config"])
+    seqs = eval_sequences(cfg.source(), views.ATTENTION_SEQS, 256)
+    maps = {}
+    for batch in (16, evaluate.ATTENTION_BATCH):
+        monkeypatch.setattr(evaluate, "ATTENTION_BATCH", batch)
+        maps[batch] = evaluate.attention_layers(RUN["weights"][scheme], scheme, cfg.source(), cfg.model(), seqs, train_len=32,
+                                                randomize=cfg.random)
+    assert evaluate.ATTENTION_BATCH < 16 and maps[16].shape == (2, 4, 256, 256)
+    np.testing.assert_allclose(maps[evaluate.ATTENTION_BATCH], maps[16], rtol=0, atol=1e-14)
+
+
 def test_head_charts_filter_on_their_parameters_and_title_follows_them():
     from posenc.charts.base import url_param
 

@@ -21,13 +21,17 @@ from __future__ import annotations
 import numpy as np
 
 from posenc._validate import check_int
-from posenc.lab.model import ModelConfig, forward, log_probs
+from posenc.lab.model import ModelConfig, _bias, forward, log_probs
 from posenc.lab.positions import PER_POSITION, positions, sampler
 from posenc.lab.task import MarkovSource
 from posenc.lab.train import with_bos
 
 EVAL_SEED = 10_000  # evaluation sequences: default_rng([EVAL_SEED, 3]); never used for training
 CHUNK = 16  # sequences per forward pass (bounds the (CHUNK, H, n, n) attention memory)
+# sequences per forward pass of ``attention_layers``, which keeps every layer's (B, H, n, n) probabilities: at 8L = 256
+# a pass of 16 held arrays of 34 MB, fresh memory in each new script thread (0.6 s of page faults a call in a live
+# server); passes of 4 reuse 8 MB ones.  Randomized positions still draw one sample per CHUNK, as position_losses does.
+ATTENTION_BATCH = 4
 PASS_FLOATS = 1 << 22  # per_position_log_probs: float64s of one layer's attention per last-query pass (32 MiB)
 
 
@@ -122,8 +126,8 @@ def attention(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs:
 
 def attention_layers(params, scheme: str, source: MarkovSource, cfg: ModelConfig, seqs: np.ndarray, *,
                      train_len: int, extension: str | None = None, randomize: int | None = None) -> np.ndarray:
-    """Attention probabilities of every layer averaged over the sequences, from one forward pass per CHUNK
-    sequences (randomized positions: a sample each, as ``position_losses``): (n_layers, H, n, n), rows = queries."""
+    """Attention probabilities of every layer averaged over the sequences, from forward passes of ATTENTION_BATCH
+    sequences (randomized positions: a sample per CHUNK, as ``position_losses``): (n_layers, H, n, n), rows = queries."""
     S, n = seqs.shape
     if extension in PER_POSITION:
         raise ValueError(f"{extension!r} reads each query at its own length (one forward pass per position): "
@@ -131,9 +135,13 @@ def attention_layers(params, scheme: str, source: MarkovSource, cfg: ModelConfig
     next_pass = _passes(scheme, n, cfg, train_len=train_len, extension=extension, randomize=randomize)
     total = np.zeros((cfg.n_layers, cfg.n_heads, n, n))
     for i in range(0, S, CHUNK):
-        _, cache = forward(params, with_bos(seqs[i : i + CHUNK], source.vocab), next_pass(), cfg, keep_attention=True)
-        for layer in range(cfg.n_layers):
-            total[layer] += cache["attn"][layer].sum(axis=0)
+        pos = next_pass()
+        bias = _bias(params, pos)  # (H, n, n), once for the CHUNK's passes
+        for j in range(i, min(i + CHUNK, S), ATTENTION_BATCH):
+            batch = seqs[j : min(j + ATTENTION_BATCH, i + CHUNK)]
+            _, cache = forward(params, with_bos(batch, source.vocab), pos, cfg, keep_attention=True, bias=bias)
+            for layer in range(cfg.n_layers):
+                total[layer] += cache["attn"][layer].sum(axis=0)
     return total / S
 
 
