@@ -76,7 +76,7 @@ def draw() -> None:
     table(quiz_table("prope25", prope["frame"], prope["held"]), key="real_heads_prope",
           formats={"perplexity": ".3f", "change %": "+.2f"})
     if not revealed("prope25"):
-        st.caption("The rows at 12.5 % and 50 % wait for the reveal too: both in one band would put 25 % in it.")
+        st.caption(prope["held_note"])
     if revealed("prope25"):
         chart(style(charts.prope_curve(prope["frame"])), key="real_heads_prope", data=prope["frame"],
               caption=f"Perplexity on {prope['n']} tokens as the slowest pairs stop rotating, in every layer, without retraining.")

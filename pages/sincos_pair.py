@@ -57,15 +57,12 @@ if view is not None:
     with left:
         labels = ", ".join(str(p) for p in fig["labelled"])
         chart(style(circle_chart(fig["points"], view["outline"], size=280)), key="unit_circle", data=fig["points"], width="content",
-              caption=f"Labelled: positions {labels} (the first turn, at most 16 of it, and the closest pair"
-                      f"{' unless it is a return to position 0' if fig['held'] else ''}); hover any point for its position. "
-                      "Colour = which turn the point is on.")
+              caption=f"Labelled: positions {labels} (the first turn, at most 16 of it, and the closest pair{fig['label_note']}); "
+                      "hover any point for its position. Colour = which turn the point is on.")
     with right:
         chart(style(closest_curve_chart(fig["curve"], n=view["n"])), key="closest_curve", data=fig["curve"],
               caption=f"Closest distance between any two of positions 0 … n−1, evaluated at {len(view['curve'])} "
-                      f"log-spaced lengths up to {n_max:,} (exact at each). The dashed line is the n of the circle."
-                      + (" Pairs that return to position 0 are named once the exercise below is revealed: the first of them answers it."
-                         if fig["held"] else ""))
+                      f"log-spaced lengths up to {n_max:,} (exact at each). The dashed line is the n of the circle.{fig['curve_note']}")
     motion.play(moving.circle(omega, n), label="a point turning round the unit circle, one dot per position",
                 caption="Drag the slider or press play: the point turns by ω per position and leaves a dot at every integer "
                         "position. Within a turn the dots never meet; every new turn drops its dots between the old ones.")

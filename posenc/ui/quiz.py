@@ -59,14 +59,13 @@ def _shown_elsewhere(key: str) -> None:
 
 def quiz_value(key: str, text: str) -> str:
     """``text`` once exercise ``key`` is revealed, else "?" (for a metric or cell that holds its answer)."""
-    _shown_elsewhere(key)
-    return text if revealed(key) else HIDDEN
+    return text if quiz_holds(key) else HIDDEN
 
 
 def quiz_holds(key: str) -> bool:
     """True once exercise ``key`` is revealed: until then the page holds back something that names its answer or bounds
-    it, and no single field says which (a pair that returns to position 0).  Declared as ``quiz_value`` is, so a
-    reveal redraws the page with it."""
+    it, and no single field says which (a pair that returns to position 0).  Declared (``_shown_elsewhere``), so a reveal
+    redraws the page with it; ``quiz_value`` is this for one printed value."""
     _shown_elsewhere(key)
     return revealed(key)
 

@@ -16,7 +16,7 @@ from posenc._validate import check_float, check_int
 from posenc.analysis.geometry import collisions
 from posenc.registry import signature
 from posenc.schemes.naive import unit_circle_points
-from posenc.views.returns import RETURN_LIMIT, return_after_leaving, returns_to_start
+from posenc.views.returns import HELD_NOTE, RETURN_LIMIT, return_after_leaving, returns_to_start
 
 
 class CircleView(TypedDict):
@@ -110,27 +110,23 @@ def _labels(n: int, turn: list[int], pair: dict | None) -> tuple[list[int], np.n
     return labelled, label
 
 
-def names_start(view: dict) -> bool:
-    """True when the closest pair is a return to position 0 (``returns_to_start``): everything naming it waits for the
-    reveal."""
-    return bool(returns_to_start(view["closest"]["i"], view["closest"]["j"], view["first_return"]))
-
-
 def circle_shown(view: CircleView, revealed: bool) -> dict:
     """What the circle and the closest-distance curve draw: until the first-return exercise is ``revealed``, no label
-    names the closest pair when it is a return to position 0 (``names_start``), and the curve's tooltip leaves out the
-    pairs that are (``returns_to_start``).  Returns {"points", "labelled", "curve", "held": whether
-    anything was left out}."""
+    names the closest pair when it is a return to position 0 (the quiz's "gives_away"), and the curve's tooltip leaves
+    out the pairs that are (``returns_to_start``).  Returns {"points", "labelled", "curve", "held": whether anything was
+    left out, "label_note" and "curve_note": what the two captions add about it}."""
     if revealed or view["first_return"] is None:
-        return {"points": view["points"], "labelled": view["labelled"], "curve": view["curve"], "held": False}
-    pair = None if names_start(view) else view["closest"]
+        return {"points": view["points"], "labelled": view["labelled"], "curve": view["curve"], "held": False,
+                "label_note": "", "curve_note": ""}
+    pair = None if view["quiz"]["gives_away"] else view["closest"]
     labelled, label = _labels(view["n"], view["turn_labels"], pair)
     curve = view["curve"].astype({"i": "Int64", "j": "Int64"})
     start = returns_to_start(view["curve"]["i"].to_numpy(), view["curve"]["j"].to_numpy(), view["first_return"])
     curve.loc[start, ["i", "j"]] = pd.NA
     curve.loc[start, "pair"] = HELD
-    return {"points": view["points"].assign(label=label), "labelled": labelled, "curve": curve,
-            "held": bool(start.any()) or pair is None}
+    held = bool(start.any()) or pair is None
+    return {"points": view["points"].assign(label=label), "labelled": labelled, "curve": curve, "held": held,
+            "label_note": " unless it is a return to position 0" if held else "", "curve_note": f" {HELD_NOTE}" if held else ""}
 
 
 def _circle_quiz(w: float, eps: float, fr: dict | None, closest: dict) -> dict:

@@ -230,7 +230,8 @@ def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
 def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
     """Perplexity when the slowest x % of the rotation pairs stop rotating (p-RoPE applied to a model trained without it).
     Returns {"frame": DataFrame(dropped %, perplexity, change %), "n", "quiz" (the change at 25 %, in bands), "held": the
-    (row, column) cells the page hides until the reveal: 25 %'s and its neighbours', which bracket it}."""
+    (row, column) cells the page hides until the reveal: 25 %'s and its neighbours', which bracket it; "held_note": the
+    caption that says so}."""
     ids, losses = passage_losses("prope", VARIANTS["prope"], passage, yours, n_tokens)
     ppl = [float(np.exp(v.mean())) for v in losses]
     frame = pd.DataFrame({"dropped %": DROPS, "perplexity": ppl, "change %": [100 * (p / ppl[0] - 1) for p in ppl]})
@@ -243,7 +244,9 @@ def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
     asked = int(np.flatnonzero(frame["dropped %"].to_numpy() == 25.0)[0])
     # the answer's row and the rows on either side: 12.5 % and 50 % in one band put 25 % in it too
     held = [(r, c) for r in (asked - 1, asked, asked + 1) if 0 < r < len(frame) for c in ("perplexity", "change %")]
-    return {"frame": frame, "n": int(ids.size), "quiz": quiz, "held": held}
+    near = " % and ".join(f"{frame['dropped %'].iloc[r]:g}" for r in (asked - 1, asked + 1) if 0 < r < len(frame))
+    return {"frame": frame, "n": int(ids.size), "quiz": quiz, "held": held,
+            "held_note": f"The rows at {near} % wait for the reveal too: both in one band would put 25 % in it."}
 
 
 def heads_takeaway(view: dict, prope: dict) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 RETURN_LIMIT = 100_000  # how far the "first return" exercises look
+# what a figure says while it holds back the pairs ``returns_to_start`` names
+HELD_NOTE = "Pairs that return to position 0 are named once the exercise below is revealed: the first of them answers it."
 
 
 def return_after_leaving(distance: np.ndarray, eps: float) -> dict | None:

@@ -30,7 +30,7 @@ from posenc.views.attention import (  # noqa: F401  (re-exported: the attention 
     format_tokens,
 )
 from posenc.views.circle import CircleView, circle_view  # noqa: F401  (re-exported: the page-5 view lived here)
-from posenc.views.returns import RETURN_LIMIT, return_after_leaving, returns_to_start
+from posenc.views.returns import HELD_NOTE, RETURN_LIMIT, return_after_leaving, returns_to_start
 
 # ----------------------------------------------------------------------------- result types
 # One TypedDict per view: the keys a page reads, with their types.
@@ -289,7 +289,7 @@ def sine_shown(view: SingleSineView, revealed: bool) -> dict:
     left out, "sentence": what the links and the ring show}."""
     pairs, close, fr = view["pairs"], view["closest"], view["first_return"]
     back = np.zeros(len(pairs), dtype=bool) if revealed else returns_to_start(pairs["i"].to_numpy(), pairs["j"].to_numpy(), fr)
-    ring_back = not revealed and bool(returns_to_start(close["i"], close["j"], fr))
+    ring_back = not revealed and view["quiz"]["gives_away"]  # the closest pair is a return to position 0
     shown = pairs[~back].head(MAX_LISTED_PAIRS).reset_index(drop=True)
     ring = (close["i"], close["j"]) if not ring_back else ((int(shown["i"][0]), int(shown["j"][0])) if len(shown) else None)
     held = bool(back[:MAX_LISTED_PAIRS].any()) or ring_back
@@ -297,8 +297,7 @@ def sine_shown(view: SingleSineView, revealed: bool) -> dict:
              else "No dashed link" + (" yet" if held else f": no pair lies within ε = {view['eps']:g}"))
     if ring:
         links += f"; the ringed pair ({ring[0]}, {ring[1]}) is the closest of all" + (" the others" if ring_back else "")
-    held_note = " Pairs that return to position 0 are named once the exercise below is revealed: the first of them answers it."
-    return {"pairs": shown, "ring": ring, "held": held, "sentence": links + "." + (held_note if held else "")}
+    return {"pairs": shown, "ring": ring, "held": held, "sentence": links + "." + (f" {HELD_NOTE}" if held else "")}
 
 
 def _sine_quiz(w: float, eps: float, fr: dict | None, closest: dict) -> dict:
