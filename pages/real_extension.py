@@ -17,7 +17,7 @@ header(
     PATH,
     "A context extension changes the rotation frequencies so that positions past the trained length look familiar. The "
     "engineer's question is what it does to text the model already handles. Here each method runs at factor 2, 4 and 8, "
-    "without fine-tuning, on a passage well inside SmolLM2's 8,192 trained tokens: **look at how far each bar rises above "
+    "without fine-tuning, on a passage well inside SmolLM2's 8,192 trained tokens: **look at how far each dot rises above "
     "plain RoPE's dashed line** — the price of the extension where nothing needed extending.",
 )
 
@@ -39,7 +39,8 @@ def draw() -> None:
     factors = (2, 4, 8) if revealed("ext_worst") else (2, 4)
     chart(style(charts.extension_bars(view["frame"], base=view["base"], factors=factors)), key="real_extension_bars",
           data=view["frame"], caption="Perplexity on the passage with every layer's rotation replaced by the method's (its "
-          "attention factor included), the file's base 100,000 and trained length 8,192; the dashed line is plain RoPE. "
+          "attention factor included), the file's base 100,000 and trained length 8,192; the dashed line is plain RoPE, and "
+          "on the log axis a stem's length is the ratio to it. "
           "Factor 8 appears with the answer.")
     eight = [(i, "perplexity") for i in range(len(view["frame"])) if int(view["frame"]["factor"].iloc[i]) == 8]
     table(quiz_table("ext_worst", view["frame"].drop(columns="key"), eight + [(i, "change %") for i, _ in eight]),

@@ -347,7 +347,10 @@ def test_the_circle_names_no_return_to_the_start_before_the_reveal():
     assert (v["closest"]["i"], v["closest"]["j"]) == (0, v["first_return"]["position"]) == (0, 52)
     before, after = circle_shown(v, False), circle_shown(v, True)
     assert "0 & 52" in set(after["points"]["label"]) and "0 & 52" not in set(before["points"]["label"])
-    assert before["labelled"] == v["turn_labels"] and before["held"]  # 52 is labelled as the first turn's last position
+    # 52 is also the first turn's last strided label: "52" printed beside "0" gave the answer away as well
+    assert 52 in v["turn_labels"] and before["held"]
+    assert before["labelled"] == [p for p in v["turn_labels"] if p != 52] and "52" not in set(before["points"]["label"])
+    assert "52" not in set(after["points"]["label"]) and 52 in after["labelled"]  # after the reveal: "0 & 52" on position 0
     curve = before["curve"]
     assert curve.loc[curve["i"].isna(), "n"].min() > 52 and not ((curve["i"] == 0) & (curve["j"] >= 52)).fillna(False).any()
     assert curve["i"].notna().sum() > 0  # the lengths before the first return keep their pairs
@@ -355,6 +358,17 @@ def test_the_circle_names_no_return_to_the_start_before_the_reveal():
     assert (curve.loc[curve["i"].notna(), "pair"] == [f"{i} and {j}" for i, j in curve[curve["i"].notna()][["i", "j"]].values]).all()
     np.testing.assert_array_equal(curve["distance"], v["curve"]["distance"])  # the line itself is unchanged
     assert after["curve"].equals(v["curve"]) and not after["held"]
+
+
+@pytest.mark.parametrize(("omega", "n", "eps"), [(0.12, 64, 0.1), (0.5, 40, 0.3), (1.0, 32, 0.05), (0.05, 400, 0.2), (2.0, 16, 0.5)])
+def test_no_circle_label_falls_on_or_past_the_first_return_before_the_reveal(omega, n, eps):
+    """Whatever the setting, until the reveal no position at or past the first return is labelled (bar 0 itself)."""
+    v = circle_view(omega, n, 10_000, eps)
+    before = circle_shown(v, False)
+    if v["first_return"] is not None:
+        fr = v["first_return"]["position"]
+        assert all(p == 0 or p < fr for p in before["labelled"]), (before["labelled"], fr)
+        assert not any(lbl and lbl != "0" and int(lbl.split(" & ")[-1]) >= fr for lbl in before["points"]["label"])
 
 
 # ----------------------------------------------------------------------------- chart builders
@@ -435,6 +449,21 @@ def test_circle_charts_spec():
     d = spec(closest_curve_chart(v["curve"], n=2048))
     assert marks(d) == ["line", "rule"]
     assert d["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+
+
+@pytest.mark.parametrize(("omega", "n", "turns"), [(0.12, 64, [0, 1]), (1.0, 32, [0, 1, 2, 3, 4]), (0.05, 400, [0, 1, 2, 3])])
+def test_the_turn_legend_prints_whole_turns_once_each(omega, n, turns):
+    """Vega's own gradient ticks put 0.5 between 0 and 1, and the legend's whole-number format printed it as "1": the
+    legend read 0, 1, 1.  What the SVG export prints is each whole turn once."""
+    import re
+
+    from posenc.io.export import chart_svg
+
+    v = circle_view(omega, n, 4096, 0.1)
+    svg = chart_svg(circle_chart(v["points"], v["outline"], size=280)).decode()
+    legend = svg[svg.index("role-legend-label"):]
+    legend = legend[:legend.index("</g>")]
+    assert sorted(int(t) for t in re.findall(r'opacity="1">(\d+)</text>', legend)) == turns
 
 
 def test_raw_index_template_still_works():

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, columns_that_fit, heatmap, lines
@@ -109,21 +108,25 @@ def shift_chart(frame: pd.DataFrame, *, value: str, y_title: str, precisions: tu
 
 @memo
 def extension_bars(frame: pd.DataFrame, *, base: float, factors: tuple[int, ...] = (2, 4, 8)) -> alt.LayerChart:
-    """Perplexity with each extension at each factor of ``factors``, against plain RoPE (the dashed line)."""
-    frame = frame[frame["factor"].isin(factors)]
+    """Perplexity with each extension at each factor of ``factors``: a dot on a stem that starts at plain RoPE's
+    perplexity (the dashed line), so that on the log axis a stem's length is the ratio to plain RoPE.  (Bars on a log
+    axis had to start at an arbitrary floor, and their lengths meant nothing.)"""
+    frame = frame[frame["factor"].isin(factors)].assign(plain=float(base))
     colors = {m: SCHEME_COLORS[k] for m, k in frame[["method", "key"]].drop_duplicates().itertuples(index=False)}
-    # a bar on a log scale cannot start at 0 (Vega then draws none): each starts at a floor below every value shown
-    floor = 10.0 ** math.floor(math.log10(min(float(frame["perplexity"].min()), float(base)) / 2))
-    top = 10.0 ** math.ceil(math.log10(max(float(frame["perplexity"].max()), float(base)) * 1.05))
-    bars = alt.Chart(frame, height=300, width="container").mark_bar().encode(
-        x=alt.X("factor:O", title="factor s", axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("method:N"),
-        y=alt.Y("perplexity:Q", title="perplexity (log)", scale=alt.Scale(type="log", domain=[floor, top])),
-        y2=alt.datum(floor),
+    shown = [float(base), *frame["perplexity"].dropna().astype(float)]
+    lo, hi = min(shown) / 1.08, max(shown) * 1.08
+    # labels at 1, 1.5, 2, 3, 5 and 7 of each decade: Vega's own log ticks left the top half of a 50-200 axis bare
+    marks = sorted(m * 10.0**k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in (1, 1.5, 2, 3, 5, 7))
+    y = alt.Y("perplexity:Q", title="perplexity (log)", scale=alt.Scale(type="log", domain=[lo, hi], nice=False),
+              axis=alt.Axis(values=[v for v in marks if lo <= v <= hi] or [round(base, 1)], format="~g"))
+    tips = [alt.Tooltip("method:N"), alt.Tooltip("factor:O"), alt.Tooltip("perplexity:Q", format=".3f"),
+            alt.Tooltip("change %:Q", format="+.1f", title="change from plain RoPE (%)")]
+    base_chart = alt.Chart(frame, height=300, width="container").encode(
+        x=alt.X("factor:O", title="factor s", axis=alt.Axis(labelAngle=0)), xOffset=alt.XOffset("method:N"),
         color=alt.Color("method:N", title="method", scale=alt.Scale(domain=list(colors), range=list(colors.values())),
-                        legend=alt.Legend(orient="bottom", columns=2)),
-        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("factor:O"), alt.Tooltip("perplexity:Q", format=".3f"),
-                 alt.Tooltip("change %:Q", format="+.1f")])
+                        legend=alt.Legend(orient="bottom", columns=2)), tooltip=tips)
+    stems = base_chart.mark_rule(strokeWidth=3).encode(y=y, y2="plain:Q")
+    dots = base_chart.mark_point(filled=True, size=90, opacity=1).encode(y=y)
     rule = alt.Chart(pd.DataFrame({"perplexity": [base], "what": ["plain RoPE"]})).mark_rule(strokeDash=[4, 4], color=NEUTRAL_TEXT).encode(
         y="perplexity:Q", tooltip=[alt.Tooltip("what:N"), alt.Tooltip("perplexity:Q", format=".3f")])
-    return alt.layer(bars, rule).properties(autosize=FIT_X)
+    return alt.layer(rule, stems, dots).properties(autosize=FIT_X)

@@ -153,7 +153,9 @@ def circle_chart(points: pd.DataFrame, outline: pd.DataFrame, *, size: int = 440
     dots = alt.Chart(points).mark_circle(size=70, opacity=0.9, stroke="black", strokeWidth=0.4).encode(
         x="x:Q", y="y:Q",
         color=alt.Color("turn:Q", title="turn", scale=alt.Scale(scheme=SEQUENTIAL, domain=[0, max(turns, 1)]),
-                        legend=alt.Legend(format="d", tickMinStep=1, orient="bottom", direction="horizontal")),
+                        # whole turns only: Vega's own gradient ticks put 0.5 between 0 and 1, which "d" printed as "1"
+                        legend=alt.Legend(format="d", values=list(range(0, max(turns, 1) + 1, max(1, math.ceil(max(turns, 1) / 4)))),
+                                          orient="bottom", direction="horizontal")),
         tooltip=[alt.Tooltip("t:Q", title="position"), alt.Tooltip("turn:Q", title="turn"),
                  alt.Tooltip("x:Q", title="cos(ω t)", format=".6f"), alt.Tooltip("y:Q", title="sin(ω t)", format=".6f")])
     labelled = points[points["label"] != ""].assign(lx=lambda d: d["x"] * 1.1, ly=lambda d: d["y"] * 1.1)

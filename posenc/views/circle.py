@@ -112,19 +112,22 @@ def _labels(n: int, turn: list[int], pair: dict | None) -> tuple[list[int], np.n
 
 def circle_shown(view: CircleView, revealed: bool) -> dict:
     """What the circle and the closest-distance curve draw: until the first-return exercise is ``revealed``, no label
-    names the closest pair when it is a return to position 0 (the quiz's "gives_away"), and the curve's tooltip leaves
+    names the closest pair when it is a return to position 0 (the quiz's "gives_away") or a position of the first turn
+    at or past the first return (``returns_to_start`` from 0), and the curve's tooltip leaves
     out the pairs that are (``returns_to_start``).  Returns {"points", "labelled", "curve", "held": whether anything was
     left out, "label_note" and "curve_note": what the two captions add about it}."""
     if revealed or view["first_return"] is None:
         return {"points": view["points"], "labelled": view["labelled"], "curve": view["curve"], "held": False,
                 "label_note": "", "curve_note": ""}
     pair = None if view["quiz"]["gives_away"] else view["closest"]
-    labelled, label = _labels(view["n"], view["turn_labels"], pair)
+    # a strided label of the first turn can fall on the answer too: at ω = 0.12 and ε = 0.1, "52" printed beside "0"
+    turn = [p for p in view["turn_labels"] if not returns_to_start(0, p, view["first_return"]) or p == 0]
+    labelled, label = _labels(view["n"], turn, pair)
     curve = view["curve"].astype({"i": "Int64", "j": "Int64"})
     start = returns_to_start(view["curve"]["i"].to_numpy(), view["curve"]["j"].to_numpy(), view["first_return"])
     curve.loc[start, ["i", "j"]] = pd.NA
     curve.loc[start, "pair"] = HELD
-    held = bool(start.any()) or pair is None
+    held = bool(start.any()) or pair is None or len(turn) < len(view["turn_labels"])
     return {"points": view["points"].assign(label=label), "labelled": labelled, "curve": curve, "held": held,
             "label_note": " unless it is a return to position 0" if held else "", "curve_note": f" {HELD_NOTE}" if held else ""}
 
