@@ -173,7 +173,7 @@ def fidelity_chart(frame: pd.DataFrame, names: Sequence[str], *, height: int = 3
 
 @templated("frame", "ends")
 def _fidelity_chart(frame: pd.DataFrame, ends: pd.DataFrame, names: tuple, *, height: int) -> alt.LayerChart:
-    xs = alt.X("distance:Q", title="distance D (positions)")
+    xs = alt.X("distance:Q", title="distance D (positions)", scale=alt.Scale(nice=False))  # ends at w, not past it
     ys = alt.Y("max:Q", title=["largest score change", "vs plain RoPE, / (|q||k|)"])  # one line ran past a 300 px plot
     base = alt.Chart(frame, height=height, width=WIDTH).encode(
         x=xs, y=ys,

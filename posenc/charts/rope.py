@@ -110,7 +110,7 @@ def layout_chart(frame: pd.DataFrame, *, height: int = 300) -> alt.Chart:
 def _layout_chart(frame: pd.DataFrame, series: tuple, *, height: int) -> alt.Chart:
     series = list(series)
     return alt.Chart(frame, height=height, width="container").mark_line(strokeWidth=2).encode(
-        x=alt.X("offset:Q", title="offset n − m (positions)"),
+        x=alt.X("offset:Q", title="offset n − m (positions)", scale=alt.Scale(nice=False)),  # ends at the last offset, not at 260
         y=alt.Y("score:Q", title="score ⟨R_m q, R_n k⟩"),
         color=alt.Color("series:N", title="", scale=alt.Scale(domain=series, range=[OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[4]]),
                         legend=alt.Legend(orient="top", labelLimit=400, columns=1)),  # stacked: one row ran past 390 px
