@@ -174,7 +174,7 @@ def _dot_chart(frame: pd.DataFrame, *, order: tuple, height: int) -> alt.LayerCh
 
 
 @memo
-def shift_chart(frame: pd.DataFrame, *, size: int = 240) -> alt.Chart:
+def shift_chart(frame: pd.DataFrame, *, size: int = 224) -> alt.Chart:
     """One M_k matrix (the frame holds one ``matrix`` value), red -1 .. blue +1, square.
 
     ``frame``: row, col, value, matrix (the panel title).

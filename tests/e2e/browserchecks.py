@@ -1,7 +1,7 @@
 """What the browser tests check on a page at 390 px wide and in the dark theme (tests/e2e/test_browser.py), shared with
 tests/e2e/test_real_model_pages.py and tests/e2e/test_motion.py: nothing is wider than the screen (the page itself
-never scrolls sideways; a wide table or chart scrolls inside its own box), every formula fits, and text reads against
-its background.
+never scrolls sideways; a wide table scrolls inside its own box, and at a page's defaults no chart needs to), every
+formula fits, and text reads against its background.
 """
 
 from __future__ import annotations
@@ -119,6 +119,19 @@ CHART_TEXT_CUT = """() => {
 }"""
 
 
+# A chart wider than its column on a phone scrolls inside its own box (assets.CSS), and what it hides is found only by
+# swiping: the sinusoid's two M_k matrices ran 10 px past 358, hiding the legend's "−1.0" (2026-12-07).
+CHART_SCROLLS = """() => {
+  let heading = "the page's top";
+  const out = [];
+  for (const el of document.querySelectorAll("[data-testid='stMain'] h2, [data-testid='stMain'] h3, [data-testid='stVegaLiteChart']")) {
+    if (el.tagName !== "DIV") { heading = el.textContent.trim().slice(0, 60); continue; }
+    if (el.scrollWidth > el.clientWidth + 1) out.push(`a chart under "${heading}" (${el.scrollWidth} > ${el.clientWidth})`);
+  }
+  return out;
+}"""
+
+
 def chart_text_cut(page) -> list[str]:
     """CHART_TEXT_CUT once the charts have settled: a chart laid out again (fit to its column) is given 5 s to stop."""
     try:
@@ -147,6 +160,7 @@ def check_phone(page, url: str, shot) -> None:
     assert not fit["bad"], fit["bad"]
     assert not fit["formulas"], fit["formulas"]
     assert not (cut := chart_text_cut(page)), cut
+    assert not (wide := page.evaluate(CHART_SCROLLS)), wide
     full_screenshot(page, shot, PHONE["width"])
 
 
