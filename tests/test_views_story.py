@@ -351,6 +351,7 @@ def test_the_circle_names_no_return_to_the_start_before_the_reveal():
     assert 52 in v["turn_labels"] and before["held"]
     assert before["labelled"] == [p for p in v["turn_labels"] if p != 52] and "52" not in set(before["points"]["label"])
     assert "52" not in set(after["points"]["label"]) and 52 in after["labelled"]  # after the reveal: "0 & 52" on position 0
+    assert "wait for the reveal" in before["label_note"] and after["label_note"] == ""
     curve = before["curve"]
     assert curve.loc[curve["i"].isna(), "n"].min() > 52 and not ((curve["i"] == 0) & (curve["j"] >= 52)).fillna(False).any()
     assert curve["i"].notna().sum() > 0  # the lengths before the first return keep their pairs

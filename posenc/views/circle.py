@@ -127,9 +127,12 @@ def circle_shown(view: CircleView, revealed: bool) -> dict:
     start = returns_to_start(view["curve"]["i"].to_numpy(), view["curve"]["j"].to_numpy(), view["first_return"])
     curve.loc[start, ["i", "j"]] = pd.NA
     curve.loc[start, "pair"] = HELD
-    held = bool(start.any()) or pair is None or len(turn) < len(view["turn_labels"])
+    cut = len(turn) < len(view["turn_labels"])
+    held = bool(start.any()) or pair is None or cut
+    note = (" unless it is a return to position 0" if held else "") + ("; the first turn's labels at or past position 0's "
+                                                                      "first return wait for the reveal" if cut else "")
     return {"points": view["points"].assign(label=label), "labelled": labelled, "curve": curve, "held": held,
-            "label_note": " unless it is a return to position 0" if held else "", "curve_note": f" {HELD_NOTE}" if held else ""}
+            "label_note": note, "curve_note": f" {HELD_NOTE}" if held else ""}
 
 
 def _circle_quiz(w: float, eps: float, fr: dict | None, closest: dict) -> dict:
