@@ -1,5 +1,6 @@
 """The "Inside a real model" pages in Debian's Chromium on a typed text (issue 38's done-when): each page takes a
-German sentence typed into its first text box (the extension page: a passage of one's own), reruns with no
+German sentence typed into its first text box (the extension page: a passage of one's own; the box found by its URL
+key, not by its place: a run under load once filled sentence B, whose box was found first), reruns with no
 exception or error, stays within a 390 px screen, and shows its computed numbers -- the float64 shift below 1e-3.
 Screenshots land in tests/artifacts/e2e/ (<page>-typed-390.png)."""
 
@@ -18,11 +19,11 @@ pytestmark = [pytest.mark.e2e,
 
 TYPED = "Der Hund biss den Mann."
 PASSAGE = "Der Hund biss den Mann. Der Mann lief davon, und der Hund bellte hinter ihm her, bis die Nachbarn aus den Fenstern sahen."
-PAGES = {  # url path, the link's query, the text typed, a metric label that must show a number after the rerun
-    "real_order": ("", TYPED, "after A, top next token (RoPE)"),
-    "real_heads": ("", TYPED, None),
-    "real_relative": ("", TYPED, "max |Δlogit| at Δ = 10⁵, float64"),
-    "real_extension": ("?passage=your%20text", PASSAGE, "perplexity with plain RoPE"),
+PAGES = {  # url path: the link's query, the box's URL key, the text typed, a metric label that must show a number after the rerun
+    "real_order": ("", "a", TYPED, "after A, top next token (RoPE)"),
+    "real_heads": ("", "text", TYPED, None),
+    "real_relative": ("", "text", TYPED, "max |Δlogit| at Δ = 10⁵, float64"),
+    "real_extension": ("?passage=your%20text", "yours", PASSAGE, "perplexity with plain RoPE"),
 }
 
 
@@ -33,16 +34,16 @@ def _metric(page, label: str) -> str:
 
 @pytest.mark.parametrize("name", list(PAGES))
 def test_a_typed_text_at_390_px(name, live_server, tab, artifacts):
-    query, typed, label = PAGES[name]
+    query, key, typed, label = PAGES[name]
     page = tab
     page.set_viewport_size({**PHONE, "height": 2400})  # before the page loads: it is laid out at 390 px
     page.goto(f"{live_server['url']}/{name}{query}", wait_until="domcontentloaded")
     page.get_by_text("Link to this view").first.wait_for(timeout=180_000)
     wait_for_app(page, timeout_ms=180_000)
-    box = page.locator("[data-testid='stMain'] [data-testid='stTextInput'] input").first
+    box = page.locator(f"[data-testid='stMain'] .st-key-{key} [data-testid='stTextInput'] input")
     box.fill(typed)
     box.press("Enter")
-    page.wait_for_url(lambda url: "Hund" in unquote_plus(url), timeout=30_000)  # the box is bound to the link
+    page.wait_for_url(lambda url: f"{key}=Der Hund" in unquote_plus(url), timeout=30_000)  # the box is bound to the link
     wait_for_app(page, timeout_ms=180_000)
     page.wait_for_timeout(800)
     assert page.locator("[data-testid='stException']").count() == 0
