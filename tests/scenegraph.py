@@ -1,8 +1,9 @@
 """What a chart draws: walks of a Vega scenegraph (``vl_convert.vegalite_to_scenegraph``), for tests that check a chart
-to the pixel."""
+to the pixel, and the text Vega keeps in an exported SVG (``shown_texts``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 
@@ -23,3 +24,11 @@ def nodes(node, test: Callable[[dict], bool]) -> list[dict]:
 def marks(node, marktype: str) -> list[dict]:
     """Every item of the scenegraph drawn with ``marktype``."""
     return [item for mark in nodes(node, lambda d: d.get("marktype") == marktype) for item in mark.get("items", [])]
+
+
+def shown_texts(svg: str, role: str) -> list[str]:
+    """The texts Vega keeps visible in the first mark group of ``role`` (``role-axis-label``: the first axis drawn, x;
+    ``role-legend-label``) of an exported SVG (``posenc.io.export.chart_svg``): a label hidden for overlapping another
+    is drawn with opacity 0."""
+    part = svg[svg.index(role):]
+    return re.findall(r'opacity="1">([^<]+)</text>', part[:part.index("</g>")])

@@ -52,16 +52,25 @@ def test_the_rope_decay_chart_sends_the_envelope_and_the_view_keeps_every_distan
 def test_the_decay_chart_labels_every_tick_of_its_distance_axis(width):
     """Vega's default ticks (one per 40 px) lost every other label from "1,000" on, where the labels widen: the export read
     0, 200, …, 1,000, 1,400, 1,800.  A tick per ~90 px keeps each one labelled, evenly spaced."""
-    import re
-
     from posenc.charts.base import style
     from posenc.io.export import chart_svg
+    from tests.scenegraph import shown_texts
 
     view = decay_view(128, 10_000.0, "random", 0, 5_000)
     ch = style(decay_chart(view["frame"]))
     svg = chart_svg(ch if width is None else ch.properties(width=width)).decode()
-    axis = svg[svg.index("role-axis-label"):]
-    axis = axis[:axis.index("</g>")]  # the first axis drawn is x
-    ticks = [int(t.replace(",", "")) for t in re.findall(r'opacity="1">([\d,]+)</text>', axis)]  # Vega hides an overlap at 0
+    ticks = [int(t.replace(",", "")) for t in shown_texts(svg, "role-axis-label")]  # x's labels; Vega hides an overlap at 0
     steps = np.diff(ticks)
     assert len(ticks) >= 3 and ticks[0] == 0 and (steps == steps[0]).all(), ticks
+
+
+def test_log_ticks_label_a_short_log_axis_across_its_span():
+    """A 50-200 axis (What an extension costs): Vega labelled 50 … 100 and nothing above; ``log_ticks`` labels the span
+    at 1, 1.5, 2, 3, 5 and 7 of each decade, within it only."""
+    from posenc.charts.base import log_ticks
+
+    assert log_ticks(49.8, 197.8) == [50.0, 70.0, 100.0, 150.0]
+    assert log_ticks(0.9, 12.0) == [1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
+    assert log_ticks(54.0, 58.0) == []  # nothing in the span: the caller picks its own label
+    with pytest.raises(ValueError, match="lo and hi"):
+        log_ticks(0.0, 10.0)

@@ -265,14 +265,12 @@ def test_line_charts():
     sp = spec(charts.layout_chart(lay["frame"]))
     assert sp["encoding"]["strokeDash"]["scale"]["range"][1] == [6, 4]
     # the offset axis ends at the last offset drawn (it ran on to 260 past 255: a stretch of plot with no line)
-    import re
-
     from posenc.io.export import chart_svg
+    from tests.scenegraph import shown_texts
 
     lay = views.layout_view(128, 10000.0, "random", 0, 5)
     svg = chart_svg(charts.layout_chart(lay["frame"])).decode()
-    axis = svg[svg.index("role-axis-label"):]
-    ticks = [int(t.replace(",", "")) for t in re.findall(r'opacity="1">([\d,]+)</text>', axis[:axis.index("</g>")])]
+    ticks = [int(t.replace(",", "")) for t in shown_texts(svg, "role-axis-label")]
     assert ticks and max(ticks) <= lay["frame"]["offset"].max() < 260, ticks
     with pytest.raises(ValueError, match="ceiling"):
         charts.decay_chart(pd.DataFrame({"distance": np.arange(MAX_MARKS + 1), "relative": 0.0, "value": 0.0,

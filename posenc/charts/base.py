@@ -314,6 +314,18 @@ def lines(
     return mark.encode(**enc)
 
 
+LOG_STEPS = (1, 1.5, 2, 3, 5, 7)  # where a short log axis is labelled within each decade
+
+
+def log_ticks(lo: float, hi: float, steps: Sequence[float] = LOG_STEPS) -> list[float]:
+    """Values in [lo, hi] (0 < lo <= hi) at ``steps`` times each power of ten, for a log axis spanning about a decade:
+    Vega's own ticks left the top half of a 50-200 axis bare (50, 60, …, 100 and nothing above)."""
+    if not 0 < lo <= hi:
+        raise ValueError(f"lo and hi must satisfy 0 < lo <= hi, got {lo!r} and {hi!r}")
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    return [v for v in sorted(m * 10.0**k for k in decades for m in steps) if lo <= v <= hi]
+
+
 LABEL_GAP = 0.075  # decades between two end labels on a log axis, by default
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
-from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, columns_that_fit, heatmap, lines
+from posenc.charts.base import FIT_X, NEUTRAL_TEXT, OKABE_ITO, SCHEME_COLORS, columns_that_fit, heatmap, lines, log_ticks
 from posenc.charts.memo import memo
 
 KIND_COLORS = {"previous token": "#D55E00", "first token (sink)": "#0072B2", "local window": "#E69F00", "broad": "#999999"}
@@ -115,10 +114,8 @@ def extension_bars(frame: pd.DataFrame, *, base: float, factors: tuple[int, ...]
     colors = {m: SCHEME_COLORS[k] for m, k in frame[["method", "key"]].drop_duplicates().itertuples(index=False)}
     shown = [float(base), *frame["perplexity"].dropna().astype(float)]
     lo, hi = min(shown) / 1.08, max(shown) * 1.08
-    # labels at 1, 1.5, 2, 3, 5 and 7 of each decade: Vega's own log ticks left the top half of a 50-200 axis bare
-    marks = sorted(m * 10.0**k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in (1, 1.5, 2, 3, 5, 7))
     y = alt.Y("perplexity:Q", title="perplexity (log)", scale=alt.Scale(type="log", domain=[lo, hi], nice=False),
-              axis=alt.Axis(values=[v for v in marks if lo <= v <= hi] or [round(base, 1)], format="~g"))
+              axis=alt.Axis(values=log_ticks(lo, hi) or [round(base, 1)], format="~g"))
     tips = [alt.Tooltip("method:N"), alt.Tooltip("factor:O"), alt.Tooltip("perplexity:Q", format=".3f"),
             alt.Tooltip("change %:Q", format="+.1f", title="change from plain RoPE (%)")]
     base_chart = alt.Chart(frame, height=300, width="container").encode(

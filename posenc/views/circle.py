@@ -121,7 +121,7 @@ def circle_shown(view: CircleView, revealed: bool) -> dict:
                 "label_note": "", "curve_note": ""}
     pair = None if view["quiz"]["gives_away"] else view["closest"]
     # a strided label of the first turn can fall on the answer too: at ω = 0.12 and ε = 0.1, "52" printed beside "0"
-    turn = [p for p in view["turn_labels"] if not returns_to_start(0, p, view["first_return"]) or p == 0]
+    turn = [p for p in view["turn_labels"] if not returns_to_start(0, p, view["first_return"])]
     labelled, label = _labels(view["n"], turn, pair)
     curve = view["curve"].astype({"i": "Int64", "j": "Int64"})
     start = returns_to_start(view["curve"]["i"].to_numpy(), view["curve"]["j"].to_numpy(), view["first_return"])
