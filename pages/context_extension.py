@@ -137,8 +137,11 @@ def fidelity_section(d: int, base: float, train: int, s: float, config: str, at:
         table(summary, key="extension_summary", links={"Extrapolation lab": "measured there"},
               formats={"short-range max |Δ|": ".4f", "logit scale": ".4f", "fast pairs changed by": ".4f",
                        "entropy at target − at L (nats)": ".3f"})
-        st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Long range: how much the median entropy grows "
-                   "from L to the target. Fine-tuning: what each method's paper did; the Extrapolation lab measures trained models.")
+        st.caption(f"Short range: max over distances ≤ {w} (the table's first number). Fast pairs changed by: the largest "
+                   "|θ′/θ − 1| among all pairs that turn within L, so a method that keeps the very fastest pairs but moves slower "
+                   "ones still reads high (Llama 3, at its default factors 1 and 4, blends the pairs whose wavelengths lie between "
+                   "L/4 and L). Long range: how much the median entropy grows from L to the target. Fine-tuning: what each method's "
+                   "paper did; the Extrapolation lab measures trained models.")
 
 
 fidelity_section(d, base, train, s, config, where, bands)

@@ -38,7 +38,8 @@ def draw() -> None:
     quiz(view["quiz"])
     factors = (2, 4, 8) if revealed("ext_worst") else (2, 4)
     chart(style(charts.extension_bars(view["frame"], base=view["base"], factors=factors)), key="real_extension_bars",
-          data=view["frame"], caption="Perplexity on the passage with every layer's rotation replaced by the method's (its "
+          data=view["frame"], export_title=("Perplexity with each context extension, no fine-tuning", *view["settings"]),
+          caption="Perplexity on the passage with every layer's rotation replaced by the method's (its "
           "attention factor included), the file's base 100,000 and trained length 8,192; the dashed line is plain RoPE, and "
           "on the log axis a stem's length is the ratio to it. "
           "Factor 8 appears with the answer.")

@@ -48,19 +48,22 @@ def draw() -> None:
     left, right = st.columns([3, 2])
     with left:
         chart(style(charts.attention_map(view["heat"], title=f"layer {layer}, head {head}: attention of each query token")),
-              key="real_heads_maps", data=view["heat"],
+              key="real_heads_maps", data=view["heat"], export_title=("Attention of one head", *view["settings"]),
               caption=f"Attention probabilities of one head over {view['n']} tokens (row: the query token, column: the key it "
                       "reads; the empty upper triangle is the causal mask).")
     with right:
         chart(style(charts.head_kinds(view["heads"])), key="real_heads_kinds", data=view["heads"],
+              export_title=("Every head, by where it looks", *view["settings"]),
               caption=f"Every head, by its measured shares on this text (a share of at least {measure.KIND_THRESHOLD:g}): "
                       + ", ".join(f"{v} {k}" for k, v in view["counts"].items()) + ".")
     st.markdown("**Which rotation pairs each kind uses.** For each head, the mean norm of each 2-D pair of its queries times "
                 "that of its keys, as a share of the head's total: where its q·k score can come from.")
     chart(style(charts.kind_energy(view["per_kind"])), key="real_heads_energy", data=view["per_kind"],
+          export_title=("Energy share per rotation pair, by kind of head", *view["settings"]),
           caption="Mean over the heads of each kind. Pair 0 turns by one radian per token; pair 31 by 1.4·10⁻⁵ (a wavelength "
                   "of 440,000 tokens): over a text it barely turns, so it carries meaning rather than position.")
     chart(style(charts.layer_energy(view["by_layer"])), key="real_heads_layers", data=view["by_layer"],
+          export_title=("Energy share per rotation pair, layer by layer", *view["settings"]),
           caption="The same share per layer, averaged over the 9 heads.")
 
     st.subheader("p-RoPE: stop the slowest pairs from rotating")
@@ -79,6 +82,7 @@ def draw() -> None:
         st.caption(prope["held_note"])
     if revealed("prope25"):
         chart(style(charts.prope_curve(prope["frame"])), key="real_heads_prope", data=prope["frame"],
+              export_title=("Perplexity as the slowest pairs stop rotating", *prope["settings"]),
               caption=f"Perplexity on {prope['n']} tokens as the slowest pairs stop rotating, in every layer, without retraining.")
     show_code(heads_view, measure.head_scores, measure.pair_energy, prope_view)
     wrap_up(PATH, heads_takeaway(view, prope))

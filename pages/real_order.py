@@ -59,7 +59,8 @@ def draw() -> None:
     m2.metric("after B, top next token (RoPE)", f"{rope['top_b']!r} {rope['p_b']:.3f}")
     m3.metric("KL(A‖B), RoPE", f"{rope['kl']:.3f} nats", help="how far apart the two next-token distributions are")
     chart(style(charts.next_token_bars(order["frame"], positions=ROPE, title="with the model's RoPE")), key="real_order_rope",
-          data=order["frame"], caption="The likeliest next tokens after each sentence (the union of both top 6), probabilities "
+          data=order["frame"], export_title=("Next tokens after A and B, with the model's RoPE", *order["settings"]),
+          caption="The likeliest next tokens after each sentence (the union of both top 6), probabilities "
           "from the model's own logits.")
     quiz(order["quiz"])
     n1, n2, n3 = st.columns(3)
@@ -68,7 +69,8 @@ def draw() -> None:
     n3.metric("KL(A‖B), no positions", quiz_value("nope_order", f"{nope['kl']:.3f} nats"))
     if revealed("nope_order"):
         chart(style(charts.next_token_bars(order["frame"], positions=NOPE, title="positions removed")), key="real_order_nope",
-              data=order["frame"], caption="The same two sentences with no rotation in any layer: only the causal mask "
+              data=order["frame"], export_title=("Next tokens after A and B, positions removed", *order["settings"]),
+              caption="The same two sentences with no rotation in any layer: only the causal mask "
               "(each token sees those before it) can still tell the orders apart.")
 
     st.subheader("How much the prediction degrades without positions")
@@ -82,6 +84,7 @@ def draw() -> None:
     quiz(ppl["quiz"])
     series = ("RoPE", "NoPE") if revealed("nope_ppl") else ("RoPE",)
     chart(style(charts.running_loss(ppl["frame"], series=series)), key="real_order_loss", data=ppl["frame"],
+          export_title=("Running mean loss, with and without positions" if len(series) > 1 else "Running mean loss with RoPE", *ppl["settings"]),
           caption="Mean next-token loss (−log p of each actual next token) up to each token; perplexity is e to the final "
           "mean. The line without positions appears with the answer above.")
     show_code(order_view, perplexity_view, Model.logits_many)

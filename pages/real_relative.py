@@ -38,13 +38,13 @@ def draw() -> None:
     m2.metric("max |Δlogit| at Δ = 10⁶, float64", f"{view['f64_1e6']:.1e}")
     m3.metric("max |Δlogit| at Δ = 10⁵, float32 (transformers' path)", f"{view['f32_1e5']:.3f}")
     chart(style(charts.shift_chart(view["frame"], value="max |Δlogit|", y_title="max |Δlogit| (log)", precisions=("float64", "float32"))),
-          key="real_relative_max", data=view["frame"],
+          key="real_relative_max", data=view["frame"], export_title=("Largest logit change, every position moved by Δ", *view["settings"]),
           caption=f"Largest change of any logit at any of the {view['n']} positions, against the float64 forward at Δ = 0. "
                   "q and k are float32 throughout, so float64's line is float32 rounding (about 10⁻⁴), flat in Δ.")
     quiz(view["quiz"])
     shown = tuple(charts.PRECISION_COLORS) if revealed("bf16_shift") else ("float64", "float32")
     chart(style(charts.shift_chart(view["frame"], value="mean KL", y_title="mean KL (nats, log)", precisions=shown)),
-          key="real_relative_kl", data=view["frame"],
+          key="real_relative_kl", data=view["frame"], export_title=("Mean KL, every position moved by Δ", *view["settings"]),
           caption="KL of the next-token distributions from the float64 ones at Δ = 0, averaged over the positions; bfloat16 "
                   "and float16 appear with the answer. float16 cannot hold a position past 65,504: no point there.")
     st.markdown("**Where the Precision page predicts it.** The first position at which some pair's cos or sin is off "

@@ -252,3 +252,13 @@ def test_a_picked_passage_runs_no_forward_and_a_typed_one_or_another_model_file_
     views.perplexity_view("alice", "", 16)
     assert calls == [16, 16]  # another model file: the shipped runs are not its own
     views._RUNS.clear()
+
+
+def test_an_export_line_quotes_a_text_on_one_line_cut_after_a_word():
+    from posenc.views.real_model import passage_settings, quoted
+
+    assert quoted("The dog\n bit  the man.") == "“The dog bit the man.”"
+    assert quoted("a" * 60) == "“" + "a" * 47 + "…”"  # one word longer than the limit: cut inside it
+    assert quoted("one two three, four five", limit=16) == "“one two three…”"  # after a word, its comma dropped
+    assert len(quoted("word " * 40)) <= 48 + 2
+    assert passage_settings("yours", "Call me Ishmael.", 16) == ["SmolLM2-135M-Instruct (Q4_1 GGUF) · your passage “Call me Ishmael.”, 16 tokens"]

@@ -275,3 +275,17 @@ def test_the_extension_wrap_up_names_the_methods_that_scale_every_score():
     yarn, longrope = (0.1 * math.log(4) + 1) ** 2, 1 + math.log(4) / math.log(8192)
     assert quiz == YARN_QUIZ and f"YaRN and LongRoPE (Phi-3 factors) also multiply every score by {yarn:.4g} and {longrope:.4g}" in text
     assert extension_takeaway(M.bands_view(128, 5e5, 8192, 1.0), 1.0, 8192)["shows"][1] == "No method scales the scores at s = 1: only θ changes."
+
+
+def test_llama3_reads_high_in_fast_pairs_changed_by_though_it_keeps_every_pair_faster_than_a_quarter_of_l():
+    """Context extension's table caption: "fast pairs changed by" is the largest |θ′/θ − 1| over every pair that turns
+    within L, so Llama 3 (factors 1 and 4) reads high from the pairs between L/4 and L while those under L/4 stay put."""
+    L = 2048
+    b = M.bands_view(64, 1e4, L, 4.0)
+    rows = b["frame"][b["frame"]["name"] == "Llama 3"]
+    change = (rows["ratio"] - 1).abs()
+    fast = rows["band"] == "turns within L"
+    assert (fast == (rows["wavelength"] <= L)).all()
+    assert change[rows["wavelength"] < L / 4].max() == 0.0
+    kept = float(b["summary"].set_index("method")["kept_max_change"][b["labels"][b["names"].index("Llama 3")]])
+    assert kept == change[fast].max() > 0.5 and change[fast & (rows["wavelength"] >= L / 4)].max() == kept

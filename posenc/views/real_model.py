@@ -34,6 +34,7 @@ EXTENSIONS = ("rope_linear", "rope_ntk", "rope_yarn", "rope_llama3")
 FACTORS = (2, 4, 8)
 DROPS = (0.0, 12.5, 25.0, 50.0, 75.0, 100.0)
 MAX_HEAT_TOKENS = 64
+MODEL_LABEL = "SmolLM2-135M-Instruct (Q4_1 GGUF)"
 NOPE = {"scheme": "nope"}
 # The variant sets run on a passage, one per view (passage_losses' ``what``): shipped for the bundled passages too
 VARIANTS = {"order": [{}, NOPE],
@@ -56,7 +57,7 @@ def model_facts() -> dict:
     s = m.shape
     return {"name": m.name, "layers": s.n_layers, "heads": s.n_heads, "kv_heads": s.n_kv_heads, "head_dim": s.head_dim,
             "base": float(m.rope.base), "layout": m.rope.layout, "trained": int(m.rope.trained_length),
-            "caption": f"SmolLM2-135M-Instruct (Q4_1 GGUF): {s.n_layers} layers, {s.n_heads} query / {s.n_kv_heads} key-value "
+            "caption": f"{MODEL_LABEL}: {s.n_layers} layers, {s.n_heads} query / {s.n_kv_heads} key-value "
                        f"heads of {s.head_dim}, RoPE base {m.rope.base:,.0f} on {m.rope.layout} pairs, trained to "
                        f"{m.rope.trained_length:,} tokens; computed in numpy, float32."
                        + (" The bundled passages and the default text were run ahead of time by the same code (`python -m "
@@ -116,6 +117,21 @@ def _ids(sentence: str, limit: int) -> np.ndarray:
     return ids
 
 
+def quoted(text_: str, limit: int = 48) -> str:
+    """``text_`` on one line in quotation marks, cut after a word to at most ``limit`` characters with an ellipsis (an export
+    title's line; a single word longer than that is cut inside it)."""
+    flat = " ".join(str(text_).split())
+    if len(flat) <= limit:
+        return f"“{flat}”"
+    head = flat[: limit - 1]
+    return f"“{(head.rsplit(' ', 1)[0] if ' ' in head else head).rstrip(' ,;:')}…”"
+
+
+def passage_settings(passage: str, yours: str, n: int) -> list[str]:
+    """The line an exported chart of a passage carries under its title: the model, the passage, how many tokens."""
+    return [f"{MODEL_LABEL} · {PASSAGES.get(passage) or 'your passage ' + quoted(yours)}, {n:,} tokens"]
+
+
 def _quiz(key, question, answer, explanation, options) -> dict:
     return {"key": key, "question": question, "answer": answer, "explanation": explanation, "options": list(options)}
 
@@ -145,7 +161,8 @@ def order_view(a: str, b: str, top: int = 6) -> dict:
                  f"and after B {nope['top_b']!r}; KL(A‖B) = {nope['kl']:.3f} nats against {rope['kl']:.3f} with RoPE. "
                  "The causal mask alone lets a model count and order tokens a little (Kazemnejad et al. 2023), "
                  "but this model was trained with RoPE and reads order from it.", ("different", "the same"))
-    return {"frame": pd.DataFrame(rows), "rope": rope, "nope": nope, "quiz": quiz}
+    return {"frame": pd.DataFrame(rows), "rope": rope, "nope": nope, "quiz": quiz,
+            "settings": [f"{MODEL_LABEL} · A {quoted(a, 40)}, B {quoted(b, 40)}"]}
 
 
 def perplexity_view(passage: str, yours: str, n_tokens: int) -> dict:
@@ -159,7 +176,8 @@ def perplexity_view(passage: str, yours: str, n_tokens: int) -> dict:
     quiz = _quiz("nope_ppl", f"Without positions, how much higher is the perplexity on these {ids.size} tokens?", _band(ratio),
                  f"{ppl['RoPE']:.2f} with RoPE, {ppl['NoPE']:.1f} without: {ratio:.1f}×. Order read from the mask alone "
                  "is not what the weights learned to use.", [_band(r) for r in (1, 5, 50, 500)])
-    return {"frame": frame, "ppl": ppl, "ratio": ratio, "n": int(ids.size), "quiz": quiz}
+    return {"frame": frame, "ppl": ppl, "ratio": ratio, "n": int(ids.size), "quiz": quiz,
+            "settings": passage_settings(passage, yours, int(ids.size))}
 
 
 def order_takeaway(order: dict, ppl: dict) -> dict:
@@ -224,7 +242,7 @@ def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
                  "on the previous token, the first token, or the last few tokens; else broad).", measure.KINDS)
     return {"heads": heads, "per_kind": per_kind, "by_layer": by_layer, "heat": heat, "tokens": t["tokens"], "n": n,
             "counts": {str(k): int(v) for k, v in counts.items()}, "fast_share": {str(k): float(v) for k, v in fast.items()},
-            "quiz": quiz}
+            "quiz": quiz, "settings": [f"{MODEL_LABEL} · {quoted(sentence)} ({n} tokens)"]}
 
 
 def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
@@ -245,7 +263,7 @@ def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
     # the answer's row and the rows on either side: 12.5 % and 50 % in one band put 25 % in it too
     held = [(r, c) for r in (asked - 1, asked, asked + 1) if 0 < r < len(frame) for c in ("perplexity", "change %")]
     near = " % and ".join(f"{frame['dropped %'].iloc[r]:g}" for r in (asked - 1, asked + 1) if 0 < r < len(frame))
-    return {"frame": frame, "n": int(ids.size), "quiz": quiz, "held": held,
+    return {"frame": frame, "n": int(ids.size), "quiz": quiz, "held": held, "settings": passage_settings(passage, yours, int(ids.size)),
             "held_note": f"The rows at {near} % wait for the reveal too: both in one band would put 25 % in it."}
 
 
@@ -301,7 +319,8 @@ def shift_view(sentence: str, threshold: float = 0.01) -> dict:
     onset_table = pd.DataFrame({"rotation table in": list(onset), "first position with error > 10⁻³":
                                 ["never (to 10⁶)" if v is None else f"{v:,}" for v in onset.values()]})
     return {"frame": frame, "n": n, "f64_1e5": at("float64", 100_000), "f32_1e5": at("float32", 100_000),
-            "f64_1e6": at("float64", 1_000_000), "onset": onset, "onset_table": onset_table, "quiz": quiz}
+            "f64_1e6": at("float64", 1_000_000), "onset": onset, "onset_table": onset_table, "quiz": quiz,
+            "settings": [f"{MODEL_LABEL} · {quoted(sentence)} ({n} tokens)"]}
 
 
 def shift_takeaway(view: dict) -> dict:
@@ -336,7 +355,8 @@ def extension_view(passage: str, yours: str, n_tokens: int) -> dict:
                            "ext_worst")],  # the exercise's answer: it waits for the reveal
                 "wrong": ["Short range only: what the extensions buy, the long context, needs a longer text than a page can run.",
                           "No fine-tuning: PI and YaRN were proposed with some; Llama 3's scaling came with long training."]}
-    return {"frame": frame, "base": base, "n": int(ids.size), "quiz": quiz, "takeaway": takeaway}
+    return {"frame": frame, "base": base, "n": int(ids.size), "quiz": quiz, "takeaway": takeaway,
+            "settings": passage_settings(passage, yours, int(ids.size))}
 
 
 def ship_passage_runs() -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import pytest
-from apphelpers import assert_clean, chart_frame, charts, metrics, open_page, payload_bytes, reveal, tables, text_of
+from apphelpers import assert_clean, chart_frame, charts, exported, metrics, open_page, payload_bytes, reveal, tables, text_of
 
 import posenc.model as pm
 from posenc.views.real_model import YOUR_DEFAULT
@@ -172,3 +172,29 @@ def test_each_extension_stands_on_plain_ropes_line():
     assert y["scale"]["type"] == "log" and lo < 53.8 and hi > 183.1
     labels = y["axis"]["values"]
     assert min(labels) <= 60 and max(labels) >= 150 and all(lo <= v <= hi for v in labels)
+
+
+@needs_model
+def test_every_export_of_a_real_model_page_says_which_model_and_which_text():
+    """A real-model page's PNG and SVG carry a title and a line under it with the model and the passage or text (cut to 48
+    characters), and the drawn chart carries neither; a typed text's line quotes it."""
+    model = "SmolLM2-135M-Instruct (Q4_1 GGUF) · "
+    long = "The dog bit the man and then ran all the way home across the park"  # 65 characters: cut at 48
+    lighthouse = model + "The lighthouse (written here), 128 tokens"
+    for path, query, lines in (
+        ("pages/real_order.py", {}, {"real_order_rope": model + "A “The dog bit the man. The man bit the”, B “The man bit the dog. The dog bit the”",
+                                     "real_order_loss": lighthouse}),
+        ("pages/real_relative.py", {"text": long}, dict.fromkeys(("real_relative_max", "real_relative_kl"),
+                                                                 model + "“The dog bit the man and then ran all the way…” (")),
+        ("pages/real_extension.py", {"passage": "Alice (Carroll, 1865)", "n": "64"},
+         {"real_extension_bars": model + "Alice (Carroll, 1865), 64 tokens"}),
+        ("pages/real_heads.py", {}, dict.fromkeys(("real_heads_maps", "real_heads_kinds", "real_heads_energy", "real_heads_layers"),
+                                                  model + "“")),
+    ):
+        at = open_page(path, query, timeout=SLOW)
+        assert_clean(at)
+        assert set(lines) <= set(charts(at)), (path, sorted(charts(at)))
+        for key, c in charts(at).items():
+            title = exported(at, key)[0]().to_dict()["title"]
+            assert title["text"] and title["subtitle"][0].startswith(lines[key]), (path, key, title)
+            assert "SmolLM2" not in str(c["spec"].get("title", "")), (path, key)
