@@ -48,7 +48,8 @@ def draw() -> None:
     left, right = st.columns([3, 2])
     with left:
         chart(style(charts.attention_map(view["heat"], title=f"layer {layer}, head {head}: attention of each query token")),
-              key="real_heads_maps", data=view["heat"], export_title=("Attention of one head", *view["settings"]),
+              key="real_heads_maps", data=view["heat"],
+              export_title=(f"Layer {layer}, head {head}: attention of each query token", *view["settings"]),
               caption=f"Attention probabilities of one head over {view['n']} tokens (row: the query token, column: the key it "
                       "reads; the empty upper triangle is the causal mask).")
     with right:
