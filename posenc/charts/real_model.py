@@ -12,6 +12,9 @@ KIND_COLORS = {"previous token": "#D55E00", "first token (sink)": "#0072B2", "lo
 PRECISION_COLORS = {"float64": "#999999", "float32": "#0072B2", "bfloat16": "#D55E00", "float16": "#CC79A7"}
 
 
+PROBABILITY_TICKS = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
 @memo
 def next_token_bars(frame: pd.DataFrame, *, positions: str, title: str) -> alt.Chart:
     """Probability of the likeliest next tokens after sentence A and after B (bars side by side), for one position path."""
@@ -19,7 +22,8 @@ def next_token_bars(frame: pd.DataFrame, *, positions: str, title: str) -> alt.C
     return alt.Chart(part, title=title, height=alt.Step(14), width="container").mark_bar().encode(
         y=alt.Y("token:N", title="next token", sort=alt.EncodingSortField("p", op="max", order="descending")),
         yOffset=alt.YOffset("sentence:N"),
-        x=alt.X("p:Q", title="probability", scale=alt.Scale(domain=[0, 1])),
+        # fixed ticks: left to Vega, a 1,600 px slide drew 0.05 steps, "0.00" pushed into "0.05" (hidden) and "1.00" hidden
+        x=alt.X("p:Q", title="probability", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(values=PROBABILITY_TICKS, format=".1f", labelFlush=True)),
         color=alt.Color("sentence:N", title="after sentence", scale=alt.Scale(range=OKABE_ITO[:2]), legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("sentence:N"), alt.Tooltip("token:N"), alt.Tooltip("p:Q", format=".4f")],
     ).properties(autosize=FIT_X)

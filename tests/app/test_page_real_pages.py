@@ -174,6 +174,23 @@ def test_each_extension_stands_on_plain_ropes_line():
     assert min(labels) <= 60 and max(labels) >= 150 and all(lo <= v <= hi for v in labels)
 
 
+def test_the_next_token_axis_shows_every_tenth_at_slide_width_and_on_a_phone():
+    """The probability axis labels 0.0, 0.2, ..., 1.0, each visible, in a 1,600 px slide export and at a phone's 330 px
+    (left to Vega, the slide drew 0.05 steps with "0.00" pushed into "0.05", which was hidden, and "1.00" hidden)."""
+    import pandas as pd
+
+    from posenc.charts import real_model as real_charts
+    from posenc.io.export import chart_svg
+    from tests.scenegraph import shown_texts
+
+    frame = pd.DataFrame({"positions": "RoPE", "sentence": ["A", "B"] * 3, "token": ["' dog'"] * 2 + ["' man'"] * 2 + ["' cat'"] * 2,
+                          "p": [0.93, 0.002, 0.02, 0.89, 0.01, 0.006]})
+    chart = real_charts.next_token_bars(frame, positions="RoPE", title="with the model's RoPE")
+    for width in (1600, 330):
+        svg = chart_svg(chart.properties(width=width)).decode()
+        assert shown_texts(svg, "role-axis-label") == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"], width
+
+
 @needs_model
 def test_every_export_of_a_real_model_page_says_which_model_and_which_text():
     """A real-model page's PNG and SVG carry a title and a line under it with the model and the passage or text (cut to 48
