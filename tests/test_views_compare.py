@@ -372,6 +372,10 @@ def test_offset_profiles_chart():
         assert sub["encoding"]["x"]["field"] == "offset" and sub["encoding"]["y"]["title"]
         assert sub["encoding"]["color"]["scale"]["domain"] == [r["name"] for r in rs]
     assert sum(len(ds) for ds in d["datasets"].values()) == 3 * 59
+    assert [sub["title"] for sub in d["vconcat"]] == list(dict.fromkeys(panel["offsets"]["unit"]))  # several: each titled
+    one = panel["offsets"][panel["offsets"]["unit"] == panel["offsets"]["unit"].iloc[0]]
+    alone = spec(offset_profiles(one, [r["name"] for r in rs]))["vconcat"]
+    assert len(alone) == 1 and "title" not in alone[0] and alone[0]["encoding"]["y"]["title"] == one["unit"].iloc[0]
 
 
 def test_wishlist_and_dot_charts(table):

@@ -109,8 +109,8 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
     the narrowest last (Vega-Lite draws a line's series in the order of their rows), so a wide line cannot cover a
     narrow one: xPos's swings past offset +500 hid RoPE's line, drawn under it."""
     _check_marks(frame, "offset chart")
-    panels = []
-    for unit in dict.fromkeys(frame["unit"]):
+    panels, units = [], list(dict.fromkeys(frame["unit"]))
+    for unit in units:
         part = _widest_first(frame.loc[frame["unit"] == unit, ["scheme", "offset", "score"]])  # what the lines draw: no more
         ch = lines(part, x="offset", y="score", color="scheme", color_title="scheme", x_title=OFFSET_TITLE,
                    y_title=unit, domain=list(names), height=170, width=width)
@@ -120,7 +120,9 @@ def offset_profiles(frame: pd.DataFrame, names: Sequence[str], *, width: int | s
                                        legend=alt.Legend(orient="top", columns=1, labelLimit=300)),
                        x=alt.X("offset:Q", title=OFFSET_TITLE, scale=alt.Scale(zero=False, nice=False),
                                axis=alt.Axis(labelFlush=True, tickCount={"expr": "max(3, floor(width / 60))"})))  # even on a phone
-        panels.append(ch.properties(title=unit))
+        # a panel's title names its unit when there are several; alone, the y axis names it, and a title put the shared
+        # legend above it, apart from its plot (Relative biases' Kerple chart)
+        panels.append(ch.properties(title=unit) if len(units) > 1 else ch)
     # a tick near the axis's end (1,000 of 1,023) has its label half past it: room for it on a phone
     return alt.vconcat(*panels, spacing=16, padding=room_right(20)).resolve_scale(color="shared")
 
