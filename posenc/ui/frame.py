@@ -145,11 +145,41 @@ def chart(
     holds the shape).  ``bindings=False`` hides the chart's in-chart controls (``charts.base.url_param``)
     when another chart of the page shows the same ones.  ``export_title`` (a title, then subtitle lines) titles the PNG
     and SVG: what the page says beside the chart (the settings it was measured at) and a slide must carry, kept out of
-    the drawn spec so that a new setting only swaps the chart's data.
+    the drawn spec so that a new setting only swaps the chart's data.  Without one, ``link_title()``: the page's title and
+    its settings as its link carries them.
     """
     box = st if bindings else st.container(key=f"nobind_{key}")
     _draw(box, ch, key=key, width=width)
-    _export_row(key, _titled(lambda: ch, export_title), data, arrays, caption)
+    _export_row(key, _titled(lambda: ch, export_title or link_title()), data, arrays, caption)
+
+
+LINE = 100  # characters of a settings line under an export's title
+
+
+def link_title() -> tuple[str, ...]:
+    """An export's title when the page gives none: the page's title, then its controls as its link sets them (``key=value``,
+    every control bound so far in this run; ``_link_value``), in lines of at most LINE characters."""
+    info = PAGE_BY_PATH.get((st.session_state.get(_FRAME) or {}).get("path"))
+    if info is None:
+        return ()
+    parts = [f"{k}={_link_value(url)}" for k, (_, _, url) in controls.bound_values().items()]
+    lines: list[str] = []
+    for part in (["settings (as in the page's link):"] + parts) if parts else []:
+        if lines and len(lines[-1]) + 3 + len(part) <= LINE:
+            lines[-1] += (" " if lines[-1].endswith(":") else " · ") + part
+        else:
+            lines.append(part)
+    return (f"posenc · {info.title}", *lines)
+
+
+def _link_value(url: list[str]) -> str:
+    """A control's link value(s) for ``link_title``: a list's first values within 60 characters and how many more; a
+    text past 40 characters cut there, saying how long it was."""
+    if len(url) > 1:
+        shown = [v for i, v in enumerate(url) if len(",".join(url[: i + 1])) <= 60] or url[:1]
+        return ",".join(shown) + (f" and {len(url) - len(shown)} more" if len(url) > len(shown) else "")
+    v = url[0] if url else ""
+    return v if len(v) <= 40 else f"{v[:39]}… ({len(v):,} characters)"
 
 
 def _titled(whole: Callable[[], alt.TopLevelMixin], export_title: Sequence[str]) -> Callable[[], alt.TopLevelMixin]:
@@ -179,7 +209,7 @@ def chart_grid(
     for start in range(0, len(parts), columns):
         for col, (i, part) in zip(st.columns(columns), enumerate(parts[start:start + columns], start)):
             _draw(col, part, key=key, panel=i, width=width)
-    _export_row(key, _titled(whole, export_title), data, arrays, caption)
+    _export_row(key, _titled(whole, export_title or link_title()), data, arrays, caption)
 
 
 def _draw(box, ch: alt.TopLevelMixin, *, key: str, width: str | int, panel: int | None = None) -> None:

@@ -1,7 +1,8 @@
 """Every chart on every page carries its export menu: PNG, SVG and CSV (plus .npy arrays)."""
 
+import altair as alt
 import pytest
-from apphelpers import charts, export_keys, shown_page
+from apphelpers import charts, export_keys, exported, shown_page
 
 from posenc.ui.pages import PAGES
 
@@ -20,3 +21,22 @@ def test_every_chart_has_png_svg_and_csv(info):
         assert labels.count(kind) == len(set(served.values())), (info.path, kind, labels)
     if info.path != "pages/home.py":
         assert n_charts >= 1
+    # every PNG and SVG says what it shows: the page's own title for it, or the page's title and its link's settings
+    bound = at.session_state["_posenc_run"]["bound"]
+    for key in served.values():
+        with alt.data_transformers.disable_max_rows():  # as posenc.io.export does
+            title = exported(at, key)[0]().to_dict().get("title") or {}
+        assert title.get("text"), (info.path, key)
+        if title["text"] == f"posenc · {info.title}" and bound:
+            assert title["subtitle"][0].startswith("settings (as in the page's link): "), (info.path, key, title)
+            assert all(len(line) <= 100 for line in title["subtitle"]), title
+
+
+def test_a_settings_line_names_every_value_or_says_what_it_left_out():
+    from posenc.ui.frame import _link_value
+
+    assert _link_value(["64"]) == "64" and _link_value([]) == ""
+    assert _link_value(["x" * 50]) == "x" * 39 + "… (50 characters)"
+    many = ["Raw index", "Sinusoidal", "Learned table", "T5 buckets", "ALiBi", "RoPE", "NoPE", "FIRE"]
+    assert _link_value(many) == "Raw index,Sinusoidal,Learned table,T5 buckets,ALiBi,RoPE and 2 more"
+    assert _link_value(["y" * 70, "z"]) == "y" * 70 + " and 1 more"  # the first value is always shown
