@@ -183,8 +183,9 @@ def _link_value(url: list[str]) -> str:
 
 
 def _titled(whole: Callable[[], alt.TopLevelMixin], export_title: Sequence[str]) -> Callable[[], alt.TopLevelMixin]:
-    """``whole`` with ``export_title`` (a title, then subtitle lines) on top, if one is given."""
-    title, *lines = export_title or ("",)
+    """``whole`` with ``export_title`` (a title, then subtitle lines) on top, if one is given; each line as one visible
+    line (``md.one_line``): a typed text, a link value or an uploaded name may carry control or bidi characters."""
+    title, *lines = (md.one_line(t, None) for t in export_title or ("",))
     return (lambda: whole().properties(title=alt.TitleParams(title, subtitle=lines, anchor="start"))) if title else whole
 
 

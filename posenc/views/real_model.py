@@ -127,6 +127,11 @@ def quoted(text_: str, limit: int = 48) -> str:
     return f"“{(head.rsplit(' ', 1)[0] if ' ' in head else head).rstrip(' ,;:')}…”"
 
 
+def text_settings(sentence: str, n: int) -> list[str]:
+    """The line an exported chart of a typed text carries under its title: the model, the text quoted, its tokens."""
+    return [f"{MODEL_LABEL} · {quoted(sentence)} ({n} tokens)"]
+
+
 def passage_settings(passage: str, yours: str, n: int) -> list[str]:
     """The line an exported chart of a passage carries under its title: the model, the passage, how many tokens."""
     return [f"{MODEL_LABEL} · {PASSAGES.get(passage) or 'your passage ' + quoted(yours)}, {n:,} tokens"]
@@ -242,7 +247,7 @@ def heads_view(sentence: str, layer: int, head: int = 0) -> dict:
                  "on the previous token, the first token, or the last few tokens; else broad).", measure.KINDS)
     return {"heads": heads, "per_kind": per_kind, "by_layer": by_layer, "heat": heat, "tokens": t["tokens"], "n": n,
             "counts": {str(k): int(v) for k, v in counts.items()}, "fast_share": {str(k): float(v) for k, v in fast.items()},
-            "quiz": quiz, "settings": [f"{MODEL_LABEL} · {quoted(sentence)} ({n} tokens)"]}
+            "quiz": quiz, "settings": text_settings(sentence, n)}
 
 
 def prope_view(passage: str, yours: str, n_tokens: int) -> dict:
@@ -320,7 +325,7 @@ def shift_view(sentence: str, threshold: float = 0.01) -> dict:
                                 ["never (to 10⁶)" if v is None else f"{v:,}" for v in onset.values()]})
     return {"frame": frame, "n": n, "f64_1e5": at("float64", 100_000), "f32_1e5": at("float32", 100_000),
             "f64_1e6": at("float64", 1_000_000), "onset": onset, "onset_table": onset_table, "quiz": quiz,
-            "settings": [f"{MODEL_LABEL} · {quoted(sentence)} ({n} tokens)"]}
+            "settings": text_settings(sentence, n)}
 
 
 def shift_takeaway(view: dict) -> dict:

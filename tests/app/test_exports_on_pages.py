@@ -40,3 +40,15 @@ def test_a_settings_line_names_every_value_or_says_what_it_left_out():
     many = ["Raw index", "Sinusoidal", "Learned table", "T5 buckets", "ALiBi", "RoPE", "NoPE", "FIRE"]
     assert _link_value(many) == "Raw index,Sinusoidal,Learned table,T5 buckets,ALiBi,RoPE and 2 more"
     assert _link_value(["y" * 70, "z"]) == "y" * 70 + " and 1 more"  # the first value is always shown
+
+
+def test_an_export_title_from_outside_text_is_one_visible_line():
+    """A typed text, a link value or an uploaded name reaches an export's title: its control and bidi characters show as
+    escapes (``md.one_line``), so a right-to-left override cannot turn the rest of the line round."""
+    from posenc.ui.frame import _titled
+
+    chart = alt.Chart().mark_point()
+    title = _titled(lambda: chart, ("posenc · \u202eRoPE", "a\nb", "c\u202ed"))().to_dict()["title"]
+    assert title["text"] == "posenc · \\u202eRoPE" and title["subtitle"] == ["a\\x0ab", "c\\u202ed"]
+    assert _titled(lambda: chart, ())() is chart  # no title given: the chart as it is
+
